@@ -1,0 +1,30 @@
+# Every dependency is a Debian/Ubuntu package (scripts/install-deps.sh names them).
+find_package(Threads REQUIRED)
+find_package(OpenMP REQUIRED COMPONENTS CXX)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(fmt REQUIRED)
+find_package(ZLIB REQUIRED)
+
+# Debian's libopenblas-dev ships no CMake config; cblas.h lives in a per-variant directory.
+find_path(OPENBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES openblas openblas-pthread openblas-openmp x86_64-linux-gnu x86_64-linux-gnu/openblas-pthread)
+find_library(OPENBLAS_LIBRARY NAMES openblas)
+if(NOT OPENBLAS_INCLUDE_DIR OR NOT OPENBLAS_LIBRARY)
+  message(FATAL_ERROR "OpenBLAS not found: install libopenblas-dev (scripts/install-deps.sh)")
+endif()
+add_library(attnprof_openblas INTERFACE)
+target_include_directories(attnprof_openblas INTERFACE ${OPENBLAS_INCLUDE_DIR})
+target_link_libraries(attnprof_openblas INTERFACE ${OPENBLAS_LIBRARY})
+
+# oneDNN (libdnnl-dev) gives the bf16/fp16 matmul on the CPU.
+find_package(dnnl CONFIG QUIET)
+if(NOT dnnl_FOUND)
+  find_path(DNNL_INCLUDE_DIR oneapi/dnnl/dnnl.hpp)
+  find_library(DNNL_LIBRARY NAMES dnnl)
+  if(NOT DNNL_INCLUDE_DIR OR NOT DNNL_LIBRARY)
+    message(FATAL_ERROR "oneDNN not found: install libdnnl-dev (scripts/install-deps.sh)")
+  endif()
+  add_library(DNNL::dnnl INTERFACE IMPORTED)
+  target_include_directories(DNNL::dnnl INTERFACE ${DNNL_INCLUDE_DIR})
+  target_link_libraries(DNNL::dnnl INTERFACE ${DNNL_LIBRARY})
+endif()

@@ -1,0 +1,47 @@
+#pragma once
+// The attention problem one forward solves: shapes, dtype, masking, layout, device.
+#include <attnprof/dtype.h>
+#include <attnprof/tensor.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace attnprof {
+
+// bhsd: q is [B, H, S, D] in memory; bshd: [B, S, H, D]. Tensors are always indexed as
+// [B, H, S, D]; bshd only changes the strides (no transposes).
+enum class Layout { bhsd, bshd };
+std::string_view layout_name(Layout layout);
+Layout parse_layout(std::string_view name);  // throws UsageError naming bhsd|bshd
+
+struct AttentionSpec {
+  std::int64_t batch = 8;
+  std::int64_t heads = 16;
+  std::int64_t kv_heads = 16;  // GQA when heads is a multiple of kv_heads
+  std::int64_t seq_q = 1024;
+  std::int64_t seq_k = 1024;
+  std::int64_t head_dim = 64;
+  DType dtype = DType::bf16;
+  bool causal = true;  // top-left aligned when seq_q != seq_k, as PyTorch's is_causal
+  Layout layout = Layout::bhsd;
+  Device device = Device::cpu;
+
+  double softmax_scale() const;  // 1/sqrt(head_dim)
+  // 4·B·H·Sq·Sk·D, halved for causal (the anchors' convention).
+  double flops() const;
+  // Throws UsageError for sizes <= 0, kv_heads not dividing heads, or element counts that overflow.
+  void validate() const;
+  std::string shape_string() const;  // "8x16x1024x64" (B x H x S x D, with Sk and Hkv when they differ)
+};
+
+// Allocates q ([B,H,Sq,D]), k and v ([B,Hkv,Sk,D]) in the spec's layout and fills them with
+// seeded normal values (on the CPU; copied to the device for cuda).
+struct AttentionInputs {
+  Tensor q, k, v;
+};
+AttentionInputs make_inputs(const AttentionSpec& spec, std::uint64_t seed);
+// An output tensor [B,H,Sq,D] in the spec's layout, dtype and device.
+Tensor make_output(const AttentionSpec& spec);
+
+}  // namespace attnprof

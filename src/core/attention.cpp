@@ -1,0 +1,101 @@
+#include <attnprof/attention.h>
+#include <attnprof/error.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+
+#include "ops/backend.h"
+
+namespace attnprof {
+
+std::string_view layout_name(Layout layout) { return layout == Layout::bhsd ? "bhsd" : "bshd"; }
+
+Layout parse_layout(std::string_view name) {
+  if (name == "bhsd") return Layout::bhsd;
+  if (name == "bshd") return Layout::bshd;
+  throw UsageError("--layout: unknown layout '" + std::string(name) + "'; allowed: bhsd, bshd");
+}
+
+double AttentionSpec::softmax_scale() const { return 1.0 / std::sqrt(static_cast<double>(head_dim)); }
+
+double AttentionSpec::flops() const {
+  double full = 4.0 * static_cast<double>(batch) * static_cast<double>(heads) * static_cast<double>(seq_q) *
+                static_cast<double>(seq_k) * static_cast<double>(head_dim);
+  return causal ? full / 2.0 : full;
+}
+
+namespace {
+void require_positive(const char* flag, std::int64_t value) {
+  if (value <= 0) throw UsageError(fmt::format("{}: must be a positive integer (got {})", flag, value));
+}
+std::int64_t checked_product(std::initializer_list<std::int64_t> factors, const char* what) {
+  std::int64_t product = 1;
+  for (std::int64_t f : factors) {
+    if (__builtin_mul_overflow(product, f, &product)) {
+      throw UsageError(fmt::format("shape: {} overflows a 64-bit element count; use smaller sizes", what));
+    }
+  }
+  return product;
+}
+}  // namespace
+
+void AttentionSpec::validate() const {
+  require_positive("--batch", batch);
+  require_positive("--heads", heads);
+  require_positive("--kv-heads", kv_heads);
+  require_positive("--seq", seq_q);
+  require_positive("--seq-k", seq_k);
+  require_positive("--head-dim", head_dim);
+  if (heads % kv_heads != 0) {
+    throw UsageError(fmt::format("--kv-heads: must divide --heads ({} heads, {} kv-heads); allowed: a divisor of {}",
+                                 heads, kv_heads, heads));
+  }
+  if (dtype != DType::bf16 && dtype != DType::fp16 && dtype != DType::fp32) {
+    throw UsageError(fmt::format("--dtype: {} is not an attention dtype; allowed: bf16, fp16, fp32", dtype_name(dtype)));
+  }
+  // The S×S scores (8 bytes per element at most) must be countable in 64 bits.
+  checked_product({batch, heads, seq_q, seq_k, 8}, "batch·heads·seq·seq-k·8 bytes");
+  checked_product({batch, heads, seq_q, head_dim, 8}, "batch·heads·seq·head-dim·8 bytes");
+  checked_product({batch, kv_heads, seq_k, head_dim, 8}, "batch·kv-heads·seq-k·head-dim·8 bytes");
+}
+
+std::string AttentionSpec::shape_string() const {
+  std::string s = fmt::format("{}x{}x{}x{}", batch, heads, seq_q, head_dim);
+  if (kv_heads != heads) s += fmt::format(" kv-heads {}", kv_heads);
+  if (seq_k != seq_q) s += fmt::format(" seq-k {}", seq_k);
+  return s;
+}
+
+namespace {
+// [B, H, S, D] indexing over memory laid out per `layout`.
+Tensor make_bhsd_view(std::int64_t b, std::int64_t h, std::int64_t s, std::int64_t d, DType dtype, Layout layout,
+                      Device device) {
+  if (layout == Layout::bhsd) return Tensor::empty({b, h, s, d}, dtype, device);
+  return Tensor::empty_strided({b, h, s, d}, {s * h * d, d, h * d, 1}, dtype, device);
+}
+}  // namespace
+
+AttentionInputs make_inputs(const AttentionSpec& spec, std::uint64_t seed) {
+  auto make = [&](std::int64_t h, std::int64_t s, std::uint64_t stream) {
+    Tensor host = make_bhsd_view(spec.batch, h, s, spec.head_dim, spec.dtype, spec.layout, Device::cpu);
+    fill_normal(host, seed * 3 + stream);
+    if (spec.device == Device::cpu) return host;
+    Tensor dev = make_bhsd_view(spec.batch, h, s, spec.head_dim, spec.dtype, spec.layout, spec.device);
+    ops::backend(spec.device).copy(dev, host);
+    ops::backend(spec.device).synchronize();
+    return dev;
+  };
+  AttentionInputs in;
+  in.q = make(spec.heads, spec.seq_q, 0);
+  in.k = make(spec.kv_heads, spec.seq_k, 1);
+  in.v = make(spec.kv_heads, spec.seq_k, 2);
+  return in;
+}
+
+Tensor make_output(const AttentionSpec& spec) {
+  return make_bhsd_view(spec.batch, spec.heads, spec.seq_q, spec.head_dim, spec.dtype, spec.layout, spec.device);
+}
+
+}  // namespace attnprof

@@ -1,0 +1,66 @@
+#pragma once
+// The seam between the ops the variants compose and the device that runs them. One Backend per
+// device; the CPU one lives in src/cpu, the CUDA one in src/cuda and installs itself at start-up.
+//
+// Conventions for every call:
+// - destination first; tensors are rank <= 4 and indexed [B, H, S, D] (or [B, H, Sq, Sk]);
+// - elementwise ops take tensors of one shape: broadcasting is a stride-0 view made by the caller;
+// - dst may alias src for elementwise ops (that is how in-place ops run);
+// - each call is one piece of device work (one kernel or one memcpy), recorded by the backend
+//   (a `cpu_kernel` range on the CPU; CUPTI records on the GPU).
+#include <attnprof/attention.h>
+#include <attnprof/tensor.h>
+
+#include <optional>
+#include <string>
+
+namespace attnprof::ops {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // dst[b,h] = alpha · a[b,h] · op(bm[b, h / (H/Hb)]), op = transpose when transpose_b.
+  // a: [B,H,M,K]; bm: [B,Hb,K,N] (or [B,Hb,N,K] transposed); dst: [B,H,M,N]; fp32 accumulation.
+  // allow_tensor_cores=false asks for the fp32 FFMA path (the math variant's GEMMs on the GPU).
+  virtual void batched_gemm(Tensor& dst, const Tensor& a, const Tensor& bm, bool transpose_b, float alpha,
+                            bool allow_tensor_cores) = 0;
+
+  // dtype conversion allowed; on a device backend also host<->device when dst and src have one shape
+  // and one dtype (make_inputs uses it to upload, the checks to download).
+  virtual void copy(Tensor& dst, const Tensor& src) = 0;
+  virtual void fill(Tensor& dst, double value) = 0;
+  virtual void mul_scalar(Tensor& dst, const Tensor& src, double scalar) = 0;
+  virtual void add(Tensor& dst, const Tensor& a, const Tensor& b) = 0;
+  virtual void masked_fill(Tensor& dst, const Tensor& src, const Tensor& mask, double value) = 0;
+  virtual void where(Tensor& dst, const Tensor& condition, const Tensor& if_true, const Tensor& if_false) = 0;
+  virtual void logical_not(Tensor& dst, const Tensor& src) = 0;
+  virtual void isneginf(Tensor& dst, const Tensor& src) = 0;
+  // Keeps elements on or below (tril) / on or above (triu) `diagonal` of the last two dims, zeros the rest.
+  virtual void tril(Tensor& dst, const Tensor& src, std::int64_t diagonal) = 0;
+  virtual void triu(Tensor& dst, const Tensor& src, std::int64_t diagonal) = 0;
+
+  // Row-wise over the last dim. A row of all -inf gives NaN (as PyTorch's softmax).
+  virtual void softmax_lastdim(Tensor& dst, const Tensor& src) = 0;
+  // dst[..., 0] = all(src[..., :]) for a bool src; dst has last dim 1.
+  virtual void all_lastdim(Tensor& dst, const Tensor& src) = 0;
+  // One pass: softmax(scale · src masked causally (top-left aligned)) — torch.compile's kernel.
+  virtual void scale_mask_softmax(Tensor& dst, const Tensor& src, double scale, bool causal) = 0;
+
+  // Single-kernel fused attention. out/q/k/v as in AttentionSpec; lse (optional, fp32 [B,H,Sq])
+  // receives the natural-log log-sum-exp of each row. Fully masked rows give zeros.
+  virtual void attention_efficient(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k,
+                                   const Tensor& v, Tensor* lse) = 0;
+  virtual void attention_flash(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k,
+                               const Tensor& v, Tensor* lse) = 0;
+  // nullopt when this backend's fused kernels take the spec; otherwise why not.
+  virtual std::optional<std::string> fused_refusal(const AttentionSpec& spec) const = 0;
+
+  virtual void synchronize() = 0;
+};
+
+Backend& backend(Device device);  // throws UsageError when the device has no backend (no CUDA build / no GPU)
+bool has_backend(Device device);
+void install_backend(Device device, Backend* backend);
+
+}  // namespace attnprof::ops

@@ -1,0 +1,35 @@
+#pragma once
+// The ops the variants compose, named after PyTorch's (aten::matmul, aten::masked_fill, ...).
+// Each opens a `cpu_op` range, allocates its output through the device allocator, and runs one
+// or more backend calls (pieces of device work) on the inputs' device.
+#include <attnprof/tensor.h>
+
+#include "ops/backend.h"
+
+namespace attnprof::ops {
+
+// [B,H,M,K] · [B,Hb,N,K]ᵀ (transpose_b) or · [B,Hb,K,N] → [B,H,M,N], contiguous, a's dtype.
+Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_b, bool allow_tensor_cores = true);
+// matmul into a caller's destination (the final GEMM writes the output in its layout).
+void matmul_out(Tensor& dst, const Tensor& a, const Tensor& b, bool transpose_b, bool allow_tensor_cores = true);
+Tensor mul(const Tensor& src, double scalar);
+void mul_(Tensor& self, double scalar);
+void add_(Tensor& self, const Tensor& other);
+// Out-of-place: a clone (one copy) then the fill, as PyTorch's masked_fill does.
+Tensor masked_fill(const Tensor& src, const Tensor& mask, double value);
+void masked_fill_(Tensor& self, const Tensor& mask, double value);
+Tensor softmax(const Tensor& src);
+// PyTorch's _safe_softmax: softmax, then rows that were all -inf become 0 (isneginf, all, where).
+Tensor safe_softmax(const Tensor& src);
+Tensor to(const Tensor& src, DType dtype);      // contiguous copy in another dtype
+void copy_(Tensor& dst, const Tensor& src);
+Tensor ones_bool(std::int64_t rows, std::int64_t cols, Device device);
+Tensor tril(const Tensor& src, std::int64_t diagonal = 0);
+Tensor logical_not(const Tensor& src);
+Tensor zeros_like(const Tensor& src, DType dtype);
+Tensor scale_mask_softmax(const Tensor& src, double scale, bool causal);
+
+// A stride-0 view of `small` (the trailing dims of `like`) broadcast to like's shape.
+Tensor broadcast_to(const Tensor& small, const std::vector<std::int64_t>& shape);
+
+}  // namespace attnprof::ops

@@ -1,0 +1,61 @@
+#include <attnprof/variant.h>
+
+#include <mutex>
+
+#include "variants/builtin.h"
+
+namespace attnprof {
+namespace {
+struct Registry {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<Variant>> variants;
+};
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+// Built-ins register on first use (static initialisers in a static library may be dropped by the linker).
+void ensure_builtins() {
+  static std::once_flag once;
+  std::call_once(once, [] { register_builtin_variants(); });
+}
+}  // namespace
+
+void register_variant(std::unique_ptr<Variant> variant) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  for (auto& existing : r.variants) {
+    if (existing->name() == variant->name()) {
+      existing = std::move(variant);
+      return;
+    }
+  }
+  r.variants.push_back(std::move(variant));
+}
+
+Variant* find_variant(std::string_view name) {
+  ensure_builtins();
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  for (auto& v : r.variants) {
+    if (v->name() == name) return v.get();
+  }
+  return nullptr;
+}
+
+std::vector<Variant*> all_variants() {
+  ensure_builtins();
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  std::vector<Variant*> out;
+  for (auto& v : r.variants) out.push_back(v.get());
+  return out;
+}
+
+std::string variant_names() {
+  std::string names;
+  for (Variant* v : all_variants()) names += (names.empty() ? "" : "|") + std::string(v->name());
+  return names;
+}
+
+}  // namespace attnprof
