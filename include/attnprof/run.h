@@ -1,0 +1,51 @@
+#pragma once
+// One profiled run of one variant: what `attnprof run` prints and `compare` tabulates.
+#include <attnprof/attention.h>
+#include <attnprof/profiler.h>
+#include <attnprof/trace.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace attnprof {
+
+struct RunOptions {
+  AttentionSpec spec;
+  std::string variant = "flash";
+  int threads = 0;               // 0: all cores
+  std::uint64_t seed = 0;
+  bool profile = true;           // false: time without recording (--no-profile)
+  profiler::Schedule schedule;   // the blog's wait 1, warmup 1, active 3
+  int timed_forwards = 10;       // --no-profile: forwards timed after one warm-up
+  bool record_shapes = true;
+  bool profile_memory = true;
+  std::string out_dir = "traces";  // empty: write no files
+  std::string dump_dir;            // --dump: q.npy, k.npy, v.npy, out.npy
+};
+
+struct RunResult {
+  std::string variant;
+  std::string summary;           // the variant's one line
+  AttentionSpec spec;
+  double median_ns = 0;          // per forward: device time on the GPU (kernels), wall time on the CPU
+  double cpu_ns = 0;             // CPU time per forward (the attn_fwd range)
+  std::int64_t peak_extra_bytes = 0;  // peak device bytes of one forward beyond inputs and output
+  double rel_err = 0;            // ‖out − ref‖ / ‖ref‖ against fp64
+  std::string err_scope;         // "all 1024 rows" or "64 sampled rows of 131072"
+  bool nan_output = false;
+  double kernels_per_forward = 0;
+  double memcpy_per_forward = 0;
+  double memset_per_forward = 0;
+  double flops = 0;
+  double tflops = 0;
+  std::string trace_path;        // written trace (.json.gz), empty when none
+  std::string table_path;        // key_averages .txt
+  std::optional<trace::Trace> trace;
+  std::string timing_source;     // "profiler", "wall clock", "CUDA events (CUPTI unavailable: ...)"
+};
+
+// Throws UsageError for a variant that refuses the spec, naming the reason.
+RunResult run_variant(const RunOptions& options);
+
+}  // namespace attnprof

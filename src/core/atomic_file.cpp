@@ -1,0 +1,131 @@
+#include "core/atomic_file.h"
+
+#include <attnprof/error.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+
+namespace attnprof {
+namespace {
+
+// Pending temporaries, kept in fixed buffers so the signal handler can unlink them without
+// allocating (unlink and _exit are async-signal-safe).
+constexpr int kSlots = 64;
+constexpr std::size_t kPathMax = 4096;
+std::array<std::array<char, kPathMax>, kSlots> g_pending;
+std::array<std::atomic<bool>, kSlots> g_in_use{};
+std::mutex g_slot_mutex;
+
+int claim_slot(const std::string& path) {
+  std::lock_guard lock(g_slot_mutex);
+  if (path.size() + 1 > kPathMax) return -1;
+  for (int i = 0; i < kSlots; ++i) {
+    if (!g_in_use[i].load()) {
+      std::memcpy(g_pending[i].data(), path.c_str(), path.size() + 1);
+      g_in_use[i].store(true);
+      return i;
+    }
+  }
+  return -1;
+}
+
+void release_slot(int slot) {
+  if (slot >= 0) g_in_use[slot].store(false);
+}
+
+extern "C" void cleanup_and_exit(int signal_number) {
+  for (int i = 0; i < kSlots; ++i) {
+    if (g_in_use[i].load()) ::unlink(g_pending[i].data());
+  }
+  ::_exit(128 + signal_number);
+}
+
+}  // namespace
+
+void ensure_writable_directory(const std::string& dir, std::string_view flag) {
+  std::error_code ec;
+  std::filesystem::path p = dir.empty() ? std::filesystem::path(".") : std::filesystem::path(dir);
+  if (!std::filesystem::exists(p, ec)) {
+    std::filesystem::create_directories(p, ec);
+    if (ec) throw UsageError(fmt::format("{}: cannot create directory '{}': {}", flag, dir, ec.message()));
+  }
+  if (!std::filesystem::is_directory(p, ec)) {
+    throw UsageError(fmt::format("{}: '{}' is not a directory", flag, dir));
+  }
+  if (::access(p.c_str(), W_OK | X_OK) != 0) {
+    throw UsageError(fmt::format("{}: directory '{}' is not writable: {}", flag, dir, std::strerror(errno)));
+  }
+}
+
+AtomicFile::AtomicFile(std::string path, std::string_view flag) : path_(std::move(path)) {
+  std::filesystem::path dest(path_);
+  std::string dir = dest.has_parent_path() ? dest.parent_path().string() : std::string(".");
+  ensure_writable_directory(dir, flag);
+  std::string pattern = (std::filesystem::path(dir) / ("." + dest.filename().string() + ".tmp.XXXXXX")).string();
+  int fd = ::mkstemp(pattern.data());
+  if (fd < 0) throw UsageError(fmt::format("{}: cannot create a file in '{}': {}", flag, dir, std::strerror(errno)));
+  temp_path_ = pattern;
+  slot_ = claim_slot(temp_path_);
+  file_ = ::fdopen(fd, "wb");
+  if (file_ == nullptr) {
+    ::close(fd);
+    ::unlink(temp_path_.c_str());
+    release_slot(slot_);
+    throw Error(fmt::format("cannot open '{}': {}", temp_path_, std::strerror(errno)));
+  }
+}
+
+AtomicFile::~AtomicFile() {
+  if (committed_) return;
+  if (file_) std::fclose(file_);
+  ::unlink(temp_path_.c_str());
+  release_slot(slot_);
+}
+
+void AtomicFile::write(std::string_view bytes) {
+  if (bytes.empty()) return;
+  if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) {
+    throw Error(fmt::format("writing '{}': {}", path_, std::strerror(errno)));
+  }
+}
+
+void AtomicFile::commit() {
+  if (std::fflush(file_) != 0 || ::fsync(::fileno(file_)) != 0) {
+    throw Error(fmt::format("writing '{}': {}", path_, std::strerror(errno)));
+  }
+  std::fclose(file_);
+  file_ = nullptr;
+  ::chmod(temp_path_.c_str(), 0644);
+  if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+    int saved = errno;
+    ::unlink(temp_path_.c_str());
+    release_slot(slot_);
+    throw Error(fmt::format("renaming onto '{}': {}", path_, std::strerror(saved)));
+  }
+  release_slot(slot_);
+  committed_ = true;
+}
+
+void write_file_atomically(const std::string& path, std::string_view content, std::string_view flag) {
+  AtomicFile file(path, flag);
+  file.write(content);
+  file.commit();
+}
+
+void install_signal_cleanup() {
+  struct sigaction action {};
+  action.sa_handler = cleanup_and_exit;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+}  // namespace attnprof
