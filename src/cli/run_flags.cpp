@@ -18,9 +18,10 @@ void RunFlags::add_to(CLI::App& app, bool single_variant) {
     app.add_option("--variants", variants, "comma-separated variants (default: every one the device supports)");
   }
   app.add_option("--format", format, "text or json")->capture_default_str();
-  app.add_option("--out", out, "directory for the traces (.json.gz) and tables (.txt); '' writes none")
-      ->capture_default_str();
-  app.add_flag("--no-profile", no_profile, "time plain forwards without recording a trace");
+  CLI::Option* out_option =
+      app.add_option("--out", out, "directory for the traces (.json.gz) and tables (.txt); '' writes none")
+          ->capture_default_str();
+  app.add_flag("--no-profile", no_profile, "time plain forwards without recording a trace")->excludes(out_option);
   app.add_option("--wait", wait, "profiler schedule: steps skipped first")->capture_default_str();
   app.add_option("--warmup", warmup, "profiler schedule: steps recorded then discarded")->capture_default_str();
   app.add_option("--active", active, "profiler schedule: steps kept (one forward each)")->capture_default_str();

@@ -17,7 +17,9 @@ void ShapeFlags::add_to(CLI::App& app) {
   app.add_option("--seq-k", seq_k, "key/value sequence length (default: --seq)");
   app.add_option("--head-dim,-d", head_dim, "head dimension D")->capture_default_str();
   app.add_option("--dtype", dtype, "bf16, fp16 or fp32")->capture_default_str();
-  app.add_flag("--causal,!--no-causal", causal, "causal mask, top-left aligned (default) or none");
+  CLI::Option* causal_flag = app.add_flag("--causal", causal, "causal mask, top-left aligned when Sq != Sk (default)");
+  CLI::Option* no_causal_flag = app.add_flag("--no-causal", no_causal, "no mask");
+  causal_flag->excludes(no_causal_flag);
   app.add_option("--layout", layout, "bhsd ([B,H,S,D] in memory) or bshd ([B,S,H,D]; strides, no transposes)")
       ->capture_default_str();
   app.add_option("--threads", threads, "CPU threads (default: all cores)");
@@ -37,7 +39,7 @@ AttentionSpec ShapeFlags::to_spec(Device default_device) const {
   if (spec.dtype != DType::bf16 && spec.dtype != DType::fp16 && spec.dtype != DType::fp32) {
     throw UsageError(fmt::format("--dtype: {} is not supported for attention; allowed: bf16, fp16, fp32", dtype));
   }
-  spec.causal = causal;
+  spec.causal = !no_causal;
   spec.layout = parse_layout(layout);
   spec.validate();
   if (spec.device == Device::cuda) (void)ops::backend(Device::cuda);  // a clear error when there is none

@@ -20,6 +20,7 @@ struct ShapeFlags {
   std::int64_t head_dim = 64;
   std::string dtype = "bf16";
   bool causal = true;
+  bool no_causal = false;
   std::string layout = "bhsd";
   int threads = 0;
   std::uint64_t seed = 0;

@@ -79,9 +79,9 @@ RunResult run_variant(const RunOptions& options) {
   if (auto reason = variant->refusal(spec)) {
     throw UsageError(fmt::format("--variant {}: {}", variant->name(), *reason));
   }
+  preflight_memory(spec, *variant);
   if (!options.out_dir.empty()) ensure_writable_directory(options.out_dir, "--out");
   if (!options.dump_dir.empty()) ensure_writable_directory(options.dump_dir, "--dump");
-  preflight_memory(spec, *variant);
 
   RunResult result;
   result.variant = std::string(variant->name());
