@@ -1,4 +1,5 @@
 // attnprof compare: every variant the device supports, one row each (the main job).
+#include <attnprof/compare.h>
 #include <attnprof/error.h>
 #include <attnprof/run.h>
 #include <attnprof/variant.h>
@@ -15,16 +16,10 @@
 namespace attnprof::cli {
 namespace {
 
-struct Row {
-  std::string variant;
-  std::optional<RunResult> result;
-  std::string refusal;
-};
-
-void print_table(const std::vector<Row>& rows) {
+void print_table(const std::vector<CompareRow>& rows) {
   fmt::print("{:<10} {:>11} {:>10} {:>10} {:>9} {:>12} {:>10}  {}\n", "variant", "work/fwd", "time/fwd", "CPU/fwd",
              "GFLOP/s", "peak extra", "err fp64", "");
-  for (const Row& row : rows) {
+  for (const CompareRow& row : rows) {
     if (!row.result) {
       fmt::print("{:<10} refused: {}\n", row.variant, row.refusal);
       continue;
@@ -45,28 +40,13 @@ Command add_compare(CLI::App& app) {
   flags->add_to(*sub, /*single_variant=*/false);
   return [flags]() {
     RunOptions base = flags->to_options();
-    std::vector<Row> rows;
-    for (const std::string& name : flags->variant_list()) {
-      Row row{name, std::nullopt, {}};
-      Variant* variant = find_variant(name);
-      if (auto reason = variant->refusal(base.spec)) {
-        row.refusal = *reason;
-      } else {
-        RunOptions options = base;
-        options.variant = name;
-        if (flags->format == "text") std::fprintf(stderr, "running %s...\n", name.c_str());
-        try {
-          row.result = run_variant(options);
-        } catch (const UsageError& e) {  // e.g. the memory preflight: a reason, not a crash
-          row.refusal = e.what();
-        }
-      }
-      rows.push_back(std::move(row));
-    }
+    std::vector<CompareRow> rows = compare_variants(base, flags->variant_list(), [&](const std::string& name) {
+      if (flags->format == "text") std::fprintf(stderr, "running %s...\n", name.c_str());
+    });
     if (flags->format == "json") {
       nlohmann::json out;
       out["rows"] = nlohmann::json::array();
-      for (const Row& row : rows) {
+      for (const CompareRow& row : rows) {
         if (row.result) {
           out["rows"].push_back(run_result_json(*row.result));
         } else {

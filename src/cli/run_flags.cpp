@@ -1,5 +1,6 @@
 #include "cli/run_flags.h"
 
+#include <attnprof/compare.h>
 #include <attnprof/error.h>
 #include <attnprof/variant.h>
 #include <fmt/format.h>
@@ -10,6 +11,8 @@ namespace attnprof::cli {
 
 void RunFlags::add_to(CLI::App& app, bool single_variant) {
   shape.add_to(app);
+  app.add_option("--plugin", plugins,
+                 "load out-of-tree variants from a shared library exporting attnprof_register_variants (repeatable)");
   if (single_variant) {
     app.add_option("--variant,-v", variant, "naive, inplace, math, fused, efficient, flash or cudnn")
         ->capture_default_str();
@@ -29,6 +32,7 @@ void RunFlags::add_to(CLI::App& app, bool single_variant) {
 }
 
 RunOptions RunFlags::to_options() const {
+  for (const std::string& plugin : plugins) load_plugin(plugin);
   if (format != "text" && format != "json") {
     throw UsageError(fmt::format("--format: unknown format '{}'; allowed: text, json", format));
   }

@@ -21,6 +21,7 @@ struct RunFlags {
   bool no_profile = false;
   int wait = 1, warmup = 1, active = 3;
   int repeat = 10;
+  std::vector<std::string> plugins;  // shared libraries of out-of-tree variants, loaded first
 
   void add_to(CLI::App& app, bool single_variant);
   // Validates everything (names, ranges, conflicts); throws UsageError naming the flag.
