@@ -19,6 +19,10 @@ struct CompareRow {
 std::vector<CompareRow> compare_variants(const RunOptions& base, const std::vector<std::string>& variants,
                                          const std::function<void(const std::string&)>& on_start = {});
 
+enum class CompareFormat { text, json };
+// The glance table (text) or {"rows": [...]} (json) of `attnprof compare`.
+std::string render_compare(const std::vector<CompareRow>& rows, CompareFormat format);
+
 // Loads a shared library of out-of-tree variants: it must export
 //   extern "C" void attnprof_register_variants();
 // which calls attnprof::register_variant. Throws UsageError naming --plugin when it cannot.
