@@ -16,4 +16,4 @@ ctest --preset release -j "$jobs"
 echo "== tests under AddressSanitizer + UBSan (CPU build)"
 cmake --preset asan
 cmake --build --preset asan -j "$jobs"
-ctest --preset asan -j "$jobs" -LE gpu
+ctest --preset asan -j "$jobs" -LE "gpu|install"
