@@ -140,8 +140,13 @@ RunResult run_variant(const RunOptions& options) {
     result.kernels_per_forward = forwards.kernels_per_forward;
     result.memcpy_per_forward = forwards.memcpy_per_forward;
     result.memset_per_forward = forwards.memset_per_forward;
-    result.cpu_ns = forwards.cpu_ns_per_forward;
-    result.median_ns = spec.device == Device::cpu ? forwards.cpu_ns_per_forward : forwards.device_ns_per_forward;
+    std::vector<double> cpu_times, device_times;
+    for (const report::ForwardWork& f : forwards.forwards) {
+      cpu_times.push_back(static_cast<double>(f.cpu_time_ns));
+      device_times.push_back(static_cast<double>(f.device_time_ns));
+    }
+    result.cpu_ns = median(cpu_times);
+    result.median_ns = spec.device == Device::cpu ? result.cpu_ns : median(device_times);
     result.timing_source = spec.device == Device::cpu ? "profiler (attn_fwd wall time, median of active steps)"
                                                        : "profiler (device kernel time, median of active steps)";
     if (!options.out_dir.empty()) {
