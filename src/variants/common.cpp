@@ -1,0 +1,32 @@
+#include "variants/common.h"
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include "ops/backend.h"
+
+namespace attnprof::variants {
+
+std::optional<std::string> common_refusal(std::string_view variant, const AttentionSpec& spec) {
+  if (spec.dtype != DType::bf16 && spec.dtype != DType::fp16 && spec.dtype != DType::fp32) {
+    return fmt::format("--dtype {}: variant {} takes bf16, fp16, fp32", dtype_name(spec.dtype), variant);
+  }
+  if (!ops::has_backend(spec.device)) {
+    return fmt::format("--device {}: this build has no {} backend (or no device was found); allowed: cpu",
+                       device_name(spec.device), device_name(spec.device));
+  }
+  return std::nullopt;
+}
+
+std::int64_t score_elements(const AttentionSpec& spec) { return spec.batch * spec.heads * spec.seq_q * spec.seq_k; }
+
+std::int64_t element_bytes(const AttentionSpec& spec) { return static_cast<std::int64_t>(dtype_size(spec.dtype)); }
+
+std::int64_t cpu_gemm_panel_bytes(const AttentionSpec& spec) {
+  if (spec.device != Device::cpu || spec.dtype == DType::fp32) return 0;
+  // per thread, the larger of Q·Kᵀ (Sq·D + D·Sk + Sq·Sk) and P·V (Sq·Sk + Sk·D + Sq·D), in fp32
+  const std::int64_t per_thread = spec.seq_q * spec.seq_k + spec.seq_k * spec.head_dim + spec.seq_q * spec.head_dim;
+  return 4 * per_thread * omp_get_max_threads();
+}
+
+}  // namespace attnprof::variants
