@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "cpu/row_kernels.h"
@@ -22,6 +23,8 @@
 
 namespace attnprof::cpu {
 namespace {
+
+constexpr std::int64_t kPanelRows = 256;
 
 void openblas_init() {
   static std::once_flag once;
@@ -117,7 +120,11 @@ void batched_gemm(Tensor& dst, const Tensor& a, const Tensor& bm, bool transpose
   if (a_panel) a_trans = CblasNoTrans, lda = static_cast<blasint>(k);
   if (b_panel) b_trans = CblasNoTrans, ldb = static_cast<blasint>(n);
   if (c_panel) ldc = static_cast<blasint>(n);
-  const std::int64_t per_thread = (a_panel ? m * k : 0) + (b_panel ? k * n : 0) + (c_panel ? m * n : 0);
+  // Panels hold at most kPanelRows rows of A and of the result, so the scratch per thread stays
+  // O(kPanelRows·(K + N) + K·N) instead of an S×S fp32 copy of the probabilities.
+  const std::int64_t block_rows = (a_panel || c_panel) ? std::min<std::int64_t>(m, kPanelRows) : m;
+  const std::int64_t per_thread =
+      (a_panel ? block_rows * k : 0) + (b_panel ? k * n : 0) + (c_panel ? block_rows * n : 0);
   const int threads = omp_get_max_threads();
   Tensor scratch;  // counted by the allocator: the panels are this GEMM's extra memory
   if (per_thread > 0) scratch = Tensor::empty({threads, per_thread}, DType::fp32, Device::cpu);
@@ -129,28 +136,35 @@ void batched_gemm(Tensor& dst, const Tensor& a, const Tensor& bm, bool transpose
     const Matrix am = matrix(a, b, h, false);
     const Matrix bmat = matrix(bm, b, h / group, transpose_b);
     char* c_base = static_cast<char*>(dst.raw()) + (b * dst.stride(0) + h * dst.stride(1)) * c0.esize;
-    const float* a_ptr = reinterpret_cast<const float*>(am.base);
     const float* b_ptr = reinterpret_cast<const float*>(bmat.base);
-    float* c_ptr = reinterpret_cast<float*>(c_base);
-    if (a_panel) {
-      to_panel(mine, am);
-      a_ptr = mine;
-      mine += m * k;
-    }
     if (b_panel) {
       to_panel(mine, bmat);
       b_ptr = mine;
       mine += k * n;
     }
-    if (c_panel) c_ptr = mine;
-    cblas_sgemm(CblasRowMajor, a_trans, b_trans, static_cast<blasint>(m), static_cast<blasint>(n),
-                static_cast<blasint>(k), alpha, a_ptr, lda, b_ptr, ldb, 0.0f, c_ptr, ldc);
-    if (c_panel) {
-      Strided4 view;
-      view.dtype = dst.dtype();
-      view.esize = c0.esize;
-      view.strides[3] = c0.col_stride;
-      for (std::int64_t r = 0; r < m; ++r) store_row(view, c_base + r * c0.row_stride * c0.esize, c_ptr + r * n, n);
+    float* a_block = mine;
+    float* c_block = mine + (a_panel ? block_rows * k : 0);
+    for (std::int64_t r0 = 0; r0 < m; r0 += block_rows) {
+      const std::int64_t rows = std::min(block_rows, m - r0);
+      Matrix a_rows = am;
+      a_rows.base += r0 * am.row_stride * am.esize;
+      a_rows.rows = rows;
+      const float* a_ptr = reinterpret_cast<const float*>(a_rows.base);
+      if (a_panel) {
+        to_panel(a_block, a_rows);
+        a_ptr = a_block;
+      }
+      char* c_rows = c_base + r0 * c0.row_stride * c0.esize;
+      float* c_ptr = c_panel ? c_block : reinterpret_cast<float*>(c_rows);
+      cblas_sgemm(CblasRowMajor, a_trans, b_trans, static_cast<blasint>(rows), static_cast<blasint>(n),
+                  static_cast<blasint>(k), alpha, a_ptr, lda, b_ptr, ldb, 0.0f, c_ptr, ldc);
+      if (c_panel) {
+        Strided4 view;
+        view.dtype = dst.dtype();
+        view.esize = c0.esize;
+        view.strides[3] = c0.col_stride;
+        for (std::int64_t r = 0; r < rows; ++r) store_row(view, c_rows + r * c0.row_stride * c0.esize, c_ptr + r * n, n);
+      }
     }
   }
 }

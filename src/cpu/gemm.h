@@ -1,7 +1,8 @@
 #pragma once
 // Batched GEMM on the CPU: dst[b,h] = alpha · a[b,h] · op(bm[b, h / (H/Hb)]).
 // fp32 operands with a unit stride go straight to OpenBLAS sgemm; bf16/fp16 (and fp32 with no unit
-// stride) are converted per (b, h) into fp32 panels in per-thread scratch, multiplied by sgemm
+// stride) are converted per (b, h) into fp32 panels in per-thread scratch (A and the result
+// 256 rows at a time), multiplied by sgemm
 // (fp32 accumulation), and the result converted into dst. Parallel over B·H with OpenMP, OpenBLAS
 // single-threaded inside (see openblas_init in gemm.cpp for the two threading traps).
 #include <attnprof/tensor.h>

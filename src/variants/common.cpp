@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <omp.h>
 
+#include <algorithm>
+
 #include "ops/backend.h"
 
 namespace attnprof::variants {
@@ -24,8 +26,10 @@ std::int64_t element_bytes(const AttentionSpec& spec) { return static_cast<std::
 
 std::int64_t cpu_gemm_panel_bytes(const AttentionSpec& spec) {
   if (spec.device != Device::cpu || spec.dtype == DType::fp32) return 0;
-  // per thread, the larger of Q·Kᵀ (Sq·D + D·Sk + Sq·Sk) and P·V (Sq·Sk + Sk·D + Sq·D), in fp32
-  const std::int64_t per_thread = spec.seq_q * spec.seq_k + spec.seq_k * spec.head_dim + spec.seq_q * spec.head_dim;
+  // per thread, fp32: a 256-row block of A and of the result plus all of B (gemm.cpp), the larger
+  // of Q·Kᵀ (256·D + D·Sk + 256·Sk) and P·V (256·Sk + Sk·D + 256·D)
+  const std::int64_t rows = std::min<std::int64_t>(spec.seq_q, 256);
+  const std::int64_t per_thread = rows * spec.seq_k + spec.seq_k * spec.head_dim + rows * spec.head_dim;
   return 4 * per_thread * omp_get_max_threads();
 }
 
