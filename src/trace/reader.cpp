@@ -109,6 +109,8 @@ class Reader {
   }
 
   std::int64_t integer(const char* what) {
+    char c = p_.peek();
+    if (c != '-' && (c < '0' || c > '9')) p_.fail(fmt::format("not a Kineto trace: \"{}\" is not an integer", what));
     p_.read_number(text_);
     auto v = parse_integer(text_);
     if (!v) p_.fail(fmt::format("not a Kineto trace: \"{}\" is not an integer", what));
@@ -225,6 +227,7 @@ class Reader {
     r.has_ts = r.has_dur = r.has_id = r.has_args = false;
     r.arg_count = 0;
     bool has_cat = false;
+    if (p_.at_end()) p_.fail("truncated: the JSON ends inside the \"traceEvents\" array");
     if (p_.peek() != '{') p_.fail(fmt::format("not a Kineto trace: event #{} is not an object", event_index_));
     p_.expect('{', "");
     if (!p_.consume_if('}')) {
