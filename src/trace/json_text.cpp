@@ -1,6 +1,7 @@
 #include "trace/json_text.h"
 
 #include <charconv>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -65,7 +66,7 @@ void append_json_string(std::string& out, std::string_view text) {
     } else {
       std::size_t n = utf8_length(text, i);
       if (n == 0) {
-        out.append("\\ufffd");
+        out.append("\xEF\xBF\xBD");  // U+FFFD as UTF-8, so a re-read and re-write gives the same bytes
         ++i;
       } else {
         out.append(text.data() + i, n);
@@ -122,16 +123,23 @@ std::optional<std::int64_t> parse_us_as_ns(std::string_view text) {
     while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
     frac_end = i;
   }
-  if (i == text.size() && int_end > int_begin && (frac_begin == frac_end ? frac_begin == int_end : true) &&
-      int_end - int_begin <= 15) {
-    std::int64_t v = 0;
-    for (std::size_t k = int_begin; k < int_end; ++k) v = v * 10 + (text[k] - '0');
-    std::int64_t frac = 0;
+  if (i == text.size() && int_end > int_begin && (frac_begin == frac_end ? frac_begin == int_end : true)) {
+    // Accumulate |ns| unsigned with overflow checks, so every value the writer prints (any int64)
+    // reads back exactly.
+    std::uint64_t v = 0;
+    bool overflow = false;
+    auto push_digit = [&](int digit) {
+      overflow = overflow || __builtin_mul_overflow(v, std::uint64_t{10}, &v) ||
+                 __builtin_add_overflow(v, static_cast<std::uint64_t>(digit), &v);
+    };
+    for (std::size_t k = int_begin; k < int_end; ++k) push_digit(text[k] - '0');
     std::size_t k = frac_begin;
-    for (int d = 0; d < 3; ++d) frac = frac * 10 + (k < frac_end ? text[k++] - '0' : 0);
-    bool round_up = k < frac_end && text[k] >= '5';
-    std::int64_t ns = v * 1000 + frac + (round_up ? 1 : 0);
-    return negative ? -ns : ns;
+    for (int d = 0; d < 3; ++d) push_digit(k < frac_end ? text[k++] - '0' : 0);
+    if (k < frac_end && text[k] >= '5') overflow = overflow || __builtin_add_overflow(v, std::uint64_t{1}, &v);
+    constexpr std::uint64_t kMax = static_cast<std::uint64_t>(INT64_MAX);
+    if (overflow || v > kMax + (negative ? 1 : 0)) return std::nullopt;
+    if (negative) return v == kMax + 1 ? INT64_MIN : -static_cast<std::int64_t>(v);
+    return static_cast<std::int64_t>(v);
   }
   // Exponents, long integers: through a double (exact enough far below 2^53 ns).
   std::string copy(text);

@@ -3,6 +3,7 @@
 #include <attnprof/error.h>
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <unordered_map>
 
@@ -45,7 +46,7 @@ std::optional<double> parse_double(const std::string& json) {
   if (json.empty() || !(json[0] == '-' || (json[0] >= '0' && json[0] <= '9'))) return std::nullopt;
   char* end = nullptr;
   double v = std::strtod(json.c_str(), &end);
-  if (end != json.c_str() + json.size()) return std::nullopt;
+  if (end != json.c_str() + json.size() || !std::isfinite(v)) return std::nullopt;
   return v;
 }
 
