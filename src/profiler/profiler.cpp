@@ -184,13 +184,14 @@ void Profiler::State::build(std::vector<detail::ThreadEvents> threads, trace::Tr
   std::vector<std::int64_t> tids;
   for (detail::ThreadEvents& t : threads) {
     bool any = false;
-    for (const detail::Record& r : t.records) {
+    for (std::size_t i = 0; i < t.records.size(); ++i) {
+      const detail::Record& r = t.records[i];
       if (r.end_ns < 0 || !in_window(r.ts_ns)) continue;  // open at stop(), or outside the active steps
       any = true;
       trace::Event e;
       e.category = r.category;
       e.phase = r.phase;
-      e.name.assign(t.arena, r.name_offset, r.name_size);
+      e.name.assign(r.name, r.name_size);
       e.ts_ns = r.ts_ns;
       e.dur_ns = r.phase == 'X' ? r.end_ns - r.ts_ns : 0;
       e.pid = pid;
@@ -205,8 +206,8 @@ void Profiler::State::build(std::vector<detail::ThreadEvents> threads, trace::Tr
       } else {
         e.external_id = r.external_id;
         if (r.dims_size > 0) {
-          e.input_dims.assign(t.arena, r.dims_offset, r.dims_size);
-          e.input_types.assign(t.arena, r.types_offset, r.types_size);
+          e.input_dims.assign(r.dims, r.dims_size);
+          e.input_types.assign(r.types, r.types_size);
         }
       }
       trace.events.push_back(std::move(e));

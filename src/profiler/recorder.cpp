@@ -25,7 +25,7 @@ namespace {
 struct ThreadBuffer {
   std::uint64_t session = 0;
   ThreadEvents events;
-  std::vector<std::uint32_t> open;  // indices of open ranges, innermost last
+  std::vector<Record*> open;  // open ranges, innermost last
 };
 
 std::atomic<std::uint64_t> g_session{0};
@@ -44,20 +44,13 @@ ThreadBuffer& buffer() {
   auto fresh = std::make_shared<ThreadBuffer>();
   fresh->session = session;
   fresh->events.tid = current_thread_id();
-  fresh->events.records.reserve(4096);
-  fresh->events.arena.reserve(64 * 1024);
+  fresh->open.reserve(64);
   {
     std::lock_guard lock(g_registry_mutex);
     g_registry.push_back(fresh);
   }
   t_buffer = std::move(fresh);
   return *t_buffer;
-}
-
-std::uint32_t append(std::string& arena, std::string_view text) {
-  auto offset = static_cast<std::uint32_t>(arena.size());
-  arena.append(text);
-  return offset;
 }
 
 void append_dims(std::string& out, const Tensor* const* inputs, std::size_t count) {
@@ -112,21 +105,23 @@ std::int64_t next_external_id() { return g_external_id.fetch_add(1, std::memory_
 void begin_range(trace::Category category, std::string_view name, const Tensor* const* inputs,
                  std::size_t input_count) {
   ThreadBuffer& b = buffer();
-  Record& r = b.events.records.emplace_back();
+  Record& r = b.events.records.push();
   r.category = category;
   r.external_id = next_external_id();
-  r.name_offset = append(b.events.arena, name);
+  r.name = b.events.text.copy(name);
   r.name_size = static_cast<std::uint32_t>(name.size());
   if (input_count > 0 && g_record_shapes.load(std::memory_order_relaxed)) {
-    std::string& arena = b.events.arena;
-    r.dims_offset = static_cast<std::uint32_t>(arena.size());
-    append_dims(arena, inputs, input_count);
-    r.dims_size = static_cast<std::uint32_t>(arena.size()) - r.dims_offset;
-    r.types_offset = static_cast<std::uint32_t>(arena.size());
-    append_types(arena, inputs, input_count);
-    r.types_size = static_cast<std::uint32_t>(arena.size()) - r.types_offset;
+    thread_local std::string scratch;
+    scratch.clear();
+    append_dims(scratch, inputs, input_count);
+    r.dims = b.events.text.copy(scratch);
+    r.dims_size = static_cast<std::uint32_t>(scratch.size());
+    scratch.clear();
+    append_types(scratch, inputs, input_count);
+    r.types = b.events.text.copy(scratch);
+    r.types_size = static_cast<std::uint32_t>(scratch.size());
   }
-  b.open.push_back(static_cast<std::uint32_t>(b.events.records.size() - 1));
+  b.open.push_back(&r);
   r.ts_ns = now_ns();  // last, so the bookkeeping above is not inside the range
 }
 
@@ -135,14 +130,14 @@ void end_range() {
   ThreadBuffer* b = t_buffer.get();
   // A range that began before stop() (or in another session) ends with nothing to close.
   if (b == nullptr || b->open.empty() || b->session != g_session.load(std::memory_order_relaxed)) return;
-  b->events.records[b->open.back()].end_ns = t;
+  b->open.back()->end_ns = t;
   b->open.pop_back();
 }
 
 std::int64_t current_external_id() {
   ThreadBuffer* b = t_buffer.get();
   if (b == nullptr || b->open.empty() || b->session != g_session.load(std::memory_order_relaxed)) return -1;
-  return b->events.records[b->open.back()].external_id;
+  return b->open.back()->external_id;
 }
 
 void begin_session(bool record_shapes, bool profile_memory) {
@@ -174,13 +169,13 @@ std::vector<ThreadEvents> end_session() {
 void record_allocation(Device device, const void* ptr, std::int64_t signed_bytes, std::int64_t total_allocated) {
   if (!detail::recording() || !detail::g_profile_memory.load(std::memory_order_relaxed)) return;
   detail::ThreadBuffer& b = detail::buffer();
-  detail::Record& r = b.events.records.emplace_back();
+  detail::Record& r = b.events.records.push();
   r.category = trace::Category::cpu_instant_event;
   r.phase = 'i';
   r.ts_ns = now_ns();
   r.end_ns = r.ts_ns;
   static constexpr std::string_view kName = "[memory]";
-  r.name_offset = detail::append(b.events.arena, kName);
+  r.name = b.events.text.copy(kName);
   r.name_size = static_cast<std::uint32_t>(kName.size());
   r.bytes = signed_bytes;
   r.total_allocated = total_allocated;
