@@ -324,18 +324,27 @@ std::string recorded_occupancy(const trace::KernelLaunch& launch) {
 }  // namespace
 
 std::optional<Insight> low_occupancy_by_design(const trace::Trace& trace, const TraceWork& work) {
-  std::vector<std::string> parts;
+  // Kernels with the same footprint share one line of arithmetic.
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // arithmetic + limiter -> kernels
   for (const KernelSummary& k : distinct_kernels(work, is_kernel_with_footprint)) {
     const trace::DeviceProperties* device = find_device(trace, k.item->event->device);
     if (!device) continue;
     auto occ = estimate_occupancy(*device, *k.item->event->launch);
     if (!occ || occ->percent > kLowOccupancyPercent) continue;
     if (occ->limiter.find("registers") == std::string::npos && occ->limiter.find("shared") == std::string::npos) continue;
-    parts.push_back(fmt::format("{}: {} (limited by {}{})", short_kernel_name(k.item->event->name, 60), occ->arithmetic,
-                                occ->limiter, recorded_occupancy(*k.item->event->launch)));
-    if (parts.size() == 3) break;
+    std::string key = fmt::format("{} (limited by {}{})", occ->arithmetic, occ->limiter,
+                                  recorded_occupancy(*k.item->event->launch));
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+    if (it == groups.end()) {
+      if (groups.size() == 3) continue;
+      groups.push_back({key, {}});
+      it = groups.end() - 1;
+    }
+    it->second.push_back(short_kernel_name(k.item->event->name, 60));
   }
-  if (parts.empty()) return std::nullopt;
+  if (groups.empty()) return std::nullopt;
+  std::vector<std::string> parts;
+  for (const auto& [arithmetic, kernels] : groups) parts.push_back(join(kernels, ", ") + ": " + arithmetic);
   return Insight{"low_occupancy_by_design",
                  "low occupancy by design, from the launch footprint: " + join(parts, "; ")};
 }
@@ -345,21 +354,30 @@ std::optional<Insight> driver_api_launch(const trace::Trace& trace, const TraceW
     return w.launch != nullptr && w.launch->category == Category::cuda_driver &&
            w.launch->name.rfind("cuLaunchKernel", 0) == 0;
   };
-  std::vector<std::string> parts;
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // what we say -> kernels
   for (const KernelSummary& k : distinct_kernels(work, by_driver)) {
     const trace::Event& e = *k.item->event;
-    std::string ours = "no footprint to estimate it from";
+    std::string ours = "no footprint to estimate occupancy from";
     const trace::DeviceProperties* device = find_device(trace, e.device);
     if (e.launch && device) {
       if (auto occ = estimate_occupancy(*device, *e.launch)) {
-        ours = fmt::format("estimated {}% ({}, limited by {})", format_percent(occ->percent), occ->arithmetic, occ->limiter);
+        ours = fmt::format("estimated {}% ({} block{} of {} warps per SM, limited by {})", format_percent(occ->percent),
+                           occ->blocks_per_sm, occ->blocks_per_sm == 1 ? "" : "s", occ->warps_per_block, occ->limiter);
       }
     }
-    parts.push_back(fmt::format("{} via {}: {}{}", short_kernel_name(e.name, 60), k.item->launch->name, ours,
-                                e.launch ? recorded_occupancy(*e.launch) : std::string()));
-    if (parts.size() == 3) break;
+    std::string key = fmt::format("via {}: {}{}", k.item->launch->name, ours,
+                                  e.launch ? recorded_occupancy(*e.launch) : std::string());
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+    if (it == groups.end()) {
+      if (groups.size() == 3) continue;
+      groups.push_back({key, {}});
+      it = groups.end() - 1;
+    }
+    it->second.push_back(short_kernel_name(e.name, 60));
   }
-  if (parts.empty()) return std::nullopt;
+  if (groups.empty()) return std::nullopt;
+  std::vector<std::string> parts;
+  for (const auto& [what, kernels] : groups) parts.push_back(join(kernels, ", ") + " " + what);
   return Insight{"driver_api_launch",
                  "launched through the driver API, where Kineto shows 0% occupancy: " + join(parts, "; ")};
 }

@@ -106,6 +106,7 @@ std::string short_kernel_name(std::string_view name, std::size_t max_chars) {
   // Cut at the first template or argument list: what remains is the qualified function name.
   std::size_t cut = s.find_first_of("<(");
   std::string out(cut == std::string_view::npos ? s : s.substr(0, cut));
+  while (!out.empty() && out.back() == ' ') out.pop_back();
   if (out.empty()) out = std::string(name);
   // A long qualified name keeps only its last scope.
   if (out.size() > max_chars) {
