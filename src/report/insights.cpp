@@ -252,7 +252,7 @@ std::optional<Insight> safe_softmax(const TraceWork& work) {
   if (!guard_seen || extras == 0) return std::nullopt;
   const double n = forwards_count(work);
   return Insight{"safe_softmax",
-                 fmt::format("NaN-safe softmax: {} extra kernels per forward after the softmax ({}) turn fully masked "
+                 fmt::format("{} extra kernels per forward after the softmax ({}) turn fully masked "
                              "rows into zeros instead of NaN; {} per forward",
                              format_percent(extras / n), join(labels, ", "), format_duration_ns(ns / n))};
 }
@@ -267,8 +267,8 @@ std::optional<Insight> s2_materialized(const TraceWork& work, const RunFacts& fa
   const double peak = static_cast<double>(*facts.peak_extra_bytes);
   if (scores <= 0 || peak < scores) return std::nullopt;
   return Insight{"s2_materialized",
-                 fmt::format("S² materialised: peak extra memory {} ≥ B·H·Sq·Sk·{:.0f} B = "
-                             "{}·{}·{}·{}·{:.0f} B = {} ({:.2f}× one score matrix)",
+                 fmt::format("peak extra memory {} ≥ one S×S score matrix, B·H·Sq·Sk·{:.0f} B = "
+                             "{}·{}·{}·{}·{:.0f} B = {} ({:.2f}×)",
                              format_bytes(peak), element, s.batch, s.heads, s.seq_q, s.seq_k, element,
                              format_bytes(scores), peak / scores)};
 }
@@ -346,7 +346,7 @@ std::optional<Insight> low_occupancy_by_design(const trace::Trace& trace, const 
   std::vector<std::string> parts;
   for (const auto& [arithmetic, kernels] : groups) parts.push_back(join(kernels, ", ") + ": " + arithmetic);
   return Insight{"low_occupancy_by_design",
-                 "low occupancy by design, from the launch footprint: " + join(parts, "; ")};
+                 join(parts, "; ")};
 }
 
 std::optional<Insight> driver_api_launch(const trace::Trace& trace, const TraceWork& work) {
@@ -379,7 +379,7 @@ std::optional<Insight> driver_api_launch(const trace::Trace& trace, const TraceW
   std::vector<std::string> parts;
   for (const auto& [what, kernels] : groups) parts.push_back(join(kernels, ", ") + " " + what);
   return Insight{"driver_api_launch",
-                 "launched through the driver API, where Kineto shows 0% occupancy: " + join(parts, "; ")};
+                 "Kineto shows 0% occupancy for driver-API launches; " + join(parts, "; ")};
 }
 
 std::optional<Insight> cpu_bound(const TraceWork& work, const RunFacts& facts) {
@@ -388,7 +388,7 @@ std::optional<Insight> cpu_bound(const TraceWork& work, const RunFacts& facts) {
   const double cpu = facts.cpu_ns_per_forward.value_or(work.cpu_ns_per_forward());
   const double device = facts.device_ns_per_forward.value_or(work.work_ns_per_forward());
   if (cpu <= 0 || device <= 0 || cpu <= device) return std::nullopt;
-  return Insight{"cpu_bound", fmt::format("CPU-bound: {} of CPU per forward against {} on the GPU ({:.1f}×); the GPU "
+  return Insight{"cpu_bound", fmt::format("{} of CPU per forward against {} on the GPU ({:.1f}×); the GPU "
                                           "waits for launches",
                                           format_duration_ns(cpu), format_duration_ns(device), cpu / device)};
 }
