@@ -37,6 +37,9 @@ inline bool recording() { return g_recording.load(std::memory_order_relaxed) != 
 void begin_range(trace::Category category, std::string_view name, const Tensor* const* inputs,
                  std::size_t input_count);
 void end_range();
+// The External id of the innermost range open on the calling thread (-1 when none), so a device
+// activity source can tag its runtime/driver launch events as Kineto does.
+std::int64_t current_external_id();
 }  // namespace detail
 
 // A CPU range: `cpu_op` for ops, `user_annotation` for user ranges, `cpu_kernel` for the CPU

@@ -67,6 +67,8 @@ struct Event {
   std::string input_dims;               // raw JSON of "Input Dims" when record_shapes
   std::string input_types;              // raw JSON of "Input type"
   std::vector<RawArg> other_args;       // everything else, in the order read or recorded
+  std::string raw_category;             // the "cat" as written when category is `other` ("" : none written)
+  char scope = 0;                       // 'i' events: "s" as written ('t', 'p', 'g'); 0: none written
 
   std::int64_t end_ns() const { return ts_ns + dur_ns; }
 };

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "core/atomic_file.h"
 
 int main(int argc, char** argv) {
   using namespace attnprof;
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   add(cli::add_devices);
   add(cli::add_inspect);
 
+  install_signal_cleanup();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

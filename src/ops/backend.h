@@ -57,6 +57,9 @@ class Backend {
   virtual std::optional<std::string> fused_refusal(const AttentionSpec& spec) const = 0;
 
   virtual void synchronize() = 0;
+  // Bytes the device has free now (cudaMemGetInfo); the CPU backend answers nullopt (the
+  // preflight reads MemAvailable itself).
+  virtual std::optional<std::int64_t> free_bytes() const { return std::nullopt; }
 };
 
 Backend& backend(Device device);  // throws UsageError when the device has no backend (no CUDA build / no GPU)

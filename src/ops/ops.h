@@ -2,7 +2,10 @@
 // The ops the variants compose, named after PyTorch's (aten::matmul, aten::masked_fill, ...).
 // Each opens a `cpu_op` range, allocates its output through the device allocator, and runs one
 // or more backend calls (pieces of device work) on the inputs' device.
+#include <attnprof/attention.h>
 #include <attnprof/tensor.h>
+
+#include <vector>
 
 #include "ops/backend.h"
 
@@ -25,9 +28,17 @@ Tensor to(const Tensor& src, DType dtype);      // contiguous copy in another dt
 void copy_(Tensor& dst, const Tensor& src);
 Tensor ones_bool(std::int64_t rows, std::int64_t cols, Device device);
 Tensor tril(const Tensor& src, std::int64_t diagonal = 0);
+Tensor triu(const Tensor& src, std::int64_t diagonal = 0);
 Tensor logical_not(const Tensor& src);
 Tensor zeros_like(const Tensor& src, DType dtype);
 Tensor scale_mask_softmax(const Tensor& src, double scale, bool causal);
+
+// Single-kernel attention into out (aten::scaled_dot_product_attention with the flash / efficient
+// backend). lse, when given, is fp32 [B, H, Sq] and receives each row's natural-log log-sum-exp.
+void flash_attention_out(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
+                         Tensor* lse = nullptr);
+void efficient_attention_out(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k,
+                             const Tensor& v, Tensor* lse = nullptr);
 
 // A stride-0 view of `small` (the trailing dims of `like`) broadcast to like's shape.
 Tensor broadcast_to(const Tensor& small, const std::vector<std::int64_t>& shape);

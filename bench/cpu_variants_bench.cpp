@@ -1,0 +1,142 @@
+// CPU variants at the blog's shape and the issue-9 shapes, with the machine's own yardsticks
+// measured in the same run: an OpenBLAS sgemm (fp32) and a oneDNN bf16 matmul.
+//
+//   ninja -C build/rel bench_cpu_variants
+//   build/rel/bench/bench_cpu_variants --benchmark_filter='flash|sgemm|dnnl' --benchmark_min_time=2
+//
+// GFLOP/s counts useful FLOPs, 4·B·H·Sq·Sk·D halved for causal (AttentionSpec::flops()); a
+// GEMM counts 2·M·N·K. Time is wall clock (UseRealTime): the kernels run on every core.
+#include <attnprof/attention.h>
+#include <attnprof/variant.h>
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+#include <omp.h>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <string>
+#include <vector>
+
+namespace attnprof {
+namespace {
+
+struct Shape {
+  std::int64_t batch, heads, seq, head_dim;
+  DType dtype;
+  bool causal;
+};
+
+std::string shape_label(const Shape& s) {
+  return std::to_string(s.batch) + "x" + std::to_string(s.heads) + "x" + std::to_string(s.seq) + "x" +
+         std::to_string(s.head_dim) + "/" + std::string(dtype_name(s.dtype)) + (s.causal ? "/causal" : "/full");
+}
+
+void bench_variant(benchmark::State& state, std::string name, Shape shape) {
+  AttentionSpec spec;
+  spec.batch = shape.batch;
+  spec.heads = spec.kv_heads = shape.heads;
+  spec.seq_q = spec.seq_k = shape.seq;
+  spec.head_dim = shape.head_dim;
+  spec.dtype = shape.dtype;
+  spec.causal = shape.causal;
+  Variant* variant = find_variant(name);
+  if (variant == nullptr || variant->refusal(spec)) {
+    state.SkipWithError("variant refuses this shape");
+    return;
+  }
+  const AttentionInputs in = make_inputs(spec, 1);
+  Tensor out = make_output(spec);
+  variant->prepare(spec);
+  variant->forward(spec, in.q, in.k, in.v, out);  // warm-up: first touch of every buffer
+  for (auto _ : state) {
+    variant->forward(spec, in.q, in.k, in.v, out);
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOPs"] = benchmark::Counter(spec.flops() / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// Every core runs its own n×n×n sgemm (OpenBLAS single-threaded per call, as the CPU backend uses it).
+void bench_sgemm(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const int threads = omp_get_max_threads();
+  if (openblas_get_parallel() == 1) openblas_set_num_threads(1);
+  std::vector<std::vector<float>> a(threads), b(threads), c(threads);
+  for (int t = 0; t < threads; ++t) {
+    a[t].assign(static_cast<std::size_t>(n) * n, 0.5f);
+    b[t].assign(static_cast<std::size_t>(n) * n, 0.25f);
+    c[t].assign(static_cast<std::size_t>(n) * n, 0.0f);
+  }
+  for (auto _ : state) {
+#pragma omp parallel num_threads(threads)
+    {
+      const int t = omp_get_thread_num();
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a[t].data(), n, b[t].data(), n, 0.0f,
+                  c[t].data(), n);
+    }
+  }
+  state.counters["GFLOPs"] = benchmark::Counter(2.0 * n * n * n * threads / 1e9,
+                                                benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// oneDNN 2.6 bf16 × bf16 → fp32 matmul of n×n×n, on oneDNN's own threads (all cores).
+void bench_dnnl_bf16(benchmark::State& state) {
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  const dnnl::memory::dim n = state.range(0);
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  const dnnl::memory::desc a_md({n, n}, dt::bf16, tag::ab), b_md({n, n}, dt::bf16, tag::ab),
+      c_md({n, n}, dt::f32, tag::ab);
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), engine);
+  const dnnl::matmul matmul(pd);
+  dnnl::memory a(a_md, engine), b(b_md, engine), c(c_md, engine);
+  std::fill_n(static_cast<std::uint16_t*>(a.get_data_handle()), n * n, std::uint16_t{0x3f00});
+  std::fill_n(static_cast<std::uint16_t*>(b.get_data_handle()), n * n, std::uint16_t{0x3e80});
+  for (auto _ : state) {
+    matmul.execute(stream, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+    stream.wait();
+  }
+  state.counters["GFLOPs"] = benchmark::Counter(2.0 * n * n * n / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(pd.impl_info_str());
+}
+
+void register_all() {
+  benchmark::RegisterBenchmark("sgemm_openblas/1024", bench_sgemm)->Arg(1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("dnnl_bf16_matmul/2048", bench_dnnl_bf16)->Arg(2048)->UseRealTime()->Unit(benchmark::kMillisecond);
+  const std::vector<std::string> cpu_variants{"naive", "inplace", "math", "fused", "efficient", "flash"};
+  // The blog's shape and (1, 16, 4096, 64), bf16 causal: every CPU variant (issue 2, acceptance 7).
+  for (const Shape& shape : {Shape{8, 16, 1024, 64, DType::bf16, true}, Shape{1, 16, 4096, 64, DType::bf16, true}}) {
+    for (const auto& name : cpu_variants) {
+      benchmark::RegisterBenchmark(("variant/" + name + "/" + shape_label(shape)).c_str(), bench_variant, name, shape)
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+  // Issue 9: the fused kernels at (1, 16, 4096, 64) and (1, 16, 2048, 128), fp32 and bf16, causal and not.
+  for (std::int64_t seq_dim : {4096, 2048}) {
+    for (DType dtype : {DType::fp32, DType::bf16}) {
+      for (bool causal : {true, false}) {
+        const Shape shape{1, 16, seq_dim, seq_dim == 4096 ? 64 : 128, dtype, causal};
+        for (const char* name : {"flash", "efficient"}) {
+          if (dtype == DType::bf16 && causal && seq_dim == 4096) continue;  // registered above
+          benchmark::RegisterBenchmark((std::string("fused/") + name + "/" + shape_label(shape)).c_str(),
+                                       bench_variant, std::string(name), shape)
+              ->UseRealTime()
+              ->Unit(benchmark::kMillisecond);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace attnprof
+
+int main(int argc, char** argv) {
+  attnprof::register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# fuzz/run.sh SECONDS [JOBS]: builds the trace reader's libFuzzer target with clang-14 and runs it
+# for SECONDS, seeded with PyTorch's anchor traces (decompressed and gzipped) and one of ours.
+# Crashes land in build/fuzz/crashes/; the exit status is non-zero when one was found.
+set -euo pipefail
+seconds=${1:?usage: fuzz/run.sh SECONDS [JOBS]}
+jobs=${2:-1}
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$root/build/fuzz
+CC=${CC:-clang-14} CXX=${CXX:-clang++-14} cmake -S "$root/fuzz" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+ninja -C "$build" trace_reader_fuzzer >/dev/null
+corpus=$build/corpus
+mkdir -p "$corpus" "$build/crashes"
+for f in "$root"/tests/data/pytorch-traces/*.json.gz; do
+  cp "$f" "$corpus/$(basename "$f")"
+  gzip -dc "$f" > "$corpus/$(basename "$f" .gz)"
+done
+cp "$root"/fuzz/seeds/* "$corpus/" 2>/dev/null || true
+exec "$build/trace_reader_fuzzer" "$corpus" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
+  -rss_limit_mb=2048 -jobs="$jobs" -workers="$jobs" -artifact_prefix="$build/crashes/" -print_final_stats=1

@@ -1,0 +1,43 @@
+// libFuzzer target for the trace reader: any bytes (plain or gzip) either parse into a Trace or
+// raise UsageError; never a crash, a leak or another exception. What parses must also survive the
+// writer round trip byte for byte, and the reports must not crash on it.
+#include <attnprof/error.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+#include "report/key_averages.h"
+#include "report/steps.h"
+#include "trace/reader.h"
+#include "trace/validate.h"
+#include "trace/writer.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace attnprof;
+  trace::Trace t;
+  try {
+    t = trace::read_trace_bytes("fuzz", reinterpret_cast<const char*>(data), size);
+  } catch (const UsageError&) {
+    return 0;  // the expected outcome for bad input
+  }
+  std::string first = trace::to_json(t);
+  trace::Trace back;
+  try {
+    back = trace::read_trace_bytes("rewrite", first.data(), first.size());
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "our own output did not read back: %s\n", e.what());
+    std::abort();
+  }
+  if (trace::to_json(back) != first) {
+    std::fprintf(stderr, "write -> read -> write changed the bytes\n");
+    std::abort();
+  }
+  (void)trace::validate(t);
+  (void)report::summarize_steps(t);
+  (void)report::summarize_forwards(t);
+  report::KeyAverages k = report::key_averages(t, "device_time_total", 50);
+  (void)report::render_text(k);
+  (void)report::render_json_rows(k);
+  return 0;
+}

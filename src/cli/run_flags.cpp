@@ -1,0 +1,75 @@
+#include "cli/run_flags.h"
+
+#include <attnprof/compare.h>
+#include <attnprof/error.h>
+#include <attnprof/variant.h>
+#include <fmt/format.h>
+
+#include <sstream>
+
+namespace attnprof::cli {
+
+void RunFlags::add_to(CLI::App& app, bool single_variant) {
+  shape.add_to(app);
+  app.add_option("--plugin", plugins,
+                 "load out-of-tree variants from a shared library exporting attnprof_register_variants (repeatable)");
+  if (single_variant) {
+    app.add_option("--variant,-v", variant, "naive, inplace, math, fused, efficient, flash or cudnn")
+        ->capture_default_str();
+    app.add_option("--dump", dump, "write q.npy, k.npy, v.npy and out.npy (NumPy format) into this directory");
+  } else {
+    app.add_option("--variants", variants, "comma-separated variants (default: every one the device supports)");
+  }
+  app.add_option("--format", format, "text or json")->capture_default_str();
+  CLI::Option* out_option =
+      app.add_option("--out", out, "directory for the traces (.json.gz) and tables (.txt); '' writes none")
+          ->capture_default_str();
+  app.add_flag("--no-profile", no_profile, "time plain forwards without recording a trace")->excludes(out_option);
+  app.add_option("--wait", wait, "profiler schedule: steps skipped first")->capture_default_str();
+  app.add_option("--warmup", warmup, "profiler schedule: steps recorded then discarded")->capture_default_str();
+  app.add_option("--active", active, "profiler schedule: steps kept (one forward each)")->capture_default_str();
+  app.add_option("--repeat", repeat, "--no-profile: forwards timed after one warm-up")->capture_default_str();
+}
+
+RunOptions RunFlags::to_options() const {
+  for (const std::string& plugin : plugins) load_plugin(plugin);
+  if (format != "text" && format != "json") {
+    throw UsageError(fmt::format("--format: unknown format '{}'; allowed: text, json", format));
+  }
+  if (wait < 0 || wait > 1000) throw UsageError(fmt::format("--wait: must be 0..1000 (got {})", wait));
+  if (warmup < 0 || warmup > 1000) throw UsageError(fmt::format("--warmup: must be 0..1000 (got {})", warmup));
+  if (active < 1 || active > 1000) throw UsageError(fmt::format("--active: must be 1..1000 (got {})", active));
+  if (repeat < 1 || repeat > 100000) throw UsageError(fmt::format("--repeat: must be 1..100000 (got {})", repeat));
+  apply_threads(shape.threads);
+  RunOptions options;
+  options.spec = shape.to_spec(shape.device.empty() ? default_device() : parse_device(shape.device));
+  options.variant = variant;
+  options.threads = shape.threads;
+  options.seed = shape.seed;
+  options.profile = !no_profile;
+  options.schedule = profiler::Schedule{wait, warmup, active, 1};
+  options.timed_forwards = repeat;
+  options.out_dir = no_profile ? std::string() : out;
+  options.dump_dir = dump;
+  return options;
+}
+
+std::vector<std::string> RunFlags::variant_list() const {
+  std::vector<std::string> names;
+  if (variants.empty()) {
+    for (Variant* v : all_variants()) names.emplace_back(v->name());
+    return names;
+  }
+  std::stringstream stream(variants);
+  std::string name;
+  while (std::getline(stream, name, ',')) {
+    if (find_variant(name) == nullptr) {
+      throw UsageError(fmt::format("--variants: unknown variant '{}'; allowed: {}", name, variant_names()));
+    }
+    names.push_back(name);
+  }
+  if (names.empty()) throw UsageError("--variants: empty list; allowed: " + variant_names());
+  return names;
+}
+
+}  // namespace attnprof::cli

@@ -1,0 +1,32 @@
+#pragma once
+// Flags of `run` and `compare`: the shape, the variant(s), the schedule and the outputs.
+#include <attnprof/run.h>
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "cli/shape_flags.h"
+
+namespace attnprof::cli {
+
+struct RunFlags {
+  ShapeFlags shape;
+  std::string variant = "flash";
+  std::string variants;  // compare: comma-separated; empty = every variant the device supports
+  std::string format = "text";
+  std::string out = "traces";
+  std::string dump;
+  bool no_profile = false;
+  int wait = 1, warmup = 1, active = 3;
+  int repeat = 10;
+  std::vector<std::string> plugins;  // shared libraries of out-of-tree variants, loaded first
+
+  void add_to(CLI::App& app, bool single_variant);
+  // Validates everything (names, ranges, conflicts); throws UsageError naming the flag.
+  RunOptions to_options() const;
+  std::vector<std::string> variant_list() const;  // compare's --variants, checked against the registry
+};
+
+}  // namespace attnprof::cli

@@ -1,0 +1,64 @@
+#include "cli/shape_flags.h"
+
+#include <attnprof/error.h>
+#include <fmt/format.h>
+#include <omp.h>
+
+#include "ops/backend.h"
+
+namespace attnprof::cli {
+
+void ShapeFlags::add_to(CLI::App& app) {
+  app.add_option("--device", device, "cpu or cuda (default: cuda when a GPU is present, else cpu)");
+  app.add_option("--batch,-b", batch, "batch size B")->capture_default_str();
+  app.add_option("--heads", heads, "query heads H")->capture_default_str();
+  app.add_option("--kv-heads", kv_heads, "key/value heads (GQA when fewer; must divide --heads; default: --heads)");
+  app.add_option("--seq,-s", seq, "query sequence length S")->capture_default_str();
+  app.add_option("--seq-k", seq_k, "key/value sequence length (default: --seq)");
+  app.add_option("--head-dim,-d", head_dim, "head dimension D")->capture_default_str();
+  app.add_option("--dtype", dtype, "bf16, fp16 or fp32")->capture_default_str();
+  CLI::Option* causal_flag = app.add_flag("--causal", causal, "causal mask, top-left aligned when Sq != Sk (default)");
+  CLI::Option* no_causal_flag = app.add_flag("--no-causal", no_causal, "no mask");
+  causal_flag->excludes(no_causal_flag);
+  app.add_option("--layout", layout, "bhsd ([B,H,S,D] in memory) or bshd ([B,S,H,D]; strides, no transposes)")
+      ->capture_default_str();
+  app.add_option("--threads", threads, "CPU threads (default: all cores)");
+  app.add_option("--seed", seed, "seed of the normal inputs")->capture_default_str();
+}
+
+AttentionSpec ShapeFlags::to_spec(Device default_device) const {
+  AttentionSpec spec;
+  spec.device = device.empty() ? default_device : parse_device(device);
+  spec.batch = batch;
+  spec.heads = heads;
+  spec.kv_heads = kv_heads.value_or(heads);
+  spec.seq_q = seq;
+  spec.seq_k = seq_k.value_or(seq);
+  spec.head_dim = head_dim;
+  spec.dtype = parse_dtype(dtype);
+  if (spec.dtype != DType::bf16 && spec.dtype != DType::fp16 && spec.dtype != DType::fp32) {
+    throw UsageError(fmt::format("--dtype: {} is not supported for attention; allowed: bf16, fp16, fp32", dtype));
+  }
+  spec.causal = !no_causal;
+  spec.layout = parse_layout(layout);
+  spec.validate();
+  if (spec.device == Device::cuda) (void)ops::backend(Device::cuda);  // a clear error when there is none
+  return spec;
+}
+
+Device default_device() {
+  try {
+    if (ops::has_backend(Device::cuda)) return Device::cuda;
+  } catch (const Error&) {
+  }
+  return Device::cpu;
+}
+
+void apply_threads(int threads) {
+  if (threads < 0 || threads > 4096) {
+    throw UsageError(fmt::format("--threads: must be between 1 and 4096, or 0 for all cores (got {})", threads));
+  }
+  if (threads > 0) omp_set_num_threads(threads);
+}
+
+}  // namespace attnprof::cli

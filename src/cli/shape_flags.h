@@ -1,0 +1,38 @@
+#pragma once
+// The shape and dtype flags shared by run, compare and sweep.
+#include <attnprof/attention.h>
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace attnprof::cli {
+
+struct ShapeFlags {
+  std::string device;  // empty: cuda when present, else cpu (compare); cpu (run)
+  std::int64_t batch = 8;
+  std::int64_t heads = 16;
+  std::optional<std::int64_t> kv_heads;  // default: heads
+  std::int64_t seq = 1024;
+  std::optional<std::int64_t> seq_k;  // default: seq
+  std::int64_t head_dim = 64;
+  std::string dtype = "bf16";
+  bool causal = true;
+  bool no_causal = false;
+  std::string layout = "bhsd";
+  int threads = 0;
+  std::uint64_t seed = 0;
+
+  void add_to(CLI::App& app);
+  // Parses names and checks sizes; throws UsageError naming the flag and the allowed values.
+  AttentionSpec to_spec(Device default_device) const;
+};
+
+// cuda when a CUDA backend with a GPU is available, else cpu.
+Device default_device();
+// Applies --threads (OpenMP and the BLAS libraries); throws UsageError when out of range.
+void apply_threads(int threads);
+
+}  // namespace attnprof::cli

@@ -1,0 +1,81 @@
+// Fused attention, fp32 compute on AVX-512 (fp32 inputs, and bf16/fp16 inputs on CPUs without
+// AVX512_BF16: packing converts them to fp32). Compiled with AVX-512 flags; reached only through
+// fused_attention() when kernel_isa() allows it. Tiling, FLOPs and bytes: attention_tiles.h.
+//
+// Micro-kernel: C[R][16·NZ] (+)= A[R][K] · B[K][16·NZ], R ≤ 6, NZ ≤ 4: 24 zmm accumulators,
+// NZ loads and R broadcasts per k step. One kernel serves S = Q·Kᵀ (K = D) and O += P·V (K = keys).
+//
+// Versions (2 threads, Zen 4, causal, GFLOP/s; bench_cpu_variants, see bench/RESULTS.md):
+//   v1 Br=Bc=128, 6×64 register block, prepacked K/V, heaviest-first dynamic schedule.
+#include "cpu/attention_tiles.h"
+#include "cpu/vec_avx512.h"
+
+namespace attnprof::cpu {
+namespace {
+
+template <int R, int NZ>
+void tile_fp32(float* c, std::int64_t ldc, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
+               std::int64_t k_count, const float* row_scale) {
+  __m512 acc[R][NZ];
+  if (row_scale != nullptr) {
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      __m512 sc = _mm512_set1_ps(row_scale[r]);
+#pragma GCC unroll 4
+      for (int z = 0; z < NZ; ++z) acc[r][z] = _mm512_mul_ps(_mm512_loadu_ps(c + r * ldc + 16 * z), sc);
+    }
+  } else {
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+      for (int z = 0; z < NZ; ++z) acc[r][z] = _mm512_setzero_ps();
+  }
+  for (std::int64_t k = 0; k < k_count; ++k) {
+    __m512 bv[NZ];
+#pragma GCC unroll 4
+    for (int z = 0; z < NZ; ++z) bv[z] = _mm512_loadu_ps(b + k * ldb + 16 * z);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      __m512 av = _mm512_set1_ps(a[r * lda + k]);
+#pragma GCC unroll 4
+      for (int z = 0; z < NZ; ++z) acc[r][z] = _mm512_fmadd_ps(av, bv[z], acc[r][z]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int z = 0; z < NZ; ++z) _mm512_storeu_ps(c + r * ldc + 16 * z, acc[r][z]);
+}
+
+using TileFn = void (*)(float*, std::int64_t, const float*, std::int64_t, const float*, std::int64_t, std::int64_t,
+                        const float*);
+#define ATTNPROF_TILE_ROW(R) {&tile_fp32<R, 1>, &tile_fp32<R, 2>, &tile_fp32<R, 3>, &tile_fp32<R, 4>}
+const TileFn kTiles[6][4] = {ATTNPROF_TILE_ROW(1), ATTNPROF_TILE_ROW(2), ATTNPROF_TILE_ROW(3),
+                             ATTNPROF_TILE_ROW(4), ATTNPROF_TILE_ROW(5), ATTNPROF_TILE_ROW(6)};
+#undef ATTNPROF_TILE_ROW
+
+struct PolicyAvx512Fp32 {
+  using Elem = float;
+  static constexpr std::int64_t kPair = 1;
+  static constexpr bool kProbsAliasScores = true;
+  static float from_float(float x) { return x; }
+  static const RowKernels& rows() { return avx512::kRowKernels; }
+  static float probs(float* p, const float* s, float c, float m, std::int64_t n) {
+    return avx512::kRowKernels.exp2_sum(p, s, c, m, n);
+  }
+  static void tile(int nr, int nz, float* c, std::int64_t ldc, const float* a, std::int64_t lda, const float* b,
+                   std::int64_t ldb, std::int64_t k_count, const float* row_scale) {
+    kTiles[nr - 1][nz - 1](c, ldc, a, lda, b, ldb, k_count, row_scale);
+  }
+};
+
+}  // namespace
+
+namespace detail {
+void fused_attention_avx512_fp32(const FusedProblem& p, const TileConfig& c, void* prepack, void* scratch,
+                                 int threads) {
+  TileDriver<PolicyAvx512Fp32>(p, c).run(prepack, scratch, threads);
+}
+}  // namespace detail
+
+}  // namespace attnprof::cpu

@@ -1,0 +1,49 @@
+// Fused attention with portable loops (any x86-64; used when AVX-512 is missing or
+// ATTNPROF_CPU_ISA=portable). fp32 compute; bf16/fp16 inputs converted while packing.
+// Same tiling as the AVX-512 builds (attention_tiles.h); the micro-kernel is a plain loop over a
+// row of up to 64 accumulators that GCC vectorises at the baseline ISA.
+#include "cpu/attention_tiles.h"
+
+namespace attnprof::cpu {
+namespace {
+
+struct PolicyPortable {
+  using Elem = float;
+  static constexpr std::int64_t kPair = 1;
+  static constexpr bool kProbsAliasScores = true;
+  static float from_float(float x) { return x; }
+  static const RowKernels& rows() { return portable::kRowKernels; }
+  static float probs(float* p, const float* s, float c, float m, std::int64_t n) {
+    return portable::kRowKernels.exp2_sum(p, s, c, m, n);
+  }
+  static void tile(int nr, int nz, float* c, std::int64_t ldc, const float* a, std::int64_t lda, const float* b,
+                   std::int64_t ldb, std::int64_t k_count, const float* row_scale) {
+    const int width = 16 * nz;
+    for (int r = 0; r < nr; ++r) {
+      float acc[64];
+      const float sc = row_scale != nullptr ? row_scale[r] : 0.0f;
+      for (int j = 0; j < width; ++j) acc[j] = row_scale != nullptr ? c[r * ldc + j] * sc : 0.0f;
+      for (std::int64_t k = 0; k < k_count; ++k) {
+        const float av = a[r * lda + k];
+        const float* brow = b + k * ldb;
+        for (int j = 0; j < width; ++j) acc[j] += av * brow[j];
+      }
+      for (int j = 0; j < width; ++j) c[r * ldc + j] = acc[j];
+    }
+  }
+};
+
+}  // namespace
+
+namespace detail {
+void fused_attention_portable(const FusedProblem& p, const TileConfig& c, void* prepack, void* scratch, int threads) {
+  TileDriver<PolicyPortable>(p, c).run(prepack, scratch, threads);
+}
+// The AVX-512 fp32 build has this layout too (float packs, probabilities over the scores); computed
+// here so sizing never runs code compiled for AVX-512.
+FusedWorkspace workspace_fp32(const FusedProblem& p, const TileConfig& c) {
+  return TileDriver<PolicyPortable>(p, c).workspace();
+}
+}  // namespace detail
+
+}  // namespace attnprof::cpu

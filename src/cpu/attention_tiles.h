@@ -1,0 +1,288 @@
+#pragma once
+// The tile driver of the CPU's fused attention, shared by the portable and the AVX-512 builds
+// (each *.cpp that includes this instantiates it with its own micro-kernel Policy inside an
+// anonymous namespace, so no code compiled for one ISA can be picked by the linker for another).
+//
+// Tiling (per work item = one (b, h, q-block of Br rows)):
+//   Q block packed [Br][Dk] (Dk = D rounded up to the reduction pair, 2 for bf16);
+//   for each key tile of Bc keys up to the causal limit:
+//     S[Br][Bc] = Q·Kᵀ   register-blocked 6 rows × 64 keys (24 zmm accumulators), K packed
+//                        as [Dk/pair][BcP][pair] so one load serves 16 keys;
+//     online softmax per row while S is in L1: m, l in fp32, p = 2^((s − m)·scale·log2 e)
+//                        with the exp2 polynomial of exp2_poly.h;
+//     O[Br][Dv] = α·O + P·V  the same micro-kernel, 6 rows × 64 head-dim columns, V packed
+//                        [Bc/pair][Dv][pair]; α rescales O as it is loaded, no separate pass.
+//   out = O / l (0 for a row with no visible key), lse = m·scale + ln l.
+// Causal (top-left): key tiles past the block's last row are never visited; only tiles that
+// cross the diagonal are masked, and within them the micro-kernel skips 64-key chunks wholly
+// past a micro-tile's last row and clamps the PV reduction to that row's visible keys.
+//
+// FLOPs: 4·Sq·Sk·D per head (halved for causal, plus ~Br/2 keys of diagonal waste per block).
+// Bytes: q, k, v read once per q-block pass over the head (K/V from L2/L3), out written once;
+// workspace O(threads · (Br·Bc + Br·D)) plus, with prepack, one packed copy of K and V.
+#include <attnprof/dtype.h>
+
+#include <omp.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "cpu/exp2_poly.h"
+#include "cpu/fused_attention.h"
+#include "cpu/row_kernels.h"
+
+namespace attnprof::cpu {
+namespace {
+
+inline std::int64_t round_up(std::int64_t x, std::int64_t m) { return (x + m - 1) / m * m; }
+inline std::int64_t clamp64(std::int64_t x, std::int64_t lo, std::int64_t hi) { return x < lo ? lo : (x > hi ? hi : x); }
+inline std::int64_t min64(std::int64_t a, std::int64_t b) { return a < b ? a : b; }
+
+constexpr std::int64_t kMicroRows = 6;   // rows per register block
+constexpr std::int64_t kMicroCols = 64;  // columns per register block (4 × 16 fp32 lanes)
+
+template <class Src>
+inline float to_float(Src x);
+template <>
+inline float to_float<float>(float x) { return x; }
+template <>
+inline float to_float<bf16>(bf16 x) { return bf16_to_float(x); }
+template <>
+inline float to_float<fp16>(fp16 x) { return fp16_to_float(x); }
+
+template <class Policy>
+class TileDriver {
+ public:
+  using E = typename Policy::Elem;
+  static constexpr std::int64_t kPair = Policy::kPair;
+
+  TileDriver(const FusedProblem& p, const TileConfig& c) : p_(p), c_(c) {
+    br_ = c.block_q;
+    bc_ = c.block_k;
+    dk_ = round_up(p.head_dim, kPair);
+    dv_ = round_up(p.head_dim, 16);
+    bcp_ = round_up(bc_, 16);
+    k_tile_ = dk_ * bcp_;
+    v_tile_ = round_up(bc_, kPair) * dv_;
+    kv_tiles_ = (p.seq_k + bc_ - 1) / bc_;
+    q_blocks_ = (p.seq_q + br_ - 1) / br_;
+    // per-thread layout, each piece 64-byte aligned
+    off_q_ = 0;
+    off_s_ = off_q_ + align(br_ * dk_ * sizeof(E));
+    off_p_ = off_s_ + align(br_ * bcp_ * sizeof(float));
+    off_o_ = off_p_ + (Policy::kProbsAliasScores ? 0 : align(br_ * bcp_ * sizeof(E)));
+    off_stats_ = off_o_ + align(br_ * dv_ * sizeof(float));
+    off_kv_ = off_stats_ + align(3 * br_ * sizeof(float));
+    per_thread_ = off_kv_ + (c.prepack_kv ? 0 : align((k_tile_ + v_tile_) * sizeof(E)));
+  }
+
+  FusedWorkspace workspace() const {
+    FusedWorkspace w;
+    w.prepack_bytes = c_.prepack_kv ? p_.batch * p_.kv_heads * kv_tiles_ * (k_tile_ + v_tile_) *
+                                          static_cast<std::int64_t>(sizeof(E))
+                                    : 0;
+    w.per_thread_bytes = per_thread_;
+    return w;
+  }
+
+  void run(void* prepack, void* scratch, int threads) {
+    const std::int64_t bh = p_.batch * p_.heads;
+    const std::int64_t items = bh * q_blocks_;
+    const std::int64_t pack_items = p_.batch * p_.kv_heads * kv_tiles_;
+#pragma omp parallel num_threads(threads)
+    {
+      char* mine = static_cast<char*>(scratch) + per_thread_ * omp_get_thread_num();
+      if (c_.prepack_kv) {
+#pragma omp for schedule(static)
+        for (std::int64_t i = 0; i < pack_items; ++i) {
+          std::int64_t t = i % kv_tiles_;
+          std::int64_t bhk = i / kv_tiles_;
+          if (p_.causal && t * bc_ >= p_.seq_q) continue;  // no query row reaches these keys
+          E* kt = static_cast<E*>(prepack) + i * (k_tile_ + v_tile_);
+          pack_kv(kt, kt + k_tile_, bhk / p_.kv_heads, bhk % p_.kv_heads, t);
+        }
+      }
+      if (c_.heaviest_first) {
+        // Causal q-block i costs ∝ i+1: hand out the last blocks (most keys) first.
+#pragma omp for schedule(dynamic, 1)
+        for (std::int64_t i = 0; i < items; ++i) {
+          std::int64_t qb = q_blocks_ - 1 - i / bh;
+          std::int64_t head = i % bh;
+          process(mine, prepack, head / p_.heads, head % p_.heads, qb);
+        }
+      } else {
+#pragma omp for schedule(static)
+        for (std::int64_t i = 0; i < items; ++i) {
+          std::int64_t head = i / q_blocks_;
+          process(mine, prepack, head / p_.heads, head % p_.heads, i % q_blocks_);
+        }
+      }
+    }
+  }
+
+ private:
+  static std::int64_t align(std::size_t bytes) { return static_cast<std::int64_t>(round_up(static_cast<std::int64_t>(bytes), 64)); }
+
+  template <class Src>
+  void pack_kv_typed(E* kt, E* vt, std::int64_t b, std::int64_t hk, std::int64_t t) const {
+    const std::int64_t j0 = t * bc_;
+    const std::int64_t cols = min64(bc_, p_.seq_k - j0);
+    const Src* k = static_cast<const Src*>(p_.k) + b * p_.k_strides[0] + hk * p_.k_strides[1];
+    const Src* v = static_cast<const Src*>(p_.v) + b * p_.v_strides[0] + hk * p_.v_strides[1];
+    std::memset(kt, 0, k_tile_ * sizeof(E));
+    std::memset(vt, 0, v_tile_ * sizeof(E));
+    for (std::int64_t j = 0; j < cols; ++j) {
+      const Src* krow = k + (j0 + j) * p_.k_strides[2];
+      const Src* vrow = v + (j0 + j) * p_.v_strides[2];
+      for (std::int64_t d = 0; d < p_.head_dim; ++d) {
+        kt[(d / kPair) * (bcp_ * kPair) + j * kPair + d % kPair] = Policy::from_float(to_float(krow[d * p_.k_strides[3]]));
+        vt[(j / kPair) * (dv_ * kPair) + d * kPair + j % kPair] = Policy::from_float(to_float(vrow[d * p_.v_strides[3]]));
+      }
+    }
+  }
+  void pack_kv(E* kt, E* vt, std::int64_t b, std::int64_t hk, std::int64_t t) const {
+    switch (p_.dtype) {
+      case DType::bf16: pack_kv_typed<bf16>(kt, vt, b, hk, t); break;
+      case DType::fp16: pack_kv_typed<fp16>(kt, vt, b, hk, t); break;
+      default: pack_kv_typed<float>(kt, vt, b, hk, t); break;
+    }
+  }
+
+  template <class Src>
+  void pack_q_typed(E* qp, std::int64_t b, std::int64_t h, std::int64_t q0, std::int64_t rows) const {
+    const Src* q = static_cast<const Src*>(p_.q) + b * p_.q_strides[0] + h * p_.q_strides[1];
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const Src* qrow = q + (q0 + r) * p_.q_strides[2];
+      E* dst = qp + r * dk_;
+      for (std::int64_t d = 0; d < p_.head_dim; ++d) dst[d] = Policy::from_float(to_float(qrow[d * p_.q_strides[3]]));
+      for (std::int64_t d = p_.head_dim; d < dk_; ++d) dst[d] = Policy::from_float(0.0f);
+    }
+  }
+  void pack_q(E* qp, std::int64_t b, std::int64_t h, std::int64_t q0, std::int64_t rows) const {
+    switch (p_.dtype) {
+      case DType::bf16: pack_q_typed<bf16>(qp, b, h, q0, rows); break;
+      case DType::fp16: pack_q_typed<fp16>(qp, b, h, q0, rows); break;
+      default: pack_q_typed<float>(qp, b, h, q0, rows); break;
+    }
+  }
+
+  void process(char* mine, void* prepack, std::int64_t b, std::int64_t h, std::int64_t qb) const {
+    const RowKernels& rk = Policy::rows();
+    E* qp = reinterpret_cast<E*>(mine + off_q_);
+    float* s = reinterpret_cast<float*>(mine + off_s_);
+    E* probs = Policy::kProbsAliasScores ? reinterpret_cast<E*>(s) : reinterpret_cast<E*>(mine + off_p_);
+    float* o = reinterpret_cast<float*>(mine + off_o_);
+    float* row_max = reinterpret_cast<float*>(mine + off_stats_);
+    float* row_sum = row_max + br_;
+    float* alpha = row_sum + br_;
+
+    const std::int64_t hk = h / (p_.heads / p_.kv_heads);
+    const std::int64_t q0 = qb * br_;
+    const std::int64_t rows = min64(br_, p_.seq_q - q0);
+    const std::int64_t kv_end = p_.causal ? min64(p_.seq_k, q0 + rows) : p_.seq_k;
+    const float c = p_.scale * exp2_poly::kLog2e;
+    const float neg_inf = -std::numeric_limits<float>::infinity();
+
+    pack_q(qp, b, h, q0, rows);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      row_max[r] = neg_inf;
+      row_sum[r] = 0.0f;
+    }
+    std::memset(o, 0, static_cast<std::size_t>(rows * dv_) * sizeof(float));
+
+    const std::int64_t tiles = (kv_end + bc_ - 1) / bc_;
+    for (std::int64_t t = 0; t < tiles; ++t) {
+      const std::int64_t j0 = t * bc_;
+      const std::int64_t cols = min64(bc_, kv_end - j0);
+      const std::int64_t cols_p = round_up(cols, 16);
+      const std::int64_t cols_pair = round_up(cols, kPair);
+      const E* kt;
+      const E* vt;
+      if (c_.prepack_kv) {
+        kt = static_cast<const E*>(prepack) + ((b * p_.kv_heads + hk) * kv_tiles_ + t) * (k_tile_ + v_tile_);
+        vt = kt + k_tile_;
+      } else {
+        E* kbuf = reinterpret_cast<E*>(mine + off_kv_);
+        pack_kv(kbuf, kbuf + k_tile_, b, hk, t);
+        kt = kbuf;
+        vt = kbuf + k_tile_;
+      }
+      // visible keys of row r in this tile
+      auto visible = [&](std::int64_t r) { return p_.causal ? clamp64(q0 + r - j0 + 1, 0, cols) : cols; };
+
+      // S = Q·Kᵀ
+      for (std::int64_t c0 = 0; c0 < cols_p; c0 += kMicroCols) {
+        const int nz = static_cast<int>(min64(kMicroCols, cols_p - c0) / 16);
+        for (std::int64_t r0 = 0; r0 < rows; r0 += kMicroRows) {
+          const int nr = static_cast<int>(min64(kMicroRows, rows - r0));
+          if (visible(r0 + nr - 1) <= c0) continue;  // the whole chunk is past the diagonal
+          Policy::tile(nr, nz, s + r0 * bcp_ + c0, bcp_, qp + r0 * dk_, dk_, kt + c0 * kPair, bcp_ * kPair, dk_,
+                       nullptr);
+        }
+      }
+      // online softmax on the tile; m is kept in the raw score domain and scores become
+      // 2^((s − m)·scale·log2 e), so s − m is exact however large the scores are
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const std::int64_t n = visible(r);
+        float* srow = s + r * bcp_;
+        E* prow = probs + r * bcp_;
+        const float m_old = row_max[r];
+        float m_new = m_old;
+        if (n > 0) {
+          const float tile_max = rk.max(srow, n);
+          m_new = tile_max > m_new ? tile_max : m_new;
+          if (tile_max != tile_max) m_new = tile_max;  // NaN input stays visible
+        }
+        const float m_use = m_new == neg_inf ? 0.0f : m_new;  // a row with nothing visible yet
+        alpha[r] = exp2_poly::exp2_portable((m_old - m_use) * c);
+        const float tile_sum = n > 0 ? Policy::probs(prow, srow, c, m_use, n) : 0.0f;
+        for (std::int64_t j = n; j < cols_pair; ++j) prow[j] = Policy::from_float(0.0f);
+        row_sum[r] = row_sum[r] * alpha[r] + tile_sum;
+        row_max[r] = m_new;
+      }
+      // O = α·O + P·V
+      for (std::int64_t c0 = 0; c0 < dv_; c0 += kMicroCols) {
+        const int nz = static_cast<int>(min64(kMicroCols, dv_ - c0) / 16);
+        for (std::int64_t r0 = 0; r0 < rows; r0 += kMicroRows) {
+          const int nr = static_cast<int>(min64(kMicroRows, rows - r0));
+          const std::int64_t keys = round_up(visible(r0 + nr - 1), kPair);
+          Policy::tile(nr, nz, o + r0 * dv_ + c0, dv_, probs + r0 * bcp_, bcp_, vt + c0 * kPair, dv_ * kPair, keys,
+                       alpha + r0);
+        }
+      }
+    }
+    store_output(o, row_max, row_sum, b, h, q0, rows);
+  }
+
+  void store_output(float* o, const float* row_max, const float* row_sum, std::int64_t b, std::int64_t h,
+                    std::int64_t q0, std::int64_t rows) const {
+    const RowKernels& rk = Policy::rows();
+    const std::int64_t esize = static_cast<std::int64_t>(dtype_size(p_.dtype));
+    for (std::int64_t r = 0; r < rows; ++r) {
+      float* orow = o + r * dv_;
+      const float l = row_sum[r];
+      rk.scale(orow, l > 0.0f ? 1.0f / l : 0.0f, p_.head_dim);  // nothing visible: zeros, as PyTorch's fused kernels
+      char* dst = static_cast<char*>(p_.out) +
+                  (b * p_.out_strides[0] + h * p_.out_strides[1] + (q0 + r) * p_.out_strides[2]) * esize;
+      if (p_.out_strides[3] == 1) {
+        rk.store(dst, p_.dtype, orow, p_.head_dim);
+      } else {
+        for (std::int64_t d = 0; d < p_.head_dim; ++d) rk.store(dst + d * p_.out_strides[3] * esize, p_.dtype, orow + d, 1);
+      }
+      if (p_.lse != nullptr) {
+        p_.lse[(b * p_.heads + h) * p_.seq_q + q0 + r] =
+            l > 0.0f ? row_max[r] * p_.scale + std::log(l) : -std::numeric_limits<float>::infinity();
+      }
+    }
+  }
+
+  const FusedProblem& p_;
+  TileConfig c_;
+  std::int64_t br_, bc_, dk_, dv_, bcp_, k_tile_, v_tile_, kv_tiles_, q_blocks_;
+  std::int64_t off_q_, off_s_, off_p_, off_o_, off_stats_, off_kv_, per_thread_;
+};
+
+}  // namespace
+}  // namespace attnprof::cpu

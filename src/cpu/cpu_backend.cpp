@@ -1,0 +1,228 @@
+// The CPU Backend: each call is one piece of work, recorded as one `cpu_kernel` range whose name
+// says what ran (gemm, mul, copy, fill, masked_fill, where, tril, triu, logical_not, isneginf,
+// all, add, softmax, scale_mask_softmax, flash_attention, efficient_attention) and in which dtype.
+#include "cpu/cpu_backend.h"
+
+#include <attnprof/error.h>
+#include <attnprof/profiler.h>
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <string>
+
+#include "cpu/cpu_features.h"
+#include "cpu/elementwise.h"
+#include "cpu/fused_attention.h"
+#include "cpu/gemm.h"
+#include "cpu/kernel_names.h"
+#include "cpu/softmax.h"
+
+namespace attnprof::cpu {
+namespace {
+
+using profiler::Range;
+using trace::Category;
+
+const char* named(const char* op, DType dtype) {
+  return intern_name(fmt::format("cpu::{}_{}", op, dtype_name(dtype)));
+}
+
+void require_cpu(const char* op, std::initializer_list<const Tensor*> tensors) {
+  for (const Tensor* t : tensors) {
+    if (t->device() != Device::cpu) throw Error(fmt::format("cpu {}: {} is not a CPU tensor", op, t->describe()));
+  }
+}
+
+// The tile configurations of the two fused variants (see attention_tiles.h for what they mean).
+// flash: Br = Bc = 128 fills L2 without spilling the 64 KiB score tile out of it, K/V packed once.
+constexpr TileConfig kFlashTiles{128, 128, true, true};
+// efficient: xformers-style 64×64 tiles, K/V packed tile by tile as each q-block reaches them,
+// static schedule in memory order.
+constexpr TileConfig kEfficientTiles{64, 64, false, false};
+
+FusedProblem fused_problem(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
+                           Tensor* lse) {
+  FusedProblem p;
+  p.dtype = spec.dtype;
+  p.batch = spec.batch;
+  p.heads = spec.heads;
+  p.kv_heads = spec.kv_heads;
+  p.seq_q = spec.seq_q;
+  p.seq_k = spec.seq_k;
+  p.head_dim = spec.head_dim;
+  p.scale = static_cast<float>(spec.softmax_scale());
+  p.causal = spec.causal;
+  p.q = q.raw();
+  p.k = k.raw();
+  p.v = v.raw();
+  p.out = out.raw();
+  for (int d = 0; d < 4; ++d) {
+    p.q_strides[d] = q.stride(d);
+    p.k_strides[d] = k.stride(d);
+    p.v_strides[d] = v.stride(d);
+    p.out_strides[d] = out.stride(d);
+  }
+  if (lse != nullptr) {
+    if (lse->dtype() != DType::fp32 || !lse->is_contiguous() || lse->numel() != spec.batch * spec.heads * spec.seq_q) {
+      throw Error("cpu attention: lse must be a contiguous fp32 [B, H, Sq] tensor, got " + lse->describe());
+    }
+    p.lse = lse->data<float>();
+  }
+  return p;
+}
+
+void check_fused_operands(const AttentionSpec& spec, const Tensor& out, const Tensor& q, const Tensor& k,
+                          const Tensor& v) {
+  auto expect = [&](const Tensor& t, const char* what, std::int64_t heads, std::int64_t seq) {
+    const std::vector<std::int64_t> want{spec.batch, heads, seq, spec.head_dim};
+    if (t.rank() != 4 || t.shape() != want || t.dtype() != spec.dtype) {
+      throw Error(fmt::format("cpu attention: {} is {}, the spec needs {}[{}, {}, {}, {}]", what, t.describe(),
+                              dtype_name(spec.dtype), spec.batch, heads, seq, spec.head_dim));
+    }
+  };
+  expect(q, "q", spec.heads, spec.seq_q);
+  expect(k, "k", spec.kv_heads, spec.seq_k);
+  expect(v, "v", spec.kv_heads, spec.seq_k);
+  expect(out, "out", spec.heads, spec.seq_q);
+}
+
+class CpuBackend final : public ops::Backend {
+ public:
+  void batched_gemm(Tensor& dst, const Tensor& a, const Tensor& bm, bool transpose_b, float alpha,
+                    bool allow_tensor_cores) override {
+    (void)allow_tensor_cores;  // the CPU has no tensor cores: every GEMM here is fp32 FMA already
+    require_cpu("gemm", {&dst, &a, &bm});
+    Range r(Category::cpu_kernel, gemm_kernel_name(a.dtype(), dst.dtype()));
+    cpu::batched_gemm(dst, a, bm, transpose_b, alpha);
+  }
+  void copy(Tensor& dst, const Tensor& src) override {
+    require_cpu("copy", {&dst, &src});
+    Range r(Category::cpu_kernel,
+            intern_name(fmt::format("cpu::copy_{}_to_{}", dtype_name(src.dtype()), dtype_name(dst.dtype()))));
+    kernels::copy(dst, src);
+  }
+  void fill(Tensor& dst, double value) override {
+    require_cpu("fill", {&dst});
+    Range r(Category::cpu_kernel, named("fill", dst.dtype()));
+    kernels::fill(dst, value);
+  }
+  void mul_scalar(Tensor& dst, const Tensor& src, double scalar) override {
+    require_cpu("mul", {&dst, &src});
+    Range r(Category::cpu_kernel, named("mul", dst.dtype()));
+    kernels::mul_scalar(dst, src, scalar);
+  }
+  void add(Tensor& dst, const Tensor& a, const Tensor& b) override {
+    require_cpu("add", {&dst, &a, &b});
+    Range r(Category::cpu_kernel, named("add", dst.dtype()));
+    kernels::add(dst, a, b);
+  }
+  void masked_fill(Tensor& dst, const Tensor& src, const Tensor& mask, double value) override {
+    require_cpu("masked_fill", {&dst, &src, &mask});
+    Range r(Category::cpu_kernel, named("masked_fill", dst.dtype()));
+    kernels::masked_fill(dst, src, mask, value);
+  }
+  void where(Tensor& dst, const Tensor& condition, const Tensor& if_true, const Tensor& if_false) override {
+    require_cpu("where", {&dst, &condition, &if_true, &if_false});
+    Range r(Category::cpu_kernel, named("where", dst.dtype()));
+    kernels::where(dst, condition, if_true, if_false);
+  }
+  void logical_not(Tensor& dst, const Tensor& src) override {
+    require_cpu("logical_not", {&dst, &src});
+    Range r(Category::cpu_kernel, named("logical_not", dst.dtype()));
+    kernels::logical_not(dst, src);
+  }
+  void isneginf(Tensor& dst, const Tensor& src) override {
+    require_cpu("isneginf", {&dst, &src});
+    Range r(Category::cpu_kernel, named("isneginf", src.dtype()));
+    kernels::isneginf(dst, src);
+  }
+  void tril(Tensor& dst, const Tensor& src, std::int64_t diagonal) override {
+    require_cpu("tril", {&dst, &src});
+    Range r(Category::cpu_kernel, named("tril", dst.dtype()));
+    kernels::triangle(dst, src, diagonal, false);
+  }
+  void triu(Tensor& dst, const Tensor& src, std::int64_t diagonal) override {
+    require_cpu("triu", {&dst, &src});
+    Range r(Category::cpu_kernel, named("triu", dst.dtype()));
+    kernels::triangle(dst, src, diagonal, true);
+  }
+  void softmax_lastdim(Tensor& dst, const Tensor& src) override {
+    require_cpu("softmax", {&dst, &src});
+    Range r(Category::cpu_kernel, named("softmax", dst.dtype()));
+    kernels::softmax_lastdim(dst, src);
+  }
+  void all_lastdim(Tensor& dst, const Tensor& src) override {
+    require_cpu("all", {&dst, &src});
+    Range r(Category::cpu_kernel, named("all", src.dtype()));
+    kernels::all_lastdim(dst, src);
+  }
+  void scale_mask_softmax(Tensor& dst, const Tensor& src, double scale, bool causal) override {
+    require_cpu("scale_mask_softmax", {&dst, &src});
+    Range r(Category::cpu_kernel, named("scale_mask_softmax", dst.dtype()));
+    kernels::scale_mask_softmax(dst, src, scale, causal);
+  }
+  void attention_efficient(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
+                           Tensor* lse) override {
+    run_fused("efficient_attention", kEfficientTiles, spec, out, q, k, v, lse);
+  }
+  void attention_flash(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
+                       Tensor* lse) override {
+    run_fused("flash_attention", kFlashTiles, spec, out, q, k, v, lse);
+  }
+  std::optional<std::string> fused_refusal(const AttentionSpec& spec) const override {
+    if (spec.dtype != DType::bf16 && spec.dtype != DType::fp16 && spec.dtype != DType::fp32) {
+      return fmt::format("--dtype {}: the CPU fused kernels take bf16, fp16, fp32", dtype_name(spec.dtype));
+    }
+    if (spec.head_dim > kMaxFusedHeadDim) {
+      return fmt::format("--head-dim {}: the CPU fused kernels take head dims 1..{}", spec.head_dim, kMaxFusedHeadDim);
+    }
+    return std::nullopt;
+  }
+  void synchronize() override {}
+
+ private:
+  static constexpr std::int64_t kMaxFusedHeadDim = 512;
+
+  void run_fused(const char* what, const TileConfig& tiles, const AttentionSpec& spec, Tensor& out, const Tensor& q,
+                 const Tensor& k, const Tensor& v, Tensor* lse) {
+    require_cpu(what, {&out, &q, &k, &v});
+    if (auto why = fused_refusal(spec)) throw UsageError(*why);
+    check_fused_operands(spec, out, q, k, v);
+    const Isa isa = fused_isa(spec.dtype, kernel_isa());
+    Range r(Category::cpu_kernel,
+            intern_name(fmt::format("cpu::{}_{}_{}", what, dtype_name(spec.dtype), isa_name(isa))));
+    const FusedProblem problem = fused_problem(spec, out, q, k, v, lse);
+    const FusedWorkspace ws = fused_workspace(problem, tiles, isa);
+    const int threads = omp_get_max_threads();
+    // Workspace through the allocator, so peak-memory statistics see it.
+    Tensor prepack, scratch;
+    if (ws.prepack_bytes > 0) prepack = Tensor::empty({ws.prepack_bytes}, DType::boolean, Device::cpu);
+    scratch = Tensor::empty({threads * ws.per_thread_bytes}, DType::boolean, Device::cpu);
+    fused_attention(problem, tiles, isa, prepack.defined() ? prepack.raw() : nullptr, scratch.raw(), threads);
+  }
+};
+
+}  // namespace
+
+ops::Backend& cpu_backend() {
+  static CpuBackend backend;
+  return backend;
+}
+
+// Bytes the fused kernels allocate for one forward (variants' workspace_estimate uses it).
+std::int64_t fused_workspace_bytes(const AttentionSpec& spec, bool flash) {
+  FusedProblem p;
+  p.dtype = spec.dtype;
+  p.batch = spec.batch;
+  p.heads = spec.heads;
+  p.kv_heads = spec.kv_heads;
+  p.seq_q = spec.seq_q;
+  p.seq_k = spec.seq_k;
+  p.head_dim = spec.head_dim;
+  p.causal = spec.causal;
+  const FusedWorkspace ws = fused_workspace(p, flash ? kFlashTiles : kEfficientTiles, fused_isa(spec.dtype, kernel_isa()));
+  return ws.prepack_bytes + ws.per_thread_bytes * omp_get_max_threads();
+}
+
+}  // namespace attnprof::cpu

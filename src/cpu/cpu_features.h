@@ -1,0 +1,18 @@
+#pragma once
+// What this CPU can run, detected once. Kernels dispatch on kernel_isa() at run time, so one binary
+// runs on any x86-64 (portable loops) and uses AVX-512 / AVX512_BF16 where present.
+namespace attnprof::cpu {
+
+enum class Isa { portable = 0, avx512 = 1, avx512_bf16 = 2 };
+
+const char* isa_name(Isa isa);  // "portable", "avx512", "avx512_bf16"
+
+// The best ISA this CPU supports: avx512 needs avx512f/bw/vl/dq + fma; avx512_bf16 adds vdpbf16ps.
+Isa detected_isa();
+
+// detected_isa() capped by set_isa_limit() and the environment variable ATTNPROF_CPU_ISA
+// (portable|avx512|avx512_bf16), so tests and users can exercise the fallbacks on any machine.
+Isa kernel_isa();
+void set_isa_limit(Isa limit);
+
+}  // namespace attnprof::cpu

@@ -1,0 +1,26 @@
+#include "cpu/fused_attention.h"
+
+namespace attnprof::cpu {
+
+Isa fused_isa(DType dtype, Isa isa) {
+  if (isa == Isa::portable) return Isa::portable;
+  if (dtype == DType::bf16 && isa == Isa::avx512_bf16) return Isa::avx512_bf16;
+  return Isa::avx512;
+}
+
+FusedWorkspace fused_workspace(const FusedProblem& problem, const TileConfig& config, Isa isa) {
+  // The portable build has the fp32 build's layout (fp32 packs, probabilities over the scores).
+  return fused_isa(problem.dtype, isa) == Isa::avx512_bf16 ? detail::workspace_bf16(problem, config)
+                                                           : detail::workspace_fp32(problem, config);
+}
+
+void fused_attention(const FusedProblem& problem, const TileConfig& config, Isa isa, void* prepack, void* scratch,
+                     int threads) {
+  switch (fused_isa(problem.dtype, isa)) {
+    case Isa::avx512_bf16: detail::fused_attention_avx512_bf16(problem, config, prepack, scratch, threads); return;
+    case Isa::avx512: detail::fused_attention_avx512_fp32(problem, config, prepack, scratch, threads); return;
+    case Isa::portable: detail::fused_attention_portable(problem, config, prepack, scratch, threads); return;
+  }
+}
+
+}  // namespace attnprof::cpu

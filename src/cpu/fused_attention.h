@@ -1,0 +1,54 @@
+#pragma once
+// The CPU's single-kernel attention (flash and efficient): tiles over keys/values with an online
+// softmax, never an S×S buffer. Both run one tile driver (attention_tiles.h) with different tile
+// configurations; the micro-kernels come from the ISA chosen at run time.
+#include <attnprof/dtype.h>
+
+#include <cstdint>
+
+#include "cpu/cpu_features.h"
+
+namespace attnprof::cpu {
+
+// Element strides are [b, h, s, d]; q/out have H heads, k/v have Hkv (head h reads h / (H/Hkv)).
+struct FusedProblem {
+  DType dtype = DType::fp32;
+  std::int64_t batch = 1, heads = 1, kv_heads = 1, seq_q = 1, seq_k = 1, head_dim = 1;
+  float scale = 1.0f;
+  bool causal = false;  // top-left aligned: query row i sees keys 0..i
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  void* out = nullptr;
+  std::int64_t q_strides[4]{}, k_strides[4]{}, v_strides[4]{}, out_strides[4]{};
+  float* lse = nullptr;  // optional contiguous [B, H, Sq], natural log
+};
+
+struct TileConfig {
+  int block_q = 128;      // query rows per work item (Br)
+  int block_k = 128;      // keys per tile (Bc); equal to block_q so causal has square diagonal tiles
+  bool prepack_kv = true;  // pack K/V once per kv head before the main loop (flash); else per tile (efficient)
+  bool heaviest_first = true;  // dynamic schedule, costliest q-blocks first; else static in order
+};
+
+struct FusedWorkspace {
+  std::int64_t prepack_bytes = 0;     // shared packed K/V panels
+  std::int64_t per_thread_bytes = 0;  // Q pack, score/probability tiles, accumulator, row statistics
+};
+
+// The compute path fused_attention takes for this dtype on this ISA ("avx512_bf16", "avx512", "portable").
+Isa fused_isa(DType dtype, Isa isa);
+FusedWorkspace fused_workspace(const FusedProblem& problem, const TileConfig& config, Isa isa);
+// prepack: prepack_bytes, scratch: threads · per_thread_bytes, both 64-byte aligned.
+void fused_attention(const FusedProblem& problem, const TileConfig& config, Isa isa, void* prepack, void* scratch,
+                     int threads);
+
+namespace detail {
+void fused_attention_portable(const FusedProblem&, const TileConfig&, void*, void*, int);
+void fused_attention_avx512_fp32(const FusedProblem&, const TileConfig&, void*, void*, int);
+void fused_attention_avx512_bf16(const FusedProblem&, const TileConfig&, void*, void*, int);
+FusedWorkspace workspace_fp32(const FusedProblem&, const TileConfig&);
+FusedWorkspace workspace_bf16(const FusedProblem&, const TileConfig&);
+}  // namespace detail
+
+}  // namespace attnprof::cpu

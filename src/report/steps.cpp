@@ -1,0 +1,128 @@
+#include "report/steps.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace attnprof::report {
+namespace {
+
+using trace::Category;
+using trace::Event;
+
+bool is_device_work(Category c) {
+  return c == Category::kernel || c == Category::gpu_memcpy || c == Category::gpu_memset;
+}
+
+struct Window {
+  std::int64_t start = 0, end = 0;
+  std::int64_t kernels = 0, memcpy = 0, memset = 0;
+  std::int64_t kernel_ns = 0, device_ns = 0;
+};
+
+// Windows sorted by start and not overlapping: the one containing `ts`, or -1.
+long find_window(const std::vector<Window>& windows, std::int64_t ts) {
+  auto it = std::upper_bound(windows.begin(), windows.end(), ts,
+                             [](std::int64_t t, const Window& w) { return t < w.start; });
+  if (it == windows.begin()) return -1;
+  --it;
+  return ts <= it->end ? static_cast<long>(it - windows.begin()) : -1;
+}
+
+// Counts each window's work. Device work is placed by its launch's start time.
+void attribute(const trace::Trace& trace, std::vector<Window>& windows, bool device) {
+  if (windows.empty()) return;
+  std::unordered_map<std::int64_t, std::int64_t> launch_ts;  // correlation -> launch start
+  if (device) {
+    for (const Event& e : trace.events)
+      if ((e.category == Category::cuda_runtime || e.category == Category::cuda_driver) && e.correlation >= 0)
+        launch_ts.emplace(e.correlation, e.ts_ns);
+  }
+  for (const Event& e : trace.events) {
+    if (e.phase != 'X') continue;
+    long w = -1;
+    if (device && is_device_work(e.category)) {
+      auto it = launch_ts.find(e.correlation);
+      if (it == launch_ts.end()) continue;
+      w = find_window(windows, it->second);
+    } else if (!device && e.category == Category::cpu_kernel) {
+      w = find_window(windows, e.ts_ns);
+    } else {
+      continue;
+    }
+    if (w < 0) continue;
+    Window& win = windows[static_cast<std::size_t>(w)];
+    switch (e.category) {
+      case Category::kernel:
+      case Category::cpu_kernel:
+        ++win.kernels;
+        win.kernel_ns += e.dur_ns;
+        break;
+      case Category::gpu_memcpy: ++win.memcpy; break;
+      case Category::gpu_memset: ++win.memset; break;
+      default: break;
+    }
+    win.device_ns += e.dur_ns;
+  }
+}
+
+std::vector<const Event*> ranges_named(const trace::Trace& trace, bool (*match)(const std::string&)) {
+  std::vector<const Event*> out;
+  for (const Event& e : trace.events)
+    if (e.phase == 'X' && e.category == Category::user_annotation && match(e.name)) out.push_back(&e);
+  std::stable_sort(out.begin(), out.end(), [](const Event* a, const Event* b) { return a->ts_ns < b->ts_ns; });
+  return out;
+}
+
+}  // namespace
+
+bool has_device_work(const trace::Trace& trace) {
+  for (const Event& e : trace.events)
+    if (is_device_work(e.category)) return true;
+  return false;
+}
+
+std::vector<StepSummary> summarize_steps(const trace::Trace& trace) {
+  auto steps = ranges_named(trace, [](const std::string& n) { return n.rfind("ProfilerStep#", 0) == 0; });
+  std::vector<Window> windows;
+  for (const Event* e : steps) windows.push_back(Window{e->ts_ns, e->end_ns()});
+  attribute(trace, windows, has_device_work(trace));
+  std::vector<StepSummary> out;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const Window& w = windows[i];
+    out.push_back(StepSummary{steps[i]->name, w.start, w.end, w.kernels, w.memcpy, w.memset, w.device_ns,
+                              steps[i]->dur_ns});
+  }
+  return out;
+}
+
+ForwardSummary summarize_forwards(const trace::Trace& trace, const std::string& range_name) {
+  std::vector<const Event*> forwards;
+  for (const Event& e : trace.events)
+    if (e.phase == 'X' && e.category == Category::user_annotation && e.name == range_name) forwards.push_back(&e);
+  std::stable_sort(forwards.begin(), forwards.end(),
+                   [](const Event* a, const Event* b) { return a->ts_ns < b->ts_ns; });
+  ForwardSummary s;
+  s.on_device = has_device_work(trace);
+  std::vector<Window> windows;
+  for (const Event* e : forwards) windows.push_back(Window{e->ts_ns, e->end_ns()});
+  attribute(trace, windows, s.on_device);
+  for (std::size_t i = 0; i < forwards.size(); ++i) {
+    const Window& w = windows[i];
+    s.forwards.push_back(ForwardWork{w.start, w.end, w.kernels, w.memcpy, w.memset, w.kernel_ns, w.device_ns,
+                                     forwards[i]->dur_ns});
+  }
+  if (!s.forwards.empty()) {
+    double n = static_cast<double>(s.forwards.size());
+    for (const ForwardWork& f : s.forwards) {
+      s.kernels_per_forward += f.kernels / n;
+      s.memcpy_per_forward += f.memcpy / n;
+      s.memset_per_forward += f.memset / n;
+      s.kernel_time_per_forward_ns += f.kernel_time_ns / n;
+      s.device_time_per_forward_ns += f.device_time_ns / n;
+      s.cpu_time_per_forward_ns += f.cpu_time_ns / n;
+    }
+  }
+  return s;
+}
+
+}  // namespace attnprof::report

@@ -1,0 +1,49 @@
+#pragma once
+// Work per profiler step and per forward, from any Kineto trace (PyTorch's or ours).
+// A device event (kernel, gpu_memcpy, gpu_memset) belongs to the window in which the runtime or
+// driver call that launched it ran (matched by correlation id); device work whose launch is not in
+// the trace (launched before the window opened) belongs to no window. A CPU event belongs to the
+// window that contains its start. On a CPU-only trace (no device events at all) the "kernels" are
+// the `cpu_kernel` events, so work per forward means the same on both devices.
+#include <attnprof/trace.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attnprof::report {
+
+struct StepSummary {
+  std::string name;               // "ProfilerStep#2"
+  std::int64_t start_ns = 0, end_ns = 0;
+  std::int64_t kernels = 0, memcpy = 0, memset = 0;
+  std::int64_t device_time_ns = 0;  // kernels + memcpy + memset durations (cpu_kernel on the CPU)
+  std::int64_t cpu_time_ns = 0;     // the step's wall time on the thread that called step()
+};
+
+// One entry per ProfilerStep#N range, in time order.
+std::vector<StepSummary> summarize_steps(const trace::Trace& trace);
+
+// One `attn_fwd` user range (the CPU one, not its gpu_user_annotation mirror).
+struct ForwardWork {
+  std::int64_t start_ns = 0, end_ns = 0;
+  std::int64_t kernels = 0, memcpy = 0, memset = 0;
+  std::int64_t kernel_time_ns = 0;  // sum of its kernels' durations (cpu_kernel on the CPU)
+  std::int64_t device_time_ns = 0;  // kernel_time_ns + its memcpy and memset durations
+  std::int64_t cpu_time_ns = 0;     // the attn_fwd range's duration
+};
+
+struct ForwardSummary {
+  bool on_device = false;  // the trace has device events (else the kernels are cpu_kernel events)
+  std::vector<ForwardWork> forwards;
+  // Means over `forwards` (0 when there are none).
+  double kernels_per_forward = 0, memcpy_per_forward = 0, memset_per_forward = 0;
+  double kernel_time_per_forward_ns = 0, device_time_per_forward_ns = 0, cpu_time_per_forward_ns = 0;
+};
+
+ForwardSummary summarize_forwards(const trace::Trace& trace, const std::string& range_name = "attn_fwd");
+
+// True when the trace holds kernel, gpu_memcpy or gpu_memset events.
+bool has_device_work(const trace::Trace& trace);
+
+}  // namespace attnprof::report

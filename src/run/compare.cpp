@@ -1,0 +1,53 @@
+#include <attnprof/compare.h>
+#include <attnprof/error.h>
+#include <attnprof/variant.h>
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+namespace attnprof {
+
+std::vector<CompareRow> compare_variants(const RunOptions& base, const std::vector<std::string>& variants,
+                                         const std::function<void(const std::string&)>& on_start) {
+  std::vector<std::string> names = variants;
+  if (names.empty()) {
+    for (Variant* v : all_variants()) names.emplace_back(v->name());
+  }
+  std::vector<CompareRow> rows;
+  for (const std::string& name : names) {
+    CompareRow row{name, std::nullopt, {}};
+    Variant* variant = find_variant(name);
+    if (variant == nullptr) {
+      throw UsageError(fmt::format("--variants: unknown variant '{}'; allowed: {}", name, variant_names()));
+    }
+    if (auto reason = variant->refusal(base.spec)) {
+      row.refusal = *reason;
+    } else {
+      RunOptions options = base;
+      options.variant = name;
+      if (on_start) on_start(name);
+      try {
+        row.result = run_variant(options);
+      } catch (const UsageError& e) {  // the memory preflight or bad inputs: a reason, not a crash
+        row.refusal = e.what();
+      }
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+void load_plugin(const std::string& path) {
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (handle == nullptr) {
+    throw UsageError(fmt::format("--plugin: cannot load '{}': {}", path, dlerror()));
+  }
+  using RegisterFn = void (*)();
+  auto registrar = reinterpret_cast<RegisterFn>(dlsym(handle, "attnprof_register_variants"));
+  if (registrar == nullptr) {
+    throw UsageError(fmt::format(
+        "--plugin: '{}' does not export attnprof_register_variants (declare it extern \"C\")", path));
+  }
+  registrar();
+}
+
+}  // namespace attnprof

@@ -1,0 +1,74 @@
+#include "run/preflight.h"
+
+#include <attnprof/error.h>
+#include <fmt/format.h>
+
+#include <fstream>
+#include <string>
+
+#include "ops/backend.h"
+
+namespace attnprof {
+
+std::int64_t estimate_run_bytes(const AttentionSpec& spec, const Variant& variant) {
+  double element = static_cast<double>(dtype_size(spec.dtype));
+  double q_and_out = 2.0 * spec.batch * spec.heads * spec.seq_q * spec.head_dim * element;
+  double kv = 2.0 * spec.batch * spec.kv_heads * spec.seq_k * spec.head_dim * element;
+  double workspace = static_cast<double>(variant.workspace_estimate(spec));
+  double total = q_and_out + kv + workspace;
+  return total > 9.0e18 ? INT64_MAX : static_cast<std::int64_t>(total);
+}
+
+std::optional<std::int64_t> free_device_bytes(Device device) {
+  if (device == Device::cuda) return ops::backend(Device::cuda).free_bytes();
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  std::int64_t value = 0;
+  std::string unit;
+  while (meminfo >> key >> value) {
+    std::getline(meminfo, unit);
+    if (key == "MemAvailable:") return value * 1024;
+  }
+  return std::nullopt;
+}
+
+std::int64_t largest_fitting_seq(const AttentionSpec& spec, const Variant& variant, std::int64_t free_bytes) {
+  auto fits = [&](std::int64_t s) {
+    AttentionSpec probe = spec;
+    probe.seq_q = probe.seq_k = s;
+    return estimate_run_bytes(probe, variant) <= free_bytes;
+  };
+  if (!fits(1)) return 0;
+  std::int64_t lo = 1, hi = 2;
+  while (hi < (std::int64_t{1} << 40) && fits(hi)) {
+    lo = hi;
+    hi *= 2;
+  }
+  while (hi - lo > 1) {
+    std::int64_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+std::string format_bytes(std::int64_t bytes) {
+  double b = static_cast<double>(bytes);
+  if (b >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} GiB", b / (1024.0 * 1024 * 1024));
+  if (b >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", b / (1024.0 * 1024));
+  if (b >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
+  return fmt::format("{} B", bytes);
+}
+
+void preflight_memory(const AttentionSpec& spec, const Variant& variant) {
+  std::optional<std::int64_t> free_bytes = free_device_bytes(spec.device);
+  if (!free_bytes) return;
+  std::int64_t needed = estimate_run_bytes(spec, variant);
+  if (needed <= *free_bytes) return;
+  std::int64_t largest = largest_fitting_seq(spec, variant, *free_bytes);
+  throw UsageError(fmt::format(
+      "--seq: {} {} needs about {} on {} but only {} is free; the largest --seq that fits with these other sizes is {}",
+      variant.name(), spec.shape_string(), format_bytes(needed), device_name(spec.device), format_bytes(*free_bytes),
+      largest));
+}
+
+}  // namespace attnprof

@@ -1,0 +1,180 @@
+// run_variant: one variant, checked against fp64, measured once for memory, then profiled.
+#include <attnprof/error.h>
+#include <attnprof/memory.h>
+#include <attnprof/run.h>
+#include <attnprof/variant.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <vector>
+
+#include "core/atomic_file.h"
+#include "ops/backend.h"
+#include "report/key_averages.h"
+#include "report/steps.h"
+#include "run/npy.h"
+#include "run/preflight.h"
+#include "trace/chrome_writer.h"
+#include "variants/reference.h"
+
+namespace attnprof {
+namespace {
+
+Tensor to_host(const Tensor& t) {
+  if (t.device() == Device::cpu) return t;
+  Tensor host = Tensor::empty_strided(t.shape(), t.strides(), t.dtype(), Device::cpu);
+  ops::backend(t.device()).copy(host, t);
+  ops::backend(t.device()).synchronize();
+  return host;
+}
+
+void poison(Tensor& out) {
+  if (out.device() == Device::cpu) {
+    poison_nan(out);
+    return;
+  }
+  Tensor host = Tensor::empty_strided(out.shape(), out.strides(), out.dtype(), Device::cpu);
+  poison_nan(host);
+  ops::backend(out.device()).copy(out, host);
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+std::string trace_stem(const RunOptions& o) {
+  const AttentionSpec& s = o.spec;
+  return fmt::format("{}_{}_{}_{}_{}_{}", s.batch, s.heads, s.seq_q, s.head_dim, o.variant, device_name(s.device));
+}
+
+void dump_inputs_and_output(const std::string& dir, const AttentionInputs& in, const Tensor& out) {
+  ensure_writable_directory(dir, "--dump");
+  write_npy((std::filesystem::path(dir) / "q.npy").string(), to_host(in.q));
+  write_npy((std::filesystem::path(dir) / "k.npy").string(), to_host(in.k));
+  write_npy((std::filesystem::path(dir) / "v.npy").string(), to_host(in.v));
+  write_npy((std::filesystem::path(dir) / "out.npy").string(), to_host(out));
+}
+
+void reject_nonfinite(const AttentionInputs& in) {
+  for (const auto& [name, tensor] : {std::pair{"q", &in.q}, std::pair{"k", &in.k}, std::pair{"v", &in.v}}) {
+    if (auto where = find_nonfinite(to_host(*tensor))) {
+      throw UsageError(fmt::format("input {} holds a non-finite value ({}); attention inputs must be finite", name, *where));
+    }
+  }
+}
+
+}  // namespace
+
+RunResult run_variant(const RunOptions& options) {
+  const AttentionSpec& spec = options.spec;
+  spec.validate();
+  Variant* variant = find_variant(options.variant);
+  if (variant == nullptr) {
+    throw UsageError(fmt::format("--variant: unknown variant '{}'; allowed: {}", options.variant, variant_names()));
+  }
+  if (auto reason = variant->refusal(spec)) {
+    throw UsageError(fmt::format("--variant {}: {}", variant->name(), *reason));
+  }
+  preflight_memory(spec, *variant);
+  if (!options.out_dir.empty()) ensure_writable_directory(options.out_dir, "--out");
+  if (!options.dump_dir.empty()) ensure_writable_directory(options.dump_dir, "--dump");
+
+  RunResult result;
+  result.variant = std::string(variant->name());
+  result.summary = std::string(variant->summary());
+  result.spec = spec;
+  result.flops = spec.flops();
+
+  AttentionInputs in = make_inputs(spec, options.seed);
+  reject_nonfinite(in);
+  Tensor out = make_output(spec);
+  ops::Backend& device = ops::backend(spec.device);
+  variant->prepare(spec);
+
+  // 1. Correctness: every element written (NaN-poisoned first), error against fp64.
+  poison(out);
+  variant->forward(spec, in.q, in.k, in.v, out);
+  device.synchronize();
+  Tensor host_out = to_host(out);
+  ErrorReport error = check_against_reference(spec, to_host(in.q), to_host(in.k), to_host(in.v), host_out);
+  result.rel_err = error.rel_err;
+  result.err_scope = error.scope();
+  result.nan_output = error.nan_count > 0;
+  if (!options.dump_dir.empty()) dump_inputs_and_output(options.dump_dir, in, host_out);
+
+  // 2. Peak extra memory of one forward: everything it allocates beyond q, k, v and out.
+  memory::reset_peak(spec.device);
+  std::int64_t live_before = memory::stats(spec.device).current_bytes;
+  variant->forward(spec, in.q, in.k, in.v, out);
+  device.synchronize();
+  result.peak_extra_bytes = memory::stats(spec.device).peak_bytes - live_before;
+
+  // 3. Time: profiled with the schedule, or plain wall-clock forwards.
+  if (options.profile) {
+    profiler::Options popts;
+    popts.cpu = true;
+    popts.cuda = spec.device == Device::cuda;
+    popts.record_shapes = options.record_shapes;
+    popts.profile_memory = options.profile_memory;
+    popts.schedule = options.schedule;
+    popts.schedule.repeat = 1;
+    profiler::Profiler prof(popts);
+    prof.start();
+    int steps = options.schedule.wait + options.schedule.warmup + options.schedule.active;
+    for (int step = 0; step < steps; ++step) {
+      {
+        profiler::Range range(trace::Category::user_annotation, "attn_fwd");
+        variant->forward(spec, in.q, in.k, in.v, out);
+        device.synchronize();
+      }
+      prof.step();
+    }
+    prof.stop();
+    trace::Trace trace = prof.take_trace();
+    trace.trace_name = trace_stem(options);
+    report::ForwardSummary forwards = report::summarize_forwards(trace);
+    result.kernels_per_forward = forwards.kernels_per_forward;
+    result.memcpy_per_forward = forwards.memcpy_per_forward;
+    result.memset_per_forward = forwards.memset_per_forward;
+    std::vector<double> cpu_times, device_times;
+    for (const report::ForwardWork& f : forwards.forwards) {
+      cpu_times.push_back(static_cast<double>(f.cpu_time_ns));
+      device_times.push_back(static_cast<double>(f.device_time_ns));
+    }
+    result.cpu_ns = median(cpu_times);
+    result.median_ns = spec.device == Device::cpu ? result.cpu_ns : median(device_times);
+    result.timing_source = spec.device == Device::cpu ? "profiler (attn_fwd wall time, median of active steps)"
+                                                       : "profiler (device kernel time, median of active steps)";
+    if (!options.out_dir.empty()) {
+      std::filesystem::path stem = std::filesystem::path(options.out_dir) / trace_stem(options);
+      result.trace_path = stem.string() + ".json.gz";
+      result.table_path = stem.string() + ".txt";
+      trace::write_chrome_trace(result.trace_path, trace);
+      report::KeyAveragesOptions table_options;
+      table_options.sort_by = spec.device == Device::cpu ? "cpu_time_total" : "device_time_total";
+      write_file_atomically(result.table_path, report::render_key_averages(trace, table_options), "--out");
+    }
+    result.trace = std::move(trace);
+  } else {
+    std::vector<double> wall;
+    variant->forward(spec, in.q, in.k, in.v, out);  // warm-up
+    device.synchronize();
+    for (int i = 0; i < std::max(1, options.timed_forwards); ++i) {
+      std::int64_t start = profiler::now_ns();
+      variant->forward(spec, in.q, in.k, in.v, out);
+      device.synchronize();
+      wall.push_back(static_cast<double>(profiler::now_ns() - start));
+    }
+    result.median_ns = median(wall);
+    result.cpu_ns = result.median_ns;
+    result.timing_source = "wall clock, synchronised (--no-profile)";
+  }
+  result.tflops = result.median_ns > 0 ? result.flops / result.median_ns / 1e3 : 0;
+  return result;
+}
+
+}  // namespace attnprof

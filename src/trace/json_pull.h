@@ -1,0 +1,47 @@
+#pragma once
+// A streaming JSON pull parser over a ByteSource: constant memory however large the document,
+// exact raw text for values kept verbatim (RawArg), and every error a UsageError naming the file,
+// the problem and the byte offset.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "trace/input.h"
+
+namespace attnprof::trace {
+
+class JsonPull {
+ public:
+  JsonPull(ByteSource& source, std::string name);
+
+  // Next non-whitespace character without consuming it; '\0' at the end of the data.
+  char peek();
+  bool at_end();
+  bool consume_if(char c);                       // after skipping whitespace
+  void expect(char c, const char* where);        // fails naming `where`
+  void read_string(std::string& out);            // a JSON string, decoded to UTF-8
+  void read_number(std::string& out);            // a JSON number's text
+  // The exact text of the next value (any type); control characters inside strings are escaped.
+  void capture(std::string& out);
+  void skip();
+  [[noreturn]] void fail(const std::string& what);
+  std::size_t offset() const { return consumed_ + pos_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  bool refill();
+  char get();                  // consumes one byte; fails at the end of the data
+  void skip_space(std::string* keep);
+  void value(std::string* out);  // capture (out) or skip (nullptr)
+  void raw_string(std::string* out);
+  void raw_number(std::string* out);
+  void literal(std::string* out);
+
+  ByteSource& source_;
+  std::string name_;
+  std::vector<char> buf_;
+  std::size_t pos_ = 0, end_ = 0, consumed_ = 0;
+  bool eof_ = false;
+};
+
+}  // namespace attnprof::trace

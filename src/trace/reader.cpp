@@ -1,0 +1,496 @@
+#include "trace/reader.h"
+
+#include <attnprof/error.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <unordered_map>
+
+#include "trace/json_pull.h"
+#include "trace/json_text.h"
+
+namespace attnprof::trace {
+namespace {
+
+struct PendingArg {
+  std::string key;
+  std::string json;
+};
+
+// Parses "[a, b, c]" of integers.
+bool parse_triple(const std::string& json, std::array<std::int64_t, 3>& out) {
+  std::size_t i = 0;
+  auto space = [&] {
+    while (i < json.size() && (json[i] == ' ' || json[i] == '\n' || json[i] == '\t' || json[i] == '\r')) ++i;
+  };
+  space();
+  if (i >= json.size() || json[i] != '[') return false;
+  ++i;
+  for (int k = 0; k < 3; ++k) {
+    space();
+    std::size_t b = i;
+    while (i < json.size() && (json[i] == '-' || (json[i] >= '0' && json[i] <= '9'))) ++i;
+    auto v = parse_integer(std::string_view(json).substr(b, i - b));
+    if (!v) return false;
+    out[k] = *v;
+    space();
+    if (i >= json.size() || json[i] != (k < 2 ? ',' : ']')) return false;
+    ++i;
+  }
+  space();
+  return i == json.size();
+}
+
+std::optional<double> parse_double(const std::string& json) {
+  if (json.empty() || !(json[0] == '-' || (json[0] >= '0' && json[0] <= '9'))) return std::nullopt;
+  char* end = nullptr;
+  double v = std::strtod(json.c_str(), &end);
+  if (end != json.c_str() + json.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+class Reader {
+ public:
+  Reader(ByteSource& source, const std::string& name, Trace& out, const std::function<void(Event&&)>& on_event)
+      : p_(source, name), out_(out), on_event_(on_event) {}
+
+  void read() {
+    char c = p_.peek();
+    if (p_.at_end()) p_.fail("no JSON in the file");
+    if (c == '[') {
+      // The Trace Event Format's array form: just the events.
+      events();
+      saw_events_ = true;
+    } else if (c == '{') {
+      top_level();
+    } else {
+      p_.fail(fmt::format("not JSON: the file starts with {}",
+                          static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f
+                              ? fmt::format("'{}'", c)
+                              : fmt::format("byte 0x{:02x}", static_cast<unsigned char>(c))));
+    }
+    if (!p_.at_end()) p_.fail("not valid JSON: unexpected data after the end of the document");
+    if (!saw_events_) p_.fail("not a Kineto/Chrome trace: no \"traceEvents\" array");
+  }
+
+ private:
+  void top_level() {
+    p_.expect('{', "at the start of the document");
+    if (p_.consume_if('}')) return;
+    do {
+      p_.read_string(key_);
+      p_.expect(':', "after a key");
+      if (key_ == "traceEvents") {
+        if (p_.peek() != '[') p_.fail("not a Kineto/Chrome trace: \"traceEvents\" is not an array");
+        events();
+        saw_events_ = true;
+      } else if (key_ == "schemaVersion") {
+        out_.schema_version = integer("schemaVersion");
+      } else if (key_ == "baseTimeNanoseconds") {
+        out_.base_time_ns = integer("baseTimeNanoseconds");
+      } else if (key_ == "displayTimeUnit") {
+        string_value("displayTimeUnit", out_.display_time_unit);
+      } else if (key_ == "traceName") {
+        string_value("traceName", out_.trace_name);
+      } else if (key_ == "deviceProperties" && p_.peek() == '[') {
+        device_properties();
+      } else if (key_ == "distributedInfo" && p_.peek() == '{') {
+        distributed_info();
+      } else if (key_ == "droppedRecords") {
+        out_.dropped_records = integer("droppedRecords");
+      } else {
+        RawArg raw;
+        raw.key = key_;
+        p_.capture(raw.json);
+        out_.other_top_level.push_back(std::move(raw));
+      }
+    } while (p_.consume_if(','));
+    p_.expect('}', "at the end of the document's object");
+  }
+
+  std::int64_t integer(const char* what) {
+    char c = p_.peek();
+    if (c != '-' && (c < '0' || c > '9')) p_.fail(fmt::format("not a Kineto trace: \"{}\" is not an integer", what));
+    p_.read_number(text_);
+    auto v = parse_integer(text_);
+    if (!v) p_.fail(fmt::format("not a Kineto trace: \"{}\" is not an integer", what));
+    return *v;
+  }
+
+  void string_value(const char* what, std::string& out) {
+    if (p_.peek() != '"') p_.fail(fmt::format("not a Kineto trace: \"{}\" is not a string", what));
+    p_.read_string(out);
+  }
+
+  void device_properties() {
+    p_.expect('[', "");
+    if (p_.consume_if(']')) return;
+    do {
+      DeviceProperties d;
+      p_.expect('{', "at the start of a deviceProperties entry");
+      if (!p_.consume_if('}')) {
+        do {
+          p_.read_string(key_);
+          p_.expect(':', "after a key");
+          if (key_ == "name" && p_.peek() == '"') {
+            p_.read_string(d.name);
+            continue;
+          }
+          static const std::unordered_map<std::string, std::int64_t DeviceProperties::*> kFields = {
+              {"id", &DeviceProperties::id},
+              {"totalGlobalMem", &DeviceProperties::total_global_mem},
+              {"computeMajor", &DeviceProperties::compute_major},
+              {"computeMinor", &DeviceProperties::compute_minor},
+              {"maxThreadsPerBlock", &DeviceProperties::max_threads_per_block},
+              {"maxThreadsPerMultiprocessor", &DeviceProperties::max_threads_per_sm},
+              {"regsPerBlock", &DeviceProperties::regs_per_block},
+              {"regsPerMultiprocessor", &DeviceProperties::regs_per_sm},
+              {"warpSize", &DeviceProperties::warp_size},
+              {"sharedMemPerBlock", &DeviceProperties::shared_per_block},
+              {"sharedMemPerBlockOptin", &DeviceProperties::shared_per_block_optin},
+              {"sharedMemPerMultiprocessor", &DeviceProperties::shared_per_sm},
+              {"numSms", &DeviceProperties::num_sms},
+              {"maxBlocksPerMultiprocessor", &DeviceProperties::max_blocks_per_sm},
+          };
+          auto it = kFields.find(key_);
+          char c = p_.peek();
+          if (it != kFields.end() && (c == '-' || (c >= '0' && c <= '9'))) {
+            p_.read_number(text_);
+            if (auto v = parse_integer(text_)) d.*(it->second) = *v;
+          } else {
+            p_.skip();  // not modelled (documented in docs/trace-format.md)
+          }
+        } while (p_.consume_if(','));
+        p_.expect('}', "at the end of a deviceProperties entry");
+      }
+      out_.devices.push_back(std::move(d));
+    } while (p_.consume_if(','));
+    p_.expect(']', "at the end of deviceProperties");
+  }
+
+  void distributed_info() {
+    p_.expect('{', "");
+    if (p_.consume_if('}')) return;
+    do {
+      p_.read_string(key_);
+      p_.expect(':', "after a key");
+      char c = p_.peek();
+      bool number = c == '-' || (c >= '0' && c <= '9');
+      if ((key_ == "rank" || key_ == "world_size") && number) {
+        p_.read_number(text_);
+        if (auto v = parse_integer(text_)) (key_ == "rank" ? out_.rank : out_.world_size) = *v;
+      } else {
+        p_.skip();
+      }
+    } while (p_.consume_if(','));
+    p_.expect('}', "at the end of distributedInfo");
+  }
+
+  void events() {
+    p_.expect('[', "");
+    if (p_.consume_if(']')) return;
+    do {
+      ++event_index_;
+      event();
+    } while (p_.consume_if(','));
+    if (p_.at_end()) p_.fail("truncated: the JSON ends inside the \"traceEvents\" array");
+    p_.expect(']', "at the end of the \"traceEvents\" array");
+  }
+
+  // The fields of one traceEvents entry, before we know its phase.
+  struct Raw {
+    std::string ph, cat, name, pid, tid, ts, dur, id, scope;
+    bool has_ts = false, has_dur = false, has_id = false, has_args = false;
+    std::vector<PendingArg> args;
+    std::size_t arg_count = 0;
+  };
+
+  void id_value(std::string& out) {
+    char c = p_.peek();
+    if (c == '"')
+      p_.read_string(out);
+    else if (c == '-' || (c >= '0' && c <= '9'))
+      p_.read_number(out);
+    else
+      p_.fail(fmt::format("not a Kineto trace: event #{} has a pid/tid/id that is neither a number nor a string",
+                          event_index_));
+  }
+
+  void event() {
+    Raw& r = raw_;
+    r.ph.clear();
+    r.cat.clear();
+    r.name.clear();
+    r.pid.clear();
+    r.tid.clear();
+    r.scope.clear();
+    r.has_ts = r.has_dur = r.has_id = r.has_args = false;
+    r.arg_count = 0;
+    bool has_cat = false;
+    if (p_.at_end()) p_.fail("truncated: the JSON ends inside the \"traceEvents\" array");
+    if (p_.peek() != '{') p_.fail(fmt::format("not a Kineto trace: event #{} is not an object", event_index_));
+    p_.expect('{', "");
+    if (!p_.consume_if('}')) {
+      do {
+        p_.read_string(key_);
+        p_.expect(':', "after a key");
+        char c = p_.peek();
+        if (key_ == "ph" && c == '"') {
+          p_.read_string(r.ph);
+        } else if (key_ == "cat" && c == '"') {
+          p_.read_string(r.cat);
+          has_cat = true;
+        } else if (key_ == "name" && c == '"') {
+          p_.read_string(r.name);
+        } else if (key_ == "pid") {
+          id_value(r.pid);
+        } else if (key_ == "tid") {
+          id_value(r.tid);
+        } else if (key_ == "ts" && c != '"') {
+          p_.read_number(r.ts);
+          r.has_ts = true;
+        } else if (key_ == "dur" && c != '"') {
+          p_.read_number(r.dur);
+          r.has_dur = true;
+        } else if (key_ == "id") {
+          id_value(r.id);
+          r.has_id = true;
+        } else if (key_ == "s" && c == '"') {
+          p_.read_string(r.scope);
+        } else if (key_ == "args" && c == '{') {
+          args();
+          r.has_args = true;
+        } else {
+          p_.skip();
+        }
+      } while (p_.consume_if(','));
+      p_.expect('}', "at the end of an event");
+    }
+    if (r.ph.size() != 1) {
+      if (r.ph.empty()) p_.fail(fmt::format("not a Kineto trace: event #{} has no \"ph\"", event_index_));
+      return;  // an unknown multi-letter phase: not part of the model
+    }
+    char ph = r.ph[0];
+    switch (ph) {
+      case 'X':
+      case 'i':
+      case 'I':
+        emit_event(ph, has_cat);
+        break;
+      case 's':
+      case 'f':
+        emit_flow(ph);
+        break;
+      case 'M':
+        emit_metadata();
+        break;
+      default:
+        break;  // B/E, counters, async and object events are not part of the model (docs/trace-format.md)
+    }
+  }
+
+  void args() {
+    p_.expect('{', "");
+    if (p_.consume_if('}')) return;
+    do {
+      if (raw_.arg_count == raw_.args.size()) raw_.args.emplace_back();
+      PendingArg& a = raw_.args[raw_.arg_count++];
+      p_.read_string(a.key);
+      p_.expect(':', "after a key");
+      p_.capture(a.json);
+    } while (p_.consume_if(','));
+    p_.expect('}', "at the end of an event's args");
+  }
+
+  std::int64_t time_ns(const std::string& text, const char* what) {
+    auto v = parse_us_as_ns(text);
+    if (!v) p_.fail(fmt::format("not a Kineto trace: event #{} has a \"{}\" out of range", event_index_, what));
+    return *v;
+  }
+
+  void require_ts() {
+    if (!raw_.has_ts)
+      p_.fail(fmt::format("not a Kineto trace: event #{} ('{}', ph {}) has no numeric \"ts\"", event_index_,
+                          raw_.name, raw_.ph));
+  }
+
+  void emit_event(char ph, bool has_cat) {
+    Raw& r = raw_;
+    require_ts();
+    Event e;
+    e.phase = ph;
+    e.category = has_cat ? parse_category(r.cat) : Category::other;
+    if (e.category == Category::other && has_cat) e.raw_category = r.cat;
+    e.name = std::move(r.name);
+    e.pid = std::move(r.pid);
+    e.tid = std::move(r.tid);
+    e.ts_ns = time_ns(r.ts, "ts");
+    if (ph == 'X') {
+      if (!r.has_dur)
+        p_.fail(fmt::format("not a Kineto trace: event #{} ('{}', ph X) has no numeric \"dur\"", event_index_, e.name));
+      e.dur_ns = time_ns(r.dur, "dur");
+    } else if (r.scope.size() == 1) {
+      e.scope = r.scope[0];
+    }
+    resolve_args(e);
+    on_event_(std::move(e));
+  }
+
+  // Known args become fields; the rest stay as written, in order.
+  void resolve_args(Event& e) {
+    const bool memory = e.category == Category::cpu_instant_event;
+    std::uint32_t seen = 0;  // bit per modelled key, so a repeated key stays raw
+    auto once = [&](int bit) {
+      if (seen & (1u << bit)) return false;
+      seen |= 1u << bit;
+      return true;
+    };
+    // Kernel footprint: present when the args have a grid or block.
+    for (std::size_t i = 0; i < raw_.arg_count; ++i) {
+      const std::string& k = raw_.args[i].key;
+      std::array<std::int64_t, 3> t{};
+      if ((k == "grid" || k == "block") && parse_triple(raw_.args[i].json, t)) {
+        e.launch.emplace();
+        break;
+      }
+    }
+    for (std::size_t i = 0; i < raw_.arg_count; ++i) {
+      PendingArg& a = raw_.args[i];
+      const std::string& k = a.key;
+      bool used = false;
+      auto int_field = [&](int bit, std::int64_t& field) {
+        if (auto v = parse_integer(a.json); v && once(bit)) {
+          field = *v;
+          used = true;
+        }
+      };
+      auto dbl_field = [&](int bit, std::optional<double>& field) {
+        if (auto v = parse_double(a.json); v && once(bit)) {
+          field = *v;
+          used = true;
+        }
+      };
+      if (k == "External id") {
+        int_field(0, e.external_id);
+      } else if (k == "correlation") {
+        int_field(1, e.correlation);
+      } else if (memory ? k == "Device Id" : k == "device") {
+        int_field(2, e.device);
+      } else if (!memory && k == "stream") {
+        int_field(3, e.stream);
+      } else if (memory ? k == "Bytes" : k == "bytes") {
+        int_field(4, e.bytes);
+      } else if (k == "Total Allocated") {
+        int_field(5, e.total_allocated);
+      } else if (k == "Input Dims" && once(6)) {
+        e.input_dims = std::move(a.json);
+        used = true;
+      } else if (k == "Input type" && once(7)) {
+        e.input_types = std::move(a.json);
+        used = true;
+      } else if (e.launch) {
+        KernelLaunch& l = *e.launch;
+        if (k == "registers per thread") {
+          int_field(8, l.registers_per_thread);
+        } else if (k == "shared memory") {
+          int_field(9, l.shared_bytes);
+        } else if (k == "static shared memory") {
+          int_field(10, l.static_shared_bytes);
+        } else if (k == "dynamic shared memory") {
+          int_field(11, l.dynamic_shared_bytes);
+        } else if (k == "blocks per SM") {
+          dbl_field(12, l.blocks_per_sm);
+        } else if (k == "warps per SM") {
+          dbl_field(13, l.warps_per_sm);
+        } else if (k == "est. achieved occupancy %") {
+          dbl_field(14, l.recorded_occupancy_pct);
+        } else if (k == "grid" || k == "block") {
+          std::array<std::int64_t, 3> t{};
+          if (parse_triple(a.json, t) && once(k == "grid" ? 15 : 16)) {
+            (k == "grid" ? l.grid : l.block) = t;
+            used = true;
+          }
+        }
+      }
+      if (!used) e.other_args.push_back(RawArg{std::move(a.key), std::move(a.json)});
+    }
+  }
+
+  void emit_flow(char ph) {
+    Raw& r = raw_;
+    require_ts();
+    if (!r.has_id) p_.fail(fmt::format("not a Kineto trace: flow event #{} has no \"id\"", event_index_));
+    auto id = parse_integer(r.id);
+    if (!id) return;  // string flow ids are not part of the model
+    std::int64_t ts = time_ns(r.ts, "ts");
+    auto it = flow_index_.find(*id);
+    Flow* f = nullptr;
+    if (it != flow_index_.end()) {
+      Flow& existing = out_.flows[it->second];
+      if (!(ph == 's' ? existing.has_start : existing.has_end)) f = &existing;
+    }
+    if (f == nullptr) {
+      flow_index_[*id] = out_.flows.size();
+      f = &out_.flows.emplace_back();
+      f->id = *id;
+      f->category = r.cat;
+      f->name = r.name;
+    }
+    if (ph == 's') {
+      f->has_start = true;
+      f->start_ts_ns = ts;
+      f->start_pid = std::move(r.pid);
+      f->start_tid = std::move(r.tid);
+    } else {
+      f->has_end = true;
+      f->end_ts_ns = ts;
+      f->end_pid = std::move(r.pid);
+      f->end_tid = std::move(r.tid);
+    }
+  }
+
+  void emit_metadata() {
+    Raw& r = raw_;
+    Metadata m;
+    m.name = std::move(r.name);
+    m.pid = std::move(r.pid);
+    m.tid = std::move(r.tid);
+    m.ts_ns = r.has_ts ? time_ns(r.ts, "ts") : 0;
+    for (std::size_t i = 0; i < r.arg_count; ++i)
+      m.args.push_back(RawArg{std::move(r.args[i].key), std::move(r.args[i].json)});
+    out_.metadata.push_back(std::move(m));
+  }
+
+  JsonPull p_;
+  Trace& out_;
+  const std::function<void(Event&&)>& on_event_;
+  std::string key_, text_;
+  Raw raw_;
+  bool saw_events_ = false;
+  std::size_t event_index_ = 0;
+  std::unordered_map<std::int64_t, std::size_t> flow_index_;
+};
+
+}  // namespace
+
+void read_trace_file(const std::string& path, Trace& out, const std::function<void(Event&&)>& on_event) {
+  auto source = open_trace_bytes(path);
+  Reader(*source, path, out, on_event).read();
+}
+
+Trace read_trace_file(const std::string& path) {
+  Trace t;
+  read_trace_file(path, t, [&](Event&& e) { t.events.push_back(std::move(e)); });
+  return t;
+}
+
+Trace read_trace_bytes(const std::string& name, const char* data, std::size_t size) {
+  Trace t;
+  auto source = memory_trace_bytes(name, data, size);
+  std::function<void(Event&&)> sink = [&](Event&& e) { t.events.push_back(std::move(e)); };
+  Reader(*source, name, t, sink).read();
+  return t;
+}
+
+}  // namespace attnprof::trace

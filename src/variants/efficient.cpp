@@ -1,0 +1,45 @@
+// efficient: the memory-efficient fused kernel (xformers/CUTLASS style): one piece of work per
+// forward. On the CPU: 64-query × 64-key tiles, K/V packed tile by tile as each q-block reaches
+// them, an online softmax, no S×S buffer (memory O(threads · tile)); causal tiles past the
+// diagonal are skipped. A row with every key masked gives 0.
+#include <memory>
+
+#include "cpu/cpu_backend.h"
+#include "ops/ops.h"
+#include "variants/builtin_list.h"
+#include "variants/common.h"
+#include "variants/fused_kernel_variant.h"
+
+namespace attnprof::variants {
+
+std::optional<std::string> FusedKernelVariant::refusal(const AttentionSpec& spec) const {
+  if (auto why = common_refusal(name(), spec)) return why;
+  return ops::backend(spec.device).fused_refusal(spec);
+}
+
+std::int64_t FusedKernelVariant::workspace_estimate(const AttentionSpec& spec) const {
+  if (spec.device == Device::cpu) return cpu::fused_workspace_bytes(spec, is_flash());
+  return spec.batch * spec.heads * spec.seq_q * 4;  // the fp32 log-sum-exp a GPU kernel keeps
+}
+
+namespace {
+
+class EfficientVariant final : public FusedKernelVariant {
+ public:
+  std::string_view name() const override { return "efficient"; }
+  std::string_view summary() const override {
+    return "memory-efficient fused kernel: 64×64 tiles, online softmax, no S×S buffer";
+  }
+  void forward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) override {
+    ops::efficient_attention_out(spec, out, q, k, v);
+  }
+
+ protected:
+  bool is_flash() const override { return false; }
+};
+
+}  // namespace
+
+std::unique_ptr<Variant> make_efficient_variant() { return std::make_unique<EfficientVariant>(); }
+
+}  // namespace attnprof::variants

@@ -1,0 +1,23 @@
+#pragma once
+#include <attnprof/variant.h>
+
+namespace attnprof::variants {
+
+// naive (in_place = false) and inplace (masked_fill_ instead of masked_fill): see naive.cpp.
+class NaiveVariant final : public Variant {
+ public:
+  explicit NaiveVariant(bool in_place);
+  std::string_view name() const override;
+  std::string_view summary() const override;
+  std::optional<std::string> refusal(const AttentionSpec& spec) const override;
+  void prepare(const AttentionSpec& spec) override;
+  void forward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) override;
+  std::int64_t workspace_estimate(const AttentionSpec& spec) const override;
+
+ private:
+  bool in_place_;
+  Tensor mask_;  // bool [Sq, Sk], true above the diagonal (masked), built by prepare()
+  AttentionSpec prepared_;
+};
+
+}  // namespace attnprof::variants

@@ -1,0 +1,102 @@
+// Bad input: one clear line on stderr naming the flag (and what is allowed), exit code 2, nothing
+// on stdout, no file left behind, never a crash or a hang.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cli/cli_runner.h"
+
+using attnprof::testing::CliResult;
+using attnprof::testing::run_cli;
+
+namespace {
+
+struct BadInput {
+  std::string label;
+  std::vector<std::string> args;
+  std::string expected;  // must appear in the one stderr line
+};
+
+std::ostream& operator<<(std::ostream& os, const BadInput& c) { return os << c.label; }
+
+std::vector<std::string> run_args(std::vector<std::string> extra) {
+  std::vector<std::string> args{"run", "--device", "cpu", "--batch", "1", "--heads", "2", "--seq", "16",
+                                "--out", "{work}/traces"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+std::vector<BadInput> cases() {
+  return {
+      {"batch_zero", run_args({"--batch", "0"}), "--batch"},
+      {"batch_negative", run_args({"--batch", "-3"}), "--batch"},
+      {"batch_not_a_number", run_args({"--batch", "abc"}), "--batch"},
+      {"batch_overflows_int64", run_args({"--batch", "99999999999999999999999"}), "--batch"},
+      {"heads_zero", run_args({"--heads", "0"}), "--heads"},
+      {"seq_zero", run_args({"--seq", "0"}), "--seq"},
+      {"seq_negative", run_args({"--seq", "-1"}), "--seq"},
+      {"seq_fraction", run_args({"--seq", "1.5"}), "--seq"},
+      {"seq_k_zero", run_args({"--seq-k", "0"}), "--seq-k"},
+      {"head_dim_zero", run_args({"--head-dim", "0"}), "--head-dim"},
+      {"head_dim_negative", run_args({"--head-dim", "-64"}), "--head-dim"},
+      {"kv_heads_zero", run_args({"--kv-heads", "0"}), "--kv-heads"},
+      {"kv_heads_not_dividing", run_args({"--heads", "16", "--kv-heads", "5"}), "--kv-heads"},
+      {"kv_heads_above_heads", run_args({"--heads", "16", "--kv-heads", "32"}), "--kv-heads"},
+      {"scores_overflow_64_bits", run_args({"--batch", "100000000", "--seq", "100000000"}), "overflows"},
+      {"seq_overflow_64_bits", run_args({"--seq", "9000000000000"}), "overflows"},
+      {"dtype_unknown", run_args({"--dtype", "fp8"}), "--dtype"},
+      {"dtype_int32", run_args({"--dtype", "int32"}), "--dtype"},
+      {"dtype_bool", run_args({"--dtype", "bool"}), "--dtype"},
+      {"dtype_empty", run_args({"--dtype", ""}), "--dtype"},
+      {"layout_unknown", run_args({"--layout", "bsdh"}), "--layout"},
+      {"device_unknown", run_args({"--device", "tpu"}), "--device"},
+      {"variant_unknown", run_args({"--variant", "nope"}), "--variant"},
+      {"variant_wrong_case", run_args({"--variant", "Flash"}), "--variant"},
+      {"cudnn_on_cpu", run_args({"--variant", "cudnn"}), "cudnn"},
+      {"format_unknown", run_args({"--format", "xml"}), "--format"},
+      {"threads_negative", run_args({"--threads", "-1"}), "--threads"},
+      {"threads_absurd", run_args({"--threads", "100000"}), "--threads"},
+      {"unknown_flag", run_args({"--bogus-flag"}), "--bogus-flag"},
+      {"misspelt_flag", run_args({"--causl"}), "--causl"},
+      {"causal_and_no_causal", run_args({"--causal", "--no-causal"}), "--no-causal"},
+      {"no_profile_with_out", {"run", "--device", "cpu", "--no-profile", "--out", "{work}/t"}, "--out"},
+      {"active_zero", run_args({"--active", "0"}), "--active"},
+      {"wait_negative", run_args({"--wait", "-1"}), "--wait"},
+      {"repeat_zero", run_args({"--no-profile", "--repeat", "0"}), "--repeat"},
+      {"seed_negative", run_args({"--seed", "-1"}), "--seed"},
+      {"out_unwritable", run_args({"--out", "/proc/attnprof-traces"}), "--out"},
+      {"out_is_a_file", run_args({"--out", "/etc/hostname"}), "--out"},
+      {"dump_unwritable", run_args({"--dump", "/proc/attnprof-dump"}), "--dump"},
+      {"compare_unknown_variant", {"compare", "--device", "cpu", "--variants", "naive,bogus"}, "--variants"},
+      {"compare_empty_variants", {"compare", "--device", "cpu", "--variants", ","}, "--variants"},
+      {"compare_bad_seq", {"compare", "--device", "cpu", "--seq", "0"}, "--seq"},
+      {"no_subcommand", {}, "subcommand"},
+      {"unknown_subcommand", {"frobnicate"}, "frobnicate"},
+      {"memory_beyond_machine", run_args({"--variant", "naive", "--batch", "4096", "--heads", "64", "--seq", "65536"}),
+       "largest --seq"},
+  };
+}
+
+class BadInputTest : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(BadInputTest, OneLineExitTwoNoFiles) {
+  const BadInput& c = GetParam();
+  CliResult r = run_cli(c.args, 60);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "stderr: " << r.err;
+  EXPECT_NE(r.err.find(c.expected), std::string::npos) << "stderr: " << r.err;
+  EXPECT_TRUE(r.out.empty()) << "stdout: " << r.out;
+  EXPECT_TRUE(r.files.empty()) << "left " << r.files.size() << " file(s), first " << (r.files.empty() ? "" : r.files[0]);
+  std::filesystem::remove_all(r.work_dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cli, BadInputTest, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<BadInput>& info) { return info.param.label; });
+
+TEST(BadInputBattery, HasAtLeastFortyCases) { EXPECT_GE(cases().size(), 40u); }
+
+}  // namespace

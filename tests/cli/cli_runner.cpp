@@ -1,0 +1,67 @@
+#include "cli/cli_runner.h"
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace attnprof::testing {
+
+std::string attnprof_binary() {
+  const char* bin = std::getenv("ATTNPROF_BIN");
+  if (bin == nullptr) throw std::runtime_error("ATTNPROF_BIN is not set (ctest sets it)");
+  return bin;
+}
+
+std::string shell_quote(const std::string& arg) {
+  std::string quoted = "'";
+  for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+std::string make_temp_dir() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "attnprof-test-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  return pattern;
+}
+
+namespace {
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
+    s.replace(at, from.size(), to);
+  }
+  return s;
+}
+}  // namespace
+
+CliResult run_cli(const std::vector<std::string>& args, int timeout_seconds) {
+  CliResult result;
+  result.work_dir = make_temp_dir();
+  std::string capture = make_temp_dir();
+  std::string command = "cd " + shell_quote(result.work_dir) + " && timeout " + std::to_string(timeout_seconds) +
+                        " " + shell_quote(attnprof_binary());
+  for (const std::string& a : args) command += " " + shell_quote(replace_all(a, "{work}", result.work_dir));
+  command += " >" + shell_quote(capture + "/out") + " 2>" + shell_quote(capture + "/err");
+  int status = std::system(command.c_str());
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.out = slurp(capture + "/out");
+  result.err = slurp(capture + "/err");
+  std::filesystem::remove_all(capture);
+  for (auto& entry : std::filesystem::recursive_directory_iterator(result.work_dir)) {
+    if (!entry.is_directory()) {
+      result.files.push_back(std::filesystem::relative(entry.path(), result.work_dir).string());
+    }
+  }
+  return result;
+}
+
+}  // namespace attnprof::testing

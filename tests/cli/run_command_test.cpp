@@ -1,0 +1,112 @@
+// End-to-end checks of `run` and `compare` through the binary.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "cli/cli_runner.h"
+
+using attnprof::testing::CliResult;
+using attnprof::testing::run_cli;
+using attnprof::testing::shell_quote;
+
+namespace {
+
+std::string source_dir() {
+  const char* dir = std::getenv("ATTNPROF_SOURCE_DIR");
+  return dir ? dir : ".";
+}
+
+TEST(RunCommand, DumpMatchesNumpyFp64Attention) {
+  for (const char* dtype : {"fp32", "bf16"}) {
+    for (const char* layout : {"bhsd", "bshd"}) {
+      CliResult r = run_cli({"run", "--device", "cpu", "--variant", "flash", "--batch", "2", "--heads", "4",
+                             "--kv-heads", "2", "--seq", "77", "--seq-k", "90", "--head-dim", "32", "--dtype", dtype,
+                             "--layout", layout, "--dump", "{work}/dump", "--out", "{work}/traces"});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      std::string check = "python3 " + shell_quote(source_dir() + "/tests/cli/check_dump.py") + " " +
+                          shell_quote(r.work_dir + "/dump") + " 1 " + (std::string(dtype) == "fp32" ? "1e-5" : "1e-2");
+      EXPECT_EQ(std::system(check.c_str()), 0) << dtype << " " << layout;
+      std::filesystem::remove_all(r.work_dir);
+    }
+  }
+}
+
+TEST(RunCommand, JsonHasTheDocumentedKeys) {
+  CliResult r = run_cli({"run", "--device", "cpu", "--variant", "naive", "--batch", "1", "--heads", "2", "--seq",
+                         "64", "--format", "json", "--out", "{work}/traces"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  for (const char* key : {"variant", "device", "dtype", "median_ms", "peak_extra_bytes", "rel_err",
+                          "kernels_per_forward"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["variant"], "naive");
+  EXPECT_LE(j["rel_err"].get<double>(), 1e-2);
+  EXPECT_TRUE(std::filesystem::exists(j["trace"].get<std::string>()));
+  std::filesystem::remove_all(r.work_dir);
+}
+
+TEST(CompareCommand, EveryCpuVariantHasARowWithItsWorkPerForward) {
+  CliResult r = run_cli({"compare", "--device", "cpu", "--batch", "1", "--heads", "2", "--seq", "128", "--format",
+                         "json", "--out", "{work}/traces"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  std::map<std::string, nlohmann::json> rows;
+  for (auto& row : j["rows"]) rows[row["variant"]] = row;
+  const std::map<std::string, double> expected_work{
+      {"naive", 6}, {"inplace", 5}, {"fused", 3}, {"efficient", 1}, {"flash", 1}};
+  for (auto& [name, work] : expected_work) {
+    ASSERT_TRUE(rows.count(name)) << name;
+    EXPECT_EQ(rows[name]["kernels_per_forward"].get<double>(), work) << name;
+    EXPECT_LE(rows[name]["rel_err"].get<double>(), 1e-2) << name;
+  }
+  ASSERT_TRUE(rows.count("math"));
+  EXPECT_GE(rows["math"]["kernels_per_forward"].get<double>(), 15);
+  EXPECT_LE(rows["math"]["kernels_per_forward"].get<double>(), 20);
+  ASSERT_TRUE(rows.count("cudnn"));
+  EXPECT_TRUE(rows["cudnn"].contains("refused"));
+  std::filesystem::remove_all(r.work_dir);
+}
+
+// SIGINT or SIGTERM in the middle of writing leaves only complete files (no temporaries).
+TEST(Interrupt, LeavesNoPartialFile) {
+  for (int signal_number : {SIGINT, SIGTERM}) {
+    std::string work = attnprof::testing::make_temp_dir();
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      if (chdir(work.c_str()) != 0) _exit(99);
+      std::string bin = attnprof::testing::attnprof_binary();
+      execl(bin.c_str(), bin.c_str(), "compare", "--device", "cpu", "--batch", "1", "--heads", "4", "--seq", "512",
+            "--out", "traces", static_cast<char*>(nullptr));
+      _exit(98);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    kill(child, signal_number);
+    int status = 0;
+    waitpid(child, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status)) << "the process must exit through the cleanup handler";
+    EXPECT_EQ(WEXITSTATUS(status), 128 + signal_number);
+    for (auto& entry : std::filesystem::recursive_directory_iterator(work)) {
+      if (entry.is_directory()) continue;
+      std::string name = entry.path().filename().string();
+      EXPECT_EQ(name.find(".tmp."), std::string::npos) << "temporary left: " << name;
+      EXPECT_GT(entry.file_size(), 0u) << name;
+      if (entry.path().extension() == ".gz") {
+        std::string test = "gzip -t " + shell_quote(entry.path().string());
+        EXPECT_EQ(std::system(test.c_str()), 0) << "incomplete: " << name;
+      }
+    }
+    std::filesystem::remove_all(work);
+  }
+}
+
+}  // namespace

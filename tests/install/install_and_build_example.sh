@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs attnprof from BUILD_DIR into a temporary prefix, builds examples/custom_variant
+# against it with find_package, runs its program and the installed CLI with the plug-in, and
+# checks the out-of-tree variant's row (error vs fp64, work per forward, trace).
+set -euo pipefail
+build_dir=$1
+source_dir=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
+cmake -S "$source_dir/examples/custom_variant" -B "$work/example" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/example" >/dev/null
+
+"$work/example/custom_compare" "$work/traces" | tee "$work/compare.txt"
+grep -q '^two_pass ' "$work/compare.txt" || { echo "FAIL: no two_pass row"; exit 1; }
+ls "$work"/traces/*two_pass_cpu.json.gz >/dev/null || { echo "FAIL: no two_pass trace"; exit 1; }
+
+"$work/prefix/bin/attnprof" compare --device cpu --batch 1 --heads 2 --seq 128 --variants two_pass,flash \
+  --plugin "$work/example/libtwo_pass_plugin.so" --out "$work/traces2" --format json >"$work/plugin.json"
+python3 - "$work/plugin.json" <<'PY'
+import json, sys
+rows = {r["variant"]: r for r in json.load(open(sys.argv[1]))["rows"]}
+row = rows["two_pass"]
+assert row["rel_err"] <= 1e-2, row["rel_err"]
+assert row["kernels_per_forward"] == 1, row["kernels_per_forward"]
+print(f"plug-in row: two_pass rel_err {row['rel_err']:.2e}, {row['kernels_per_forward']} kernel/forward")
+PY
+
+# A variant that refuses the shape says why, instead of a row.
+"$work/prefix/bin/attnprof" compare --device cpu --batch 1 --heads 2 --seq 64 --head-dim 1024 \
+  --variants two_pass --plugin "$work/example/libtwo_pass_plugin.so" --out "" --format json >"$work/refused.json"
+python3 - "$work/refused.json" <<'PY'
+import json, sys
+row = json.load(open(sys.argv[1]))["rows"][0]
+assert "--head-dim" in row["refused"], row
+print("refusal:", row["refused"])
+PY
+echo "install + out-of-tree example: OK"

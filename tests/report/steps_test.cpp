@@ -1,0 +1,108 @@
+// Acceptance 1 (steps): work launched in each active step of PyTorch's own traces.
+#include <gtest/gtest.h>
+
+#include "../trace/trace_test_util.h"
+#include "report/steps.h"
+#include "trace/reader.h"
+
+namespace attnprof::report {
+namespace {
+
+using trace::Category;
+
+struct Expected {
+  const char* variant;
+  std::int64_t kernels, memcpy, memset;
+};
+
+class AnchorSteps : public ::testing::TestWithParam<Expected> {};
+
+TEST_P(AnchorSteps, EveryActiveStepLaunchesTheBlogsWork) {
+  const Expected& x = GetParam();
+  trace::Trace t = trace::read_trace_file(testing::anchor_trace(x.variant));
+  auto steps = summarize_steps(t);
+  ASSERT_EQ(steps.size(), 3u);
+  const char* names[] = {"ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#4"};
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(steps[i].name, names[i]);
+    EXPECT_EQ(steps[i].kernels, x.kernels) << steps[i].name;
+    EXPECT_EQ(steps[i].memcpy, x.memcpy) << steps[i].name;
+    EXPECT_EQ(steps[i].memset, x.memset) << steps[i].name;
+    EXPECT_EQ(steps[i].cpu_time_ns, steps[i].end_ns - steps[i].start_ns);
+    EXPECT_GT(steps[i].device_time_ns, 0);
+  }
+  auto fw = summarize_forwards(t);
+  EXPECT_TRUE(fw.on_device);
+  ASSERT_EQ(fw.forwards.size(), 3u);
+  EXPECT_DOUBLE_EQ(fw.kernels_per_forward, static_cast<double>(x.kernels));
+  EXPECT_DOUBLE_EQ(fw.memcpy_per_forward, static_cast<double>(x.memcpy));
+  EXPECT_DOUBLE_EQ(fw.memset_per_forward, static_cast<double>(x.memset));
+}
+
+INSTANTIATE_TEST_SUITE_P(PyTorch, AnchorSteps,
+                         ::testing::Values(Expected{"naive", 5, 1, 1}, Expected{"math", 20, 0, 0},
+                                           Expected{"flash", 1, 0, 0}));
+
+TEST(Steps, NaiveTraceHasTwoKernelsLaunchedBeforeTheWindowThatNoStepOwns) {
+  // Kineto keeps kernels that ran in the window although their launch (in the warmup step) is
+  // not in the trace: 17 kernels, but only 3 x 5 belong to a step.
+  trace::Trace t = trace::read_trace_file(testing::anchor_trace("naive"));
+  int kernels = 0;
+  for (const auto& e : t.events) kernels += e.category == Category::kernel;
+  EXPECT_EQ(kernels, 17);
+  std::int64_t attributed = 0;
+  for (const auto& s : summarize_steps(t)) attributed += s.kernels;
+  EXPECT_EQ(attributed, 15);
+}
+
+trace::Event ev(Category c, std::string name, std::int64_t ts, std::int64_t dur, std::int64_t corr = -1) {
+  trace::Event e;
+  e.category = c;
+  e.name = std::move(name);
+  e.ts_ns = ts;
+  e.dur_ns = dur;
+  e.pid = e.tid = "1";
+  e.correlation = corr;
+  return e;
+}
+
+TEST(Steps, DeviceWorkBelongsToTheStepThatLaunchedItNotTheOneItRanIn) {
+  trace::Trace t;
+  t.events = {ev(Category::user_annotation, "ProfilerStep#5", 0, 100),
+              ev(Category::user_annotation, "ProfilerStep#6", 100, 100),
+              ev(Category::cuda_runtime, "cudaLaunchKernel", 90, 5, 1),
+              ev(Category::kernel, "k", 150, 40, 1),          // runs in step 6, launched in step 5
+              ev(Category::cuda_runtime, "cudaMemsetAsync", 120, 5, 2),
+              ev(Category::gpu_memset, "Memset", 300, 1, 2),   // runs after both steps
+              ev(Category::gpu_user_annotation, "attn_fwd", 100, 100),
+              ev(Category::kernel, "orphan", 110, 10, 99)};  // no launch in the trace
+  auto s = summarize_steps(t);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].kernels, 1);
+  EXPECT_EQ(s[0].device_time_ns, 40);
+  EXPECT_EQ(s[1].kernels, 0);
+  EXPECT_EQ(s[1].memset, 1);
+  EXPECT_EQ(s[1].device_time_ns, 1);
+}
+
+TEST(Steps, OnACpuTraceTheKernelsAreCpuKernelEvents) {
+  trace::Trace t;
+  t.events = {ev(Category::user_annotation, "ProfilerStep#2", 0, 1000), ev(Category::user_annotation, "attn_fwd", 10, 900),
+              ev(Category::cpu_op, "aten::bmm", 20, 300), ev(Category::cpu_kernel, "gemm", 30, 250),
+              ev(Category::cpu_op, "aten::softmax", 400, 300), ev(Category::cpu_kernel, "softmax", 410, 200),
+              ev(Category::cpu_kernel, "after", 2000, 5)};
+  auto s = summarize_steps(t);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].kernels, 2);
+  EXPECT_EQ(s[0].device_time_ns, 450);
+  EXPECT_EQ(s[0].cpu_time_ns, 1000);
+  auto fw = summarize_forwards(t);
+  EXPECT_FALSE(fw.on_device);
+  ASSERT_EQ(fw.forwards.size(), 1u);
+  EXPECT_EQ(fw.forwards[0].kernels, 2);
+  EXPECT_EQ(fw.forwards[0].kernel_time_ns, 450);
+  EXPECT_EQ(fw.forwards[0].cpu_time_ns, 900);
+}
+
+}  // namespace
+}  // namespace attnprof::report
