@@ -1,0 +1,176 @@
+// attnprof sweep: run_variant over a grid of sequence lengths, head dims and variants; results
+// as DIR/sweep.csv and DIR/sweep.json, rewritten whole after every point.
+#include <attnprof/error.h>
+#include <attnprof/run.h>
+#include <attnprof/variant.h>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "core/atomic_file.h"
+#include "ops/backend.h"
+#include "report/ceilings.h"
+#include "report/sweep.h"
+
+namespace attnprof::cli {
+namespace {
+
+struct SweepArgs {
+  std::string seqs = "512,1024,...,16384";
+  std::string head_dims = "64";
+  std::string variants;  // empty: every variant the device supports
+  std::string device;    // empty: cuda when a GPU is present, else cpu
+  std::int64_t batch = 0;  // 0: 8 on a GPU, 1 on the CPU
+  std::int64_t heads = 16;
+  std::int64_t kv_heads = 0;  // 0: same as heads
+  std::string dtype = "bf16";
+  bool no_causal = false;
+  std::string layout = "bhsd";
+  int threads = 0;
+  std::uint64_t seed = 0;
+  bool no_profile = false;
+  std::string out = "sweep";
+};
+
+std::vector<std::string> split_names(const std::string& list) {
+  std::vector<std::string> names;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    std::size_t comma = list.find(',', start);
+    std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (name.empty()) throw UsageError(fmt::format("--variants: empty name in '{}'; allowed: {}", list, variant_names()));
+    if (!find_variant(name)) {
+      throw UsageError(fmt::format("--variants: unknown variant '{}'; allowed: {}", name, variant_names()));
+    }
+    names.push_back(name);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return names;
+}
+
+// Unknown variant or its refusal → "refused"; over the free memory → "skipped".
+std::optional<report::SweepRecord> precheck_point(const report::SweepPoint& point) {
+  const Variant* variant = find_variant(point.variant);
+  if (!variant) {
+    return report::record_not_run(point, "refused", fmt::format("unknown variant; allowed: {}", variant_names()));
+  }
+  if (auto refusal = variant->refusal(point.spec)) return report::record_not_run(point, "refused", *refusal);
+  const std::int64_t needed = report::memory_estimate(*variant, point.spec);
+  if (auto reason = report::memory_skip_reason(needed, report::available_memory_bytes(point.spec.device))) {
+    return report::record_not_run(point, "skipped", *reason);
+  }
+  return std::nullopt;
+}
+
+int run_sweep_command(const SweepArgs& args) {
+  AttentionSpec base;
+  base.device = args.device.empty() ? (ops::has_backend(Device::cuda) ? Device::cuda : Device::cpu)
+                                    : parse_device(args.device);
+  base.batch = args.batch > 0 ? args.batch : (base.device == Device::cuda ? 8 : 1);
+  base.heads = args.heads;
+  base.kv_heads = args.kv_heads > 0 ? args.kv_heads : args.heads;
+  base.dtype = parse_dtype(args.dtype);
+  base.causal = !args.no_causal;
+  base.layout = parse_layout(args.layout);
+
+  const std::vector<std::int64_t> seqs = report::parse_int_list(args.seqs, "--seq");
+  const std::vector<std::int64_t> head_dims = report::parse_int_list(args.head_dims, "--head-dim");
+  std::vector<std::string> variants;
+  if (!args.variants.empty()) {
+    variants = split_names(args.variants);
+  } else {
+    AttentionSpec probe = base;
+    probe.seq_q = probe.seq_k = seqs.front();
+    probe.head_dim = head_dims.front();
+    for (Variant* v : all_variants()) {
+      if (!v->refusal(probe)) variants.emplace_back(v->name());
+    }
+  }
+  for (std::int64_t s : seqs) {
+    AttentionSpec check = base;
+    check.seq_q = check.seq_k = s;
+    for (std::int64_t d : head_dims) {
+      check.head_dim = d;
+      check.validate();
+    }
+  }
+  ensure_writable_directory(args.out, "--out");
+  install_signal_cleanup();
+
+  const report::Ceilings& ceilings = report::measured_ceilings(base.device);
+  std::printf("ceilings: %s\n", report::ceilings_text(ceilings).c_str());
+
+  RunOptions options;
+  options.threads = args.threads;
+  options.seed = args.seed;
+  options.profile = !args.no_profile;
+  options.out_dir = args.no_profile ? std::string() : args.out + "/traces";
+  if (!options.out_dir.empty()) ensure_writable_directory(options.out_dir, "--out");
+
+  const bool terminal = isatty(fileno(stderr)) != 0;
+  report::SweepHooks hooks;
+  hooks.run = [](const RunOptions& o) { return run_variant(o); };
+  hooks.precheck = precheck_point;
+  hooks.checkpoint = [&](const std::vector<report::SweepRecord>& records) {
+    report::write_sweep_files(args.out, records, ceilings);
+  };
+  hooks.progress = [&](std::size_t done, std::size_t total, const report::SweepRecord& record) {
+    std::string line = report::progress_line(done, total, record, terminal);
+    if (terminal) {
+      std::fprintf(stderr, "\r%s\033[K%s", line.c_str(), done == total ? "\n" : "");
+    } else {
+      std::printf("%s\n", line.c_str());
+    }
+    std::fflush(terminal ? stderr : stdout);
+  };
+  const auto points = report::sweep_grid(base, seqs, head_dims, variants);
+  const auto records = report::run_sweep(points, options, ceilings, hooks);
+  if (records.empty()) report::write_sweep_files(args.out, records, ceilings);
+
+  int ok = 0, skipped = 0, refused = 0, failed = 0;
+  for (const auto& r : records) {
+    if (r.status == "ok") ++ok;
+    if (r.status == "skipped") ++skipped;
+    if (r.status == "refused") ++refused;
+    if (r.status == "failed") {
+      ++failed;
+      std::fprintf(stderr, "attnprof: %s S=%lld D=%lld failed: %s\n", r.point.variant.c_str(),
+                   static_cast<long long>(r.point.spec.seq_q), static_cast<long long>(r.point.spec.head_dim),
+                   r.reason.c_str());
+    }
+  }
+  std::printf("wrote %s/sweep.csv and %s/sweep.json: %zu points, %d run, %d skipped for memory, %d refused, %d failed\n",
+              args.out.c_str(), args.out.c_str(), records.size(), ok, skipped, refused, failed);
+  return failed > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+Command add_sweep(CLI::App& app) {
+  auto args = std::make_shared<SweepArgs>();
+  CLI::App* sub = app.add_subcommand("sweep", "Run variants over a grid of sequence lengths and head dims; CSV and JSON");
+  sub->add_option("--seq", args->seqs, "Sequence lengths, e.g. 512,1024,...,16384 ('...' continues a doubling)")
+      ->capture_default_str();
+  sub->add_option("--head-dim", args->head_dims, "Head dims, e.g. 64,128")->capture_default_str();
+  sub->add_option("--variants", args->variants, "Comma-separated variants (default: every one the device supports)");
+  sub->add_option("--device", args->device, "cpu or cuda (default: cuda when a GPU is present)");
+  sub->add_option("--batch", args->batch, "Batch (default: 8 on a GPU, 1 on the CPU)");
+  sub->add_option("--heads", args->heads, "Query heads")->capture_default_str();
+  sub->add_option("--kv-heads", args->kv_heads, "Key/value heads (default: --heads)");
+  sub->add_option("--dtype", args->dtype, "bf16, fp16 or fp32")->capture_default_str();
+  sub->add_flag("--no-causal", args->no_causal, "Attend to every key (default: causal)");
+  sub->add_option("--layout", args->layout, "bhsd or bshd")->capture_default_str();
+  sub->add_option("--threads", args->threads, "CPU threads (0: all cores)");
+  sub->add_option("--seed", args->seed, "Input seed");
+  sub->add_flag("--no-profile", args->no_profile, "Time without the profiler (no traces, no kernel counts)");
+  sub->add_option("--out", args->out, "Directory for sweep.csv, sweep.json and traces/")->capture_default_str();
+  return [args] { return run_sweep_command(*args); };
+}
+
+}  // namespace attnprof::cli

@@ -1,0 +1,163 @@
+#include "report/ceilings.h"
+
+#include <attnprof/error.h>
+
+#include <cblas.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace attnprof::report {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "CPU";
+}
+
+struct Registry {
+  std::mutex mutex;
+  std::map<Device, CeilingProbe> probes;
+  std::map<Device, Ceilings> measured;
+};
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+// One sgemm of n×n; returns seconds. C = A·B with A, B filled so one entry can be checked.
+double time_sgemm(int n, std::vector<float>& a, std::vector<float>& b, std::vector<float>& c) {
+  auto start = Clock::now();
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+  return seconds_since(start);
+}
+
+}  // namespace
+
+void install_ceiling_probe(Device device, CeilingProbe probe) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.probes[device] = probe;
+  r.measured.erase(device);
+}
+
+const Ceilings& measured_ceilings(Device device) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  auto done = r.measured.find(device);
+  if (done != r.measured.end()) return done->second;
+  Ceilings c;
+  auto probe = r.probes.find(device);
+  if (probe != r.probes.end() && probe->second) {
+    c = probe->second();
+  } else if (device == Device::cpu) {
+    c = measure_cpu_ceilings();
+  } else {
+    c.device = device;
+    c.device_name = std::string(device_name(device));
+    c.matmul_what = "not measured: no ceiling probe installed for this device";
+    c.copy_what = c.matmul_what;
+  }
+  return r.measured.emplace(device, std::move(c)).first->second;
+}
+
+Ceilings measure_cpu_ceilings() {
+  const auto begin = Clock::now();
+  Ceilings c;
+  c.device = Device::cpu;
+  c.device_name = fmt::format("{} ({} threads)", cpu_model_name(), std::thread::hardware_concurrency());
+
+  // sgemm: one warm-up (thread pool, page faults), then repeat until 0.2 s have passed.
+  constexpr int kN = 2048;
+  std::vector<float> a(static_cast<std::size_t>(kN) * kN), b(a.size()), out(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<float>(static_cast<int>(i % 7) - 3) * 0.25f;
+    b[i] = static_cast<float>(static_cast<int>(i % 5) - 2) * 0.5f;
+  }
+  time_sgemm(kN, a, b, out);
+  double gemm_seconds = 0;
+  int gemms = 0;
+  while (gemms < 2 || gemm_seconds < 0.2) {
+    gemm_seconds += time_sgemm(kN, a, b, out);
+    ++gemms;
+  }
+  // The timed work must be the real product: check one entry against a plain dot product.
+  double expected = 0;
+  const int row = 17, col = 1029;
+  for (int k = 0; k < kN; ++k) expected += static_cast<double>(a[row * kN + k]) * b[static_cast<std::size_t>(k) * kN + col];
+  if (std::fabs(out[static_cast<std::size_t>(row) * kN + col] - expected) > 1e-3 * (1 + std::fabs(expected))) {
+    throw Error(fmt::format("ceilings: OpenBLAS sgemm gave {} where {} was expected",
+                            out[static_cast<std::size_t>(row) * kN + col], expected));
+  }
+  c.matmul_tflops = 2.0 * kN * kN * static_cast<double>(kN) * gemms / gemm_seconds / 1e12;
+  c.matmul_what = fmt::format("OpenBLAS sgemm {}\u00b3 fp32, {} runs", kN, gemms);
+
+  // memcpy: 128 MiB, pages touched first; counts read + write bytes, as the anchors do.
+  constexpr std::size_t kBytes = 128u << 20;
+  std::vector<char> src(kBytes, 1), dst(kBytes, 0);
+  std::memcpy(dst.data(), src.data(), kBytes);
+  double copy_seconds = 0;
+  int copies = 0;
+  while (copies < 3 || copy_seconds < 0.1) {
+    src[static_cast<std::size_t>(copies) % kBytes] = static_cast<char>(copies);
+    auto start = Clock::now();
+    std::memcpy(dst.data(), src.data(), kBytes);
+    copy_seconds += seconds_since(start);
+    ++copies;
+  }
+  if (dst[0] != src[0]) throw Error("ceilings: memcpy did not copy");
+  c.copy_gbps = 2.0 * static_cast<double>(kBytes) * copies / copy_seconds / 1e9;
+  c.copy_what = fmt::format("memcpy of 128 MiB, read + write, {} runs", copies);
+  c.seconds_spent = seconds_since(begin);
+  return c;
+}
+
+std::string ceilings_text(const Ceilings& c) {
+  if (!c.measured()) return fmt::format("{}: ceilings {}", c.device_name, c.matmul_what);
+  const bool tera = c.matmul_tflops >= 1;
+  return fmt::format("{}: matmul {:.1f} {} ({}); copy {:.1f} GB/s ({}); ridge at {:.1f} FLOP/byte", c.device_name,
+                     tera ? c.matmul_tflops : c.matmul_tflops * 1e3, tera ? "TFLOP/s" : "GFLOP/s", c.matmul_what,
+                     c.copy_gbps, c.copy_what, c.ridge_flops_per_byte());
+}
+
+nlohmann::json ceilings_json(const Ceilings& c) {
+  return {{"device", std::string(device_name(c.device))},
+          {"device_name", c.device_name},
+          {"matmul_tflops", c.matmul_tflops},
+          {"matmul_what", c.matmul_what},
+          {"copy_gbps", c.copy_gbps},
+          {"copy_what", c.copy_what}};
+}
+
+Ceilings ceilings_from_json(const nlohmann::json& j) {
+  Ceilings c;
+  c.device = parse_device(j.value("device", std::string("cpu")));
+  c.device_name = j.value("device_name", std::string());
+  c.matmul_tflops = j.value("matmul_tflops", 0.0);
+  c.matmul_what = j.value("matmul_what", std::string());
+  c.copy_gbps = j.value("copy_gbps", 0.0);
+  c.copy_what = j.value("copy_what", std::string());
+  return c;
+}
+
+}  // namespace attnprof::report

@@ -1,0 +1,264 @@
+#include "report/glance.h"
+
+#include <attnprof/error.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnprof::report {
+
+std::size_t display_width(const std::string& text) {
+  std::size_t n = 0;
+  for (unsigned char c : text) {
+    if ((c & 0xC0) != 0x80) ++n;  // count the first byte of each code point
+  }
+  return n;
+}
+
+std::vector<std::string> wrap_text(const std::string& text, std::size_t width) {
+  std::vector<std::string> lines;
+  std::string line;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t space = text.find(' ', start);
+    std::string word = text.substr(start, space == std::string::npos ? std::string::npos : space - start);
+    start = space == std::string::npos ? text.size() : space + 1;
+    if (word.empty()) continue;
+    // A word longer than the column (a kernel name) is cut into pieces.
+    while (display_width(word) > width) {
+      if (!line.empty()) {
+        lines.push_back(line);
+        line.clear();
+      }
+      std::size_t bytes = 0, points = 0;
+      while (bytes < word.size() && points < width) {
+        ++bytes;
+        while (bytes < word.size() && (static_cast<unsigned char>(word[bytes]) & 0xC0) == 0x80) ++bytes;
+        ++points;
+      }
+      lines.push_back(word.substr(0, bytes));
+      word = word.substr(bytes);
+    }
+    if (line.empty()) {
+      line = word;
+    } else if (display_width(line) + 1 + display_width(word) <= width) {
+      line += " " + word;
+    } else {
+      lines.push_back(line);
+      line = word;
+    }
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+RunFacts run_facts(const RunResult& result) {
+  RunFacts facts;
+  facts.spec = result.spec;
+  facts.peak_extra_bytes = result.peak_extra_bytes;
+  if (result.cpu_ns > 0) facts.cpu_ns_per_forward = result.cpu_ns;
+  if (result.median_ns > 0) facts.device_ns_per_forward = result.median_ns;
+  facts.nan_output = result.nan_output;
+  return facts;
+}
+
+GlanceRow glance_row(const RunResult& result, double peak_tflops) {
+  GlanceRow row;
+  row.variant = result.variant;
+  row.summary = result.summary;
+  row.kernels_per_forward = result.kernels_per_forward;
+  row.memcpy_per_forward = result.memcpy_per_forward;
+  row.memset_per_forward = result.memset_per_forward;
+  row.device_ms = result.median_ns / 1e6;
+  row.cpu_ms = result.cpu_ns / 1e6;
+  row.peak_extra_bytes = result.peak_extra_bytes;
+  row.tflops = result.tflops;
+  row.pct_of_peak = peak_tflops > 0 ? 100.0 * result.tflops / peak_tflops : 0;
+  row.rel_err = result.rel_err;
+  row.nan_output = result.nan_output;
+  row.trace_path = result.trace_path;
+  RunFacts facts = run_facts(result);
+  if (result.trace) {
+    row.insights = derive_insights(*result.trace, facts);
+  } else if (auto nan = rules::nan_output(facts)) {
+    row.insights.push_back(*nan);
+  }
+  return row;
+}
+
+GlanceRow refused_row(std::string variant, std::string summary, std::string reason) {
+  GlanceRow row;
+  row.variant = std::move(variant);
+  row.summary = std::move(summary);
+  row.refusal = std::move(reason);
+  return row;
+}
+
+namespace {
+
+struct Column {
+  const char* title;
+  std::size_t width;
+  bool right;
+};
+
+// The fixed columns; the last ("what it does / what the trace revealed") takes what is left.
+const std::vector<Column>& columns() {
+  static const std::vector<Column> cols = {
+      {"variant", 9, false}, {"kern/fwd", 8, true}, {"cpy", 3, true},       {"set", 3, true},
+      {"dev ms", 8, true},   {"CPU ms", 7, true},   {"peak extra", 10, true}, {"TFLOP/s", 7, true},
+      {"%peak", 5, true},    {"err", 7, true},
+  };
+  return cols;
+}
+
+std::string pad(const std::string& text, std::size_t width, bool right) {
+  std::size_t w = display_width(text);
+  if (w >= width) return text;
+  return right ? std::string(width - w, ' ') + text : text + std::string(width - w, ' ');
+}
+
+std::string count_text(double value) {
+  if (std::fabs(value - std::round(value)) < 0.05) return fmt::format("{:.0f}", value);
+  return fmt::format("{:.1f}", value);
+}
+
+std::string ms_text(double ms) {
+  if (ms >= 100) return fmt::format("{:.1f}", ms);
+  if (ms >= 1) return fmt::format("{:.3f}", ms);
+  return fmt::format("{:.4f}", ms);
+}
+
+std::string tflops_text(double tflops) {
+  if (tflops >= 10) return fmt::format("{:.1f}", tflops);
+  if (tflops >= 0.1) return fmt::format("{:.2f}", tflops);
+  return fmt::format("{:.4f}", tflops);
+}
+
+}  // namespace
+
+std::string glance_text(const std::vector<GlanceRow>& rows, int width) {
+  const auto& cols = columns();
+  std::size_t fixed = 0;
+  for (const Column& c : cols) fixed += c.width + 1;
+  const std::size_t last = width > static_cast<int>(fixed) + 20 ? static_cast<std::size_t>(width) - fixed : 20;
+
+  std::string out;
+  auto emit = [&](const std::vector<std::string>& cells, const std::vector<std::string>& wrapped) {
+    for (std::size_t line = 0; line < std::max<std::size_t>(wrapped.size(), 1); ++line) {
+      std::string text;
+      for (std::size_t i = 0; i < cols.size(); ++i) {
+        text += pad(line == 0 ? cells[i] : std::string(), cols[i].width, cols[i].right) + " ";
+      }
+      if (line < wrapped.size()) text += wrapped[line];
+      while (!text.empty() && text.back() == ' ') text.pop_back();
+      out += text + "\n";
+    }
+  };
+  std::vector<std::string> titles;
+  for (const Column& c : cols) titles.push_back(c.title);
+  emit(titles, {"what it does / what the trace revealed"});
+  out += std::string(std::min<std::size_t>(static_cast<std::size_t>(width), fixed + last), '-') + "\n";
+
+  for (const GlanceRow& row : rows) {
+    std::vector<std::string> wrapped = wrap_text(row.summary, last);
+    if (row.refusal) {
+      std::vector<std::string> cells(cols.size(), "");
+      cells[0] = row.variant;
+      cells[1] = "refused";
+      for (const std::string& l : wrap_text("refused: " + *row.refusal, last)) wrapped.push_back(l);
+      emit(cells, wrapped);
+      continue;
+    }
+    for (const Insight& insight : row.insights) {
+      std::vector<std::string> lines = wrap_text("\u25b8 " + insight.code + ": " + insight.text, last - 2);
+      for (std::size_t i = 0; i < lines.size(); ++i) wrapped.push_back(i == 0 ? lines[i] : "  " + lines[i]);
+    }
+    std::vector<std::string> cells = {
+        row.variant,
+        count_text(row.kernels_per_forward),
+        count_text(row.memcpy_per_forward),
+        count_text(row.memset_per_forward),
+        ms_text(row.device_ms),
+        ms_text(row.cpu_ms),
+        format_bytes(static_cast<double>(row.peak_extra_bytes)),
+        tflops_text(row.tflops),
+        row.pct_of_peak > 0 ? fmt::format("{:.1f}%", row.pct_of_peak) : "-",
+        row.nan_output ? "nan" : fmt::format("{:.1e}", row.rel_err),
+    };
+    emit(cells, wrapped);
+  }
+  return out;
+}
+
+nlohmann::json glance_row_json(const GlanceRow& row) {
+  nlohmann::json insights = nlohmann::json::array();
+  for (const Insight& i : row.insights) insights.push_back({{"code", i.code}, {"text", i.text}});
+  nlohmann::json j;
+  j["variant"] = row.variant;
+  j["summary"] = row.summary;
+  if (row.refusal) {
+    j["refused"] = *row.refusal;
+    for (const char* key : {"kernels_per_forward", "memcpy_per_forward", "memset_per_forward", "device_ms", "cpu_ms",
+                            "peak_extra_bytes", "tflops", "pct_of_peak", "rel_err"}) {
+      j[key] = nullptr;
+    }
+  } else {
+    j["kernels_per_forward"] = row.kernels_per_forward;
+    j["memcpy_per_forward"] = row.memcpy_per_forward;
+    j["memset_per_forward"] = row.memset_per_forward;
+    j["device_ms"] = row.device_ms;
+    j["cpu_ms"] = row.cpu_ms;
+    j["peak_extra_bytes"] = row.peak_extra_bytes;
+    j["tflops"] = row.tflops;
+    j["pct_of_peak"] = row.pct_of_peak;
+    // JSON has no NaN: a NaN output's error is null, with nan_output true.
+    j["rel_err"] = row.nan_output || !std::isfinite(row.rel_err) ? nlohmann::json(nullptr) : nlohmann::json(row.rel_err);
+  }
+  j["nan_output"] = row.nan_output;
+  j["insights"] = insights;
+  j["trace_path"] = row.trace_path;
+  return j;
+}
+
+nlohmann::json glance_json(const std::vector<GlanceRow>& rows) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const GlanceRow& row : rows) list.push_back(glance_row_json(row));
+  return {{"rows", list}};
+}
+
+namespace {
+double number_or_zero(const nlohmann::json& row, const char* key) {
+  auto it = row.find(key);
+  return it == row.end() || !it->is_number() ? 0.0 : it->get<double>();
+}
+}  // namespace
+
+GlanceRow glance_row_from_json(const nlohmann::json& j) {
+  if (!j.is_object() || !j.contains("variant") || !j["variant"].is_string()) {
+    throw Error("results JSON: a row has no \"variant\" string");
+  }
+  GlanceRow row;
+  row.variant = j["variant"].get<std::string>();
+  row.summary = j.value("summary", std::string());
+  if (j.contains("refused") && j["refused"].is_string()) row.refusal = j["refused"].get<std::string>();
+  row.kernels_per_forward = number_or_zero(j, "kernels_per_forward");
+  row.memcpy_per_forward = number_or_zero(j, "memcpy_per_forward");
+  row.memset_per_forward = number_or_zero(j, "memset_per_forward");
+  row.device_ms = number_or_zero(j, "device_ms");
+  row.cpu_ms = number_or_zero(j, "cpu_ms");
+  row.peak_extra_bytes = static_cast<std::int64_t>(number_or_zero(j, "peak_extra_bytes"));
+  row.tflops = number_or_zero(j, "tflops");
+  row.pct_of_peak = number_or_zero(j, "pct_of_peak");
+  row.rel_err = number_or_zero(j, "rel_err");
+  row.nan_output = j.value("nan_output", false);
+  row.trace_path = j.value("trace_path", std::string());
+  if (j.contains("insights") && j["insights"].is_array()) {
+    for (const auto& i : j["insights"]) row.insights.push_back({i.value("code", ""), i.value("text", "")});
+  }
+  return row;
+}
+
+}  // namespace attnprof::report

@@ -1,0 +1,55 @@
+#pragma once
+// The "at a glance" table (the blog's closing table, measured): one row per variant with its
+// work per forward, times, memory, throughput against the measured peak, error, and what the
+// trace revealed. Text for a terminal (fits 120 columns) and JSON for tools and the report.
+#include <attnprof/run.h>
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/insights.h"
+
+namespace attnprof::report {
+
+struct GlanceRow {
+  std::string variant;
+  std::string summary;               // what it does, one line
+  std::optional<std::string> refusal;  // set: the variant refused the spec; the numbers are absent
+  double kernels_per_forward = 0;
+  double memcpy_per_forward = 0;
+  double memset_per_forward = 0;
+  double device_ms = 0;              // per forward (device time on the GPU, wall time on the CPU)
+  double cpu_ms = 0;                 // CPU time per forward
+  std::int64_t peak_extra_bytes = 0;
+  double tflops = 0;
+  double pct_of_peak = 0;            // of the measured matmul ceiling; 0 when none was measured
+  double rel_err = 0;
+  bool nan_output = false;
+  std::vector<Insight> insights;
+  std::string trace_path;
+};
+
+// Facts of a run as the insight rules take them.
+RunFacts run_facts(const RunResult& result);
+// A measured row; insights come from result.trace (none when the run kept no trace).
+GlanceRow glance_row(const RunResult& result, double peak_tflops);
+GlanceRow refused_row(std::string variant, std::string summary, std::string reason);
+
+// An aligned table no wider than `width` columns; the last column wraps.
+std::string glance_text(const std::vector<GlanceRow>& rows, int width = 120);
+// {"rows": [{"variant", "kernels_per_forward", "memcpy_per_forward", "memset_per_forward",
+//   "device_ms", "cpu_ms", "peak_extra_bytes", "tflops", "pct_of_peak", "rel_err",
+//   "insights": [{"code", "text"}]}]} — plus "summary", "nan_output", "trace_path" and, for a
+// refusal, "refused" with the reason and null numbers.
+nlohmann::json glance_json(const std::vector<GlanceRow>& rows);
+nlohmann::json glance_row_json(const GlanceRow& row);
+GlanceRow glance_row_from_json(const nlohmann::json& row);  // throws Error naming the missing key
+
+// Greedy word wrap to `width` columns (UTF-8 aware: counts code points).
+std::vector<std::string> wrap_text(const std::string& text, std::size_t width);
+std::size_t display_width(const std::string& text);
+
+}  // namespace attnprof::report

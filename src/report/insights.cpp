@@ -1,0 +1,444 @@
+#include "report/insights.h"
+
+#include <attnprof/dtype.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "report/occupancy.h"
+
+namespace attnprof::report {
+
+std::string format_duration_ns(double ns) {
+  if (ns < 1e3) return fmt::format("{:.0f} ns", ns);
+  if (ns < 1e6) return fmt::format("{:.1f} \u00b5s", ns / 1e3);
+  if (ns < 1e9) return fmt::format("{:.2f} ms", ns / 1e6);
+  return fmt::format("{:.2f} s", ns / 1e9);
+}
+
+std::string format_bytes(double bytes) {
+  if (bytes < 1024) return fmt::format("{:.0f} B", bytes);
+  if (bytes < 1024.0 * 1024) return fmt::format("{:.1f} KiB", bytes / 1024);
+  if (bytes < 1024.0 * 1024 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024));
+  return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024));
+}
+
+namespace {
+
+using trace::Category;
+
+std::string strip_aten(const std::string& name) { return name.rfind("aten::", 0) == 0 ? name.substr(6) : name; }
+
+// Ops that exist to copy or to allocate: a copy below them is what they were asked for.
+bool is_copy_op(const std::string& name) {
+  static const std::set<std::string> kCopyOps = {"copy_", "clone", "to", "_to_copy", "contiguous", "empty", "empty_like",
+                                                 "empty_strided", "as_strided", "expand", "copy", "type_as", "resize_"};
+  return kCopyOps.count(strip_aten(name)) != 0;
+}
+
+// Ops that are views when they can be and copy when they cannot.
+bool is_view_that_may_copy(const std::string& name) {
+  static const std::set<std::string> kViews = {"reshape", "flatten", "unflatten", "view_as_real", "movedim"};
+  return kViews.count(strip_aten(name)) != 0;
+}
+
+// The op a copy was done for: the first op above it that is not itself a copy op.
+const trace::Event* copy_owner(const WorkItem& item) {
+  for (const trace::Event* op : item.ops) {
+    if (!is_copy_op(op->name)) return op;
+  }
+  return nullptr;
+}
+
+// True when every non-copy piece of work under `owner` ran in the owner itself or in its
+// in-place twin (masked_fill → masked_fill_): an out-of-place op built as copy + in-place op,
+// not a composite of many ops.
+bool is_out_of_place_op(const trace::Event* owner, const Forward& forward) {
+  const std::string name = owner->name;
+  if (name.empty() || name.back() == '_') return false;
+  const std::string twin = name + "_";
+  int own_work = 0;
+  for (const WorkItem& w : forward.work) {
+    auto at = std::find(w.ops.begin(), w.ops.end(), owner);
+    if (at == w.ops.end()) continue;
+    if (w.kind == KernelClass::copy || w.kind == KernelClass::memcpy || w.kind == KernelClass::memset) continue;
+    for (auto it = w.ops.begin(); it != at; ++it) {
+      if ((*it)->name != twin && !is_copy_op((*it)->name)) return false;
+    }
+    ++own_work;
+  }
+  return own_work > 0;
+}
+
+std::string share_text(double part_ns, double whole_ns) {
+  if (whole_ns <= 0) return {};
+  return fmt::format(", {:.0f}% of the forward's work", 100.0 * part_ns / whole_ns);
+}
+
+double forwards_count(const TraceWork& work) { return work.forwards.empty() ? 1.0 : static_cast<double>(work.forwards.size()); }
+
+std::string join(const std::vector<std::string>& parts, const char* separator) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? separator : "") + parts[i];
+  return out;
+}
+
+// Distinct labels in first-seen order.
+void add_unique(std::vector<std::string>& list, const std::string& value) {
+  if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(value);
+}
+
+bool name_or_ops_have(const WorkItem& w, std::string_view token) {
+  if (has_name_token(w.event->name, token)) return true;
+  return std::any_of(w.ops.begin(), w.ops.end(), [&](const trace::Event* op) { return has_name_token(op->name, token); });
+}
+
+bool contains_text(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
+
+bool is_mask_building(const WorkItem& w) {
+  const std::string& n = w.event->name;
+  if (contains_text(n, "tril") || contains_text(n, "triu") || contains_text(n, "FillFunctor<bool>") ||
+      has_name_token(n, "logical_not")) {
+    return true;
+  }
+  for (const trace::Event* op : w.ops) {
+    std::string o = strip_aten(op->name);
+    if (o == "ones" || o == "ones_like" || o == "ones_bool" || o == "tril" || o == "triu" || o == "logical_not" ||
+        o == "tril_" || o == "triu_") {
+      return true;
+    }
+  }
+  return has_name_token(n, "ones");
+}
+
+std::string mask_label(const WorkItem& w) {
+  for (const trace::Event* op : w.ops) {
+    std::string o = strip_aten(op->name);
+    if (o == "ones" || o == "ones_like" || o == "ones_bool" || o.rfind("tril", 0) == 0 || o.rfind("triu", 0) == 0 ||
+        o == "logical_not") {
+      return op->name;
+    }
+  }
+  return w.ops.empty() ? short_kernel_name(w.event->name) : w.ops.front()->name;
+}
+
+bool is_kernel_with_footprint(const WorkItem& w) { return w.event->category == Category::kernel && w.event->launch.has_value(); }
+
+}  // namespace
+
+namespace rules {
+
+std::optional<Insight> hidden_copy(const TraceWork& work) {
+  struct Found {
+    std::string what;  // "Memcpy DtoD" / "copy kernel"
+    double ns = 0;
+    std::int64_t bytes = 0;
+    std::string path;
+    bool out_of_place = false;
+  };
+  std::map<std::string, Found> by_owner;  // keyed by the owning op's name ("" for a bare device copy)
+  double total_work_ns = 0;
+  for (const Forward& f : work.forwards) {
+    total_work_ns += static_cast<double>(f.work_ns);
+    for (const WorkItem& w : f.work) {
+      if (w.kind != KernelClass::copy && w.kind != KernelClass::memcpy) continue;
+      const trace::Event* owner = copy_owner(w);
+      bool out_of_place = owner != nullptr && is_out_of_place_op(owner, f);
+      bool view_copy = owner != nullptr && is_view_that_may_copy(owner->name);
+      bool bare_device_copy = owner == nullptr && w.kind == KernelClass::memcpy &&
+                              contains_text(w.event->name, "DtoD");
+      if (!out_of_place && !view_copy && !bare_device_copy) continue;
+      Found& found = by_owner[owner ? owner->name : std::string()];
+      found.what = w.kind == KernelClass::memcpy ? short_kernel_name(w.event->name, 32) : "a copy kernel";
+      found.ns += static_cast<double>(w.event->dur_ns);
+      if (w.event->bytes > 0) found.bytes = std::max(found.bytes, w.event->bytes);
+      found.path = w.op_path();
+      found.out_of_place = out_of_place;
+    }
+  }
+  if (by_owner.empty()) return std::nullopt;
+  const double n = forwards_count(work);
+  std::vector<std::string> parts;
+  for (const auto& [owner, found] : by_owner) {
+    std::string size = found.bytes > 0 ? format_bytes(static_cast<double>(found.bytes)) + ", " : std::string();
+    std::string cost = fmt::format("{}{} per forward{}", size, format_duration_ns(found.ns / n),
+                                   share_text(found.ns / n, total_work_ns / n));
+    if (owner.empty()) {
+      parts.push_back(fmt::format("a device-to-device copy inside the forward ({}{}{})", found.path,
+                                  found.path.empty() ? "" : ": ", cost));
+    } else if (found.out_of_place) {
+      parts.push_back(fmt::format("{} is out of place: it copies its input first ({}, {}); {}_ would not",
+                                  owner, found.what, cost, owner));
+    } else {
+      parts.push_back(fmt::format("{} could not return a view and copied ({}, {})", owner, found.what, cost));
+    }
+  }
+  return Insight{"hidden_copy", join(parts, "; ")};
+}
+
+std::optional<Insight> fp32_gemm_cuda_cores(const TraceWork& work) {
+  std::vector<std::string> names;
+  double slow_ns = 0, gemm_ns = 0, total_ns = 0;
+  int slow = 0, gemms = 0;
+  for (const Forward& f : work.forwards) {
+    total_ns += static_cast<double>(f.work_ns);
+    for (const WorkItem& w : f.work) {
+      if (w.kind != KernelClass::gemm || w.event->category != Category::kernel) continue;
+      ++gemms;
+      gemm_ns += static_cast<double>(w.event->dur_ns);
+      if (gemm_uses_tensor_cores(w.event->name)) continue;
+      ++slow;
+      slow_ns += static_cast<double>(w.event->dur_ns);
+      add_unique(names, short_kernel_name(w.event->name, 60));
+    }
+  }
+  if (slow == 0) return std::nullopt;
+  const double n = forwards_count(work);
+  return Insight{"fp32_gemm_cuda_cores",
+                 fmt::format("{} of {} GEMM kernels per forward have no tensor-core signature (fp32 FFMA on the CUDA "
+                             "cores): {}; {} per forward{}",
+                             format_percent(slow / n), format_percent(gemms / n), join(names, ", "),
+                             format_duration_ns(slow_ns / n), share_text(slow_ns / n, total_ns / n))};
+}
+
+std::optional<Insight> mask_rebuilt(const TraceWork& work) {
+  if (work.forwards.empty()) return std::nullopt;
+  std::vector<std::string> labels;
+  double ns = 0;
+  int items = 0;
+  for (const Forward& f : work.forwards) {
+    bool built = false;
+    for (const WorkItem& w : f.work) {
+      if (!is_mask_building(w)) continue;
+      built = true;
+      ++items;
+      ns += static_cast<double>(w.event->dur_ns);
+      add_unique(labels, mask_label(w));
+    }
+    if (!built) return std::nullopt;  // built once, outside some forward: that is the cached mask
+  }
+  const double n = forwards_count(work);
+  return Insight{"mask_rebuilt",
+                 fmt::format("the mask is rebuilt in every forward ({}: {} kernels, {} per forward); it depends only "
+                             "on the shape and could be built once",
+                             join(labels, ", "), format_percent(items / n), format_duration_ns(ns / n))};
+}
+
+std::optional<Insight> safe_softmax(const TraceWork& work) {
+  std::vector<std::string> labels;
+  double ns = 0;
+  int extras = 0;
+  bool guard_seen = false;
+  for (const Forward& f : work.forwards) {
+    auto softmax = std::find_if(f.work.begin(), f.work.end(), [](const WorkItem& w) { return w.kind == KernelClass::softmax; });
+    if (softmax == f.work.end()) continue;
+    for (auto it = softmax + 1; it != f.work.end(); ++it) {
+      if (it->kind == KernelClass::gemm || it->kind == KernelClass::attention || it->kind == KernelClass::softmax) break;
+      bool guard = name_or_ops_have(*it, "isneginf") || name_or_ops_have(*it, "all") ||
+                   contains_text(it->event->name, "and_kernel") || name_or_ops_have(*it, "where");
+      bool inside_safe_softmax = std::any_of(it->ops.begin(), it->ops.end(), [](const trace::Event* op) {
+        return contains_text(op->name, "safe_softmax");
+      });
+      if (!guard && !inside_safe_softmax) continue;
+      if (name_or_ops_have(*it, "isneginf")) guard_seen = true;
+      ++extras;
+      ns += static_cast<double>(it->event->dur_ns);
+      add_unique(labels, it->label());
+    }
+  }
+  if (!guard_seen || extras == 0) return std::nullopt;
+  const double n = forwards_count(work);
+  return Insight{"safe_softmax",
+                 fmt::format("{} extra kernels per forward after the softmax ({}) turn fully masked "
+                             "rows into zeros instead of NaN; {} per forward",
+                             format_percent(extras / n), join(labels, ", "), format_duration_ns(ns / n))};
+}
+
+std::optional<Insight> s2_materialized(const TraceWork& work, const RunFacts& facts) {
+  (void)work;
+  if (!facts.spec || !facts.peak_extra_bytes) return std::nullopt;
+  const AttentionSpec& s = *facts.spec;
+  const double element = static_cast<double>(dtype_size(s.dtype));
+  const double scores = static_cast<double>(s.batch) * static_cast<double>(s.heads) * static_cast<double>(s.seq_q) *
+                        static_cast<double>(s.seq_k) * element;
+  const double peak = static_cast<double>(*facts.peak_extra_bytes);
+  if (scores <= 0 || peak < scores) return std::nullopt;
+  return Insight{"s2_materialized",
+                 fmt::format("peak extra memory {} ≥ one S×S score matrix, B·H·Sq·Sk·{:.0f} B = "
+                             "{}·{}·{}·{}·{:.0f} B = {} ({:.2f}×)",
+                             format_bytes(peak), element, s.batch, s.heads, s.seq_q, s.seq_k, element,
+                             format_bytes(scores), peak / scores)};
+}
+
+std::optional<Insight> single_fused_kernel(const TraceWork& work) {
+  if (work.forwards.empty()) return std::nullopt;
+  const WorkItem* kernel = nullptr;
+  double ns = 0;
+  int memsets = 0;
+  for (const Forward& f : work.forwards) {
+    if (f.kernels() != 1 || f.count(KernelClass::memcpy) != 0) return std::nullopt;
+    memsets += f.count(KernelClass::memset);
+    for (const WorkItem& w : f.work) {
+      if (w.kind == KernelClass::memset) continue;
+      kernel = &w;
+      ns += static_cast<double>(w.event->dur_ns);
+    }
+  }
+  const double n = forwards_count(work);
+  std::string extra = memsets > 0 ? fmt::format(" (plus {} memset per forward)", format_percent(memsets / n)) : "";
+  std::string why = kernel->kind == KernelClass::attention ? "; the scores and probabilities never leave the chip" : "";
+  return Insight{"single_fused_kernel", fmt::format("one kernel per forward{}: {}, {} per forward{}", extra,
+                                                    short_kernel_name(kernel->event->name, 60),
+                                                    format_duration_ns(ns / n), why)};
+}
+
+namespace {
+struct KernelSummary {
+  const WorkItem* item = nullptr;
+  double ns = 0;
+};
+// Distinct GPU kernels with a footprint, longest total time first.
+std::vector<KernelSummary> distinct_kernels(const TraceWork& work, bool (*keep)(const WorkItem&)) {
+  std::map<std::string, KernelSummary> by_name;
+  for (const Forward& f : work.forwards) {
+    for (const WorkItem& w : f.work) {
+      if (!keep(w)) continue;
+      KernelSummary& k = by_name[w.event->name];
+      if (!k.item) k.item = &w;
+      k.ns += static_cast<double>(w.event->dur_ns);
+    }
+  }
+  std::vector<KernelSummary> list;
+  for (auto& [name, k] : by_name) list.push_back(k);
+  std::stable_sort(list.begin(), list.end(), [](const KernelSummary& a, const KernelSummary& b) { return a.ns > b.ns; });
+  return list;
+}
+
+std::string recorded_occupancy(const trace::KernelLaunch& launch) {
+  if (!launch.recorded_occupancy_pct) return {};
+  return fmt::format("; the trace records {}%", format_percent(*launch.recorded_occupancy_pct));
+}
+}  // namespace
+
+std::optional<Insight> low_occupancy_by_design(const trace::Trace& trace, const TraceWork& work) {
+  // Kernels with the same footprint share one line of arithmetic.
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // arithmetic + limiter -> kernels
+  for (const KernelSummary& k : distinct_kernels(work, is_kernel_with_footprint)) {
+    const trace::DeviceProperties* device = find_device(trace, k.item->event->device);
+    if (!device) continue;
+    auto occ = estimate_occupancy(*device, *k.item->event->launch);
+    if (!occ || occ->percent > kLowOccupancyPercent) continue;
+    if (occ->limiter.find("registers") == std::string::npos && occ->limiter.find("shared") == std::string::npos) continue;
+    std::string key = fmt::format("{} (limited by {}{})", occ->arithmetic, occ->limiter,
+                                  recorded_occupancy(*k.item->event->launch));
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+    if (it == groups.end()) {
+      if (groups.size() == 3) continue;
+      groups.push_back({key, {}});
+      it = groups.end() - 1;
+    }
+    it->second.push_back(short_kernel_name(k.item->event->name, 60));
+  }
+  if (groups.empty()) return std::nullopt;
+  std::vector<std::string> parts;
+  for (const auto& [arithmetic, kernels] : groups) parts.push_back(join(kernels, ", ") + ": " + arithmetic);
+  return Insight{"low_occupancy_by_design",
+                 join(parts, "; ")};
+}
+
+std::optional<Insight> driver_api_launch(const trace::Trace& trace, const TraceWork& work) {
+  auto by_driver = [](const WorkItem& w) {
+    return w.launch != nullptr && w.launch->category == Category::cuda_driver &&
+           w.launch->name.rfind("cuLaunchKernel", 0) == 0;
+  };
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // what we say -> kernels
+  for (const KernelSummary& k : distinct_kernels(work, by_driver)) {
+    const trace::Event& e = *k.item->event;
+    std::string ours = "no footprint to estimate occupancy from";
+    const trace::DeviceProperties* device = find_device(trace, e.device);
+    if (e.launch && device) {
+      if (auto occ = estimate_occupancy(*device, *e.launch)) {
+        ours = fmt::format("estimated {}% ({} block{} of {} warps per SM, limited by {})", format_percent(occ->percent),
+                           occ->blocks_per_sm, occ->blocks_per_sm == 1 ? "" : "s", occ->warps_per_block, occ->limiter);
+      }
+    }
+    std::string key = fmt::format("via {}: {}{}", k.item->launch->name, ours,
+                                  e.launch ? recorded_occupancy(*e.launch) : std::string());
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+    if (it == groups.end()) {
+      if (groups.size() == 3) continue;
+      groups.push_back({key, {}});
+      it = groups.end() - 1;
+    }
+    it->second.push_back(short_kernel_name(e.name, 60));
+  }
+  if (groups.empty()) return std::nullopt;
+  std::vector<std::string> parts;
+  for (const auto& [what, kernels] : groups) parts.push_back(join(kernels, ", ") + " " + what);
+  return Insight{"driver_api_launch",
+                 "Kineto shows 0% occupancy for driver-API launches; " + join(parts, "; ")};
+}
+
+std::optional<Insight> cpu_bound(const TraceWork& work, const RunFacts& facts) {
+  const bool gpu = work.gpu || (facts.spec && facts.spec->device == Device::cuda);
+  if (!gpu) return std::nullopt;
+  const double cpu = facts.cpu_ns_per_forward.value_or(work.cpu_ns_per_forward());
+  const double device = facts.device_ns_per_forward.value_or(work.work_ns_per_forward());
+  if (cpu <= 0 || device <= 0 || cpu <= device) return std::nullopt;
+  return Insight{"cpu_bound", fmt::format("{} of CPU per forward against {} on the GPU ({:.1f}×); the GPU "
+                                          "waits for launches",
+                                          format_duration_ns(cpu), format_duration_ns(device), cpu / device)};
+}
+
+std::optional<Insight> nan_output(const RunFacts& facts) {
+  if (!facts.nan_output) return std::nullopt;
+  return Insight{"nan_output", "the output holds NaN or Inf, so its error against fp64 is undefined"};
+}
+
+}  // namespace rules
+
+std::optional<std::int64_t> peak_extra_from_memory_events(const trace::Trace& trace, const TraceWork& work) {
+  std::optional<std::int64_t> best;
+  for (const Forward& f : work.forwards) {
+    if (!f.range) continue;
+    std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> by_device;  // device -> (start, peak)
+    for (const trace::Event& e : trace.events) {
+      if (e.category != Category::cpu_instant_event || e.total_allocated < 0 || e.bytes == -1) continue;
+      if (e.ts_ns < f.range->ts_ns || e.ts_ns > f.range->end_ns()) continue;
+      auto [it, fresh] = by_device.try_emplace(e.device, e.total_allocated - e.bytes, e.total_allocated);
+      if (!fresh) it->second.second = std::max(it->second.second, e.total_allocated);
+      it->second.second = std::max(it->second.second, e.total_allocated);
+    }
+    for (const auto& [device, range] : by_device) {
+      std::int64_t extra = range.second - range.first;
+      if (!best || extra > *best) best = extra;
+    }
+  }
+  return best;
+}
+
+std::vector<Insight> derive_insights(const trace::Trace& trace, const RunFacts& facts) {
+  const TraceWork work = collect_forwards(trace);
+  RunFacts known = facts;
+  if (!known.peak_extra_bytes) known.peak_extra_bytes = peak_extra_from_memory_events(trace, work);
+  std::vector<Insight> out;
+  auto add = [&](std::optional<Insight> insight) {
+    if (insight) out.push_back(std::move(*insight));
+  };
+  add(rules::hidden_copy(work));
+  add(rules::fp32_gemm_cuda_cores(work));
+  add(rules::mask_rebuilt(work));
+  add(rules::safe_softmax(work));
+  add(rules::s2_materialized(work, known));
+  add(rules::single_fused_kernel(work));
+  add(rules::low_occupancy_by_design(trace, work));
+  add(rules::driver_api_launch(trace, work));
+  add(rules::cpu_bound(work, known));
+  add(rules::nan_output(known));
+  return out;
+}
+
+}  // namespace attnprof::report

@@ -1,0 +1,62 @@
+#pragma once
+// "What the trace revealed": rules over a Trace (plus facts of the run), each with a stable code.
+// Rules look at kernel names, launch APIs, footprints, op chains and sizes — never at a
+// variant's name — so they apply to any trace, PyTorch's included. docs/insights.md lists them.
+#include <attnprof/attention.h>
+#include <attnprof/trace.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/forward_work.h"
+
+namespace attnprof::report {
+
+struct Insight {
+  std::string code;  // hidden_copy, fp32_gemm_cuda_cores, mask_rebuilt, safe_softmax, s2_materialized,
+                     // single_fused_kernel, low_occupancy_by_design, driver_api_launch, cpu_bound, nan_output
+  std::string text;
+};
+
+// What the run knew beyond the trace; every field may be missing (a trace given to `inspect`).
+struct RunFacts {
+  std::optional<AttentionSpec> spec;           // B·H·Sq·Sk and the element size for s2_materialized
+  std::optional<std::int64_t> peak_extra_bytes;
+  std::optional<double> cpu_ns_per_forward;    // else the forward ranges' average
+  std::optional<double> device_ns_per_forward; // else the summed GPU work per forward
+  bool nan_output = false;
+  std::optional<int> forwards;                 // forwards the numbers average over
+};
+
+// Every rule, in a fixed order. Codes appear at most once.
+std::vector<Insight> derive_insights(const trace::Trace& trace, const RunFacts& facts);
+
+// The rules one by one (tests call them directly; derive_insights runs them all).
+namespace rules {
+std::optional<Insight> hidden_copy(const TraceWork& work);
+std::optional<Insight> fp32_gemm_cuda_cores(const TraceWork& work);
+std::optional<Insight> mask_rebuilt(const TraceWork& work);
+std::optional<Insight> safe_softmax(const TraceWork& work);
+std::optional<Insight> s2_materialized(const TraceWork& work, const RunFacts& facts);
+std::optional<Insight> single_fused_kernel(const TraceWork& work);
+std::optional<Insight> low_occupancy_by_design(const trace::Trace& trace, const TraceWork& work);
+std::optional<Insight> driver_api_launch(const trace::Trace& trace, const TraceWork& work);
+std::optional<Insight> cpu_bound(const TraceWork& work, const RunFacts& facts);
+std::optional<Insight> nan_output(const RunFacts& facts);
+}  // namespace rules
+
+// Occupancy at or below this is "low" (a quarter of the SM's warps).
+inline constexpr double kLowOccupancyPercent = 25.0;
+
+// Peak bytes above the forward's starting allocation, from the trace's [memory] events; nullopt
+// when the trace has none inside a forward.
+std::optional<std::int64_t> peak_extra_from_memory_events(const trace::Trace& trace, const TraceWork& work);
+
+// "93.7 µs", "1.08 ms", "2.31 s"
+std::string format_duration_ns(double ns);
+// "256.0 MiB", "16.0 KiB", "812 B"
+std::string format_bytes(double bytes);
+
+}  // namespace attnprof::report

@@ -1,0 +1,345 @@
+#include "report/sweep.h"
+
+#include <attnprof/dtype.h>
+#include <attnprof/error.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "core/atomic_file.h"
+#include "report/insights.h"
+#include "report/roofline.h"
+
+namespace attnprof::report {
+
+std::vector<std::int64_t> parse_int_list(std::string_view text, std::string_view flag) {
+  std::vector<std::string> tokens;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t comma = text.find(',', start);
+    std::string token(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    while (!token.empty() && token.front() == ' ') token.erase(token.begin());
+    while (!token.empty() && token.back() == ' ') token.pop_back();
+    tokens.push_back(token);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  auto bad = [&](const std::string& why) {
+    return UsageError(fmt::format("{}: {} in '{}'; allowed: positive integers in increasing order, comma-separated, "
+                                  "with '...' to continue a doubling (512,1024,...,16384)",
+                                  flag, why, text));
+  };
+  std::vector<std::int64_t> values;
+  bool pending_ellipsis = false;
+  for (const std::string& token : tokens) {
+    if (token == "...") {
+      if (values.size() < 2 || pending_ellipsis) throw bad("'...' needs two values before it");
+      pending_ellipsis = true;
+      continue;
+    }
+    std::int64_t value = 0;
+    std::size_t used = 0;
+    try {
+      value = std::stoll(token, &used);
+    } catch (const std::exception&) {
+      throw bad(fmt::format("'{}' is not an integer", token));
+    }
+    if (used != token.size()) throw bad(fmt::format("'{}' is not an integer", token));
+    if (value <= 0) throw bad(fmt::format("{} is not positive", value));
+    if (pending_ellipsis) {
+      const std::int64_t a = values[values.size() - 2], b = values.back();
+      const bool ratio = b % a == 0 && b / a >= 2;
+      std::int64_t next = ratio ? b * (b / a) : b + (b - a);
+      while (next < value) {
+        values.push_back(next);
+        next = ratio ? next * (b / a) : next + (b - a);
+      }
+      if (next != value) throw bad(fmt::format("{} does not continue {},{}", value, a, b));
+      pending_ellipsis = false;
+    }
+    if (!values.empty() && value <= values.back()) throw bad(fmt::format("{} does not increase", value));
+    values.push_back(value);
+  }
+  if (pending_ellipsis) throw bad("'...' needs a last value after it");
+  return values;
+}
+
+namespace {
+struct ProbeRegistry {
+  std::mutex mutex;
+  std::map<Device, FreeMemoryProbe> probes;
+};
+ProbeRegistry& probes() {
+  static ProbeRegistry r;
+  return r;
+}
+}  // namespace
+
+void install_free_memory_probe(Device device, FreeMemoryProbe probe) {
+  std::lock_guard lock(probes().mutex);
+  probes().probes[device] = probe;
+}
+
+std::optional<std::int64_t> parse_mem_available(const std::string& meminfo) {
+  std::istringstream in(meminfo);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("MemAvailable:", 0) != 0) continue;
+    std::istringstream fields(line.substr(13));
+    std::int64_t kib = 0;
+    std::string unit;
+    if (fields >> kib >> unit && unit == "kB") return kib * 1024;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> available_memory_bytes(Device device) {
+  {
+    std::lock_guard lock(probes().mutex);
+    auto it = probes().probes.find(device);
+    if (it != probes().probes.end() && it->second) return it->second();
+  }
+  if (device != Device::cpu) return std::nullopt;
+  std::ifstream in("/proc/meminfo");
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_mem_available(text.str());
+}
+
+std::int64_t memory_estimate(const Variant& variant, const AttentionSpec& spec) {
+  const auto element = static_cast<std::int64_t>(dtype_size(spec.dtype));
+  const std::int64_t q_or_out = spec.batch * spec.heads * spec.seq_q * spec.head_dim * element;
+  const std::int64_t k_or_v = spec.batch * spec.kv_heads * spec.seq_k * spec.head_dim * element;
+  return 2 * q_or_out + 2 * k_or_v + variant.workspace_estimate(spec);
+}
+
+std::optional<std::string> memory_skip_reason(std::int64_t needed, std::optional<std::int64_t> available) {
+  if (!available || needed <= *available) return std::nullopt;
+  return fmt::format("needs {} (inputs, output and workspace), {} free", format_bytes(static_cast<double>(needed)),
+                     format_bytes(static_cast<double>(*available)));
+}
+
+std::vector<SweepPoint> sweep_grid(const AttentionSpec& base, const std::vector<std::int64_t>& seqs,
+                                   const std::vector<std::int64_t>& head_dims, const std::vector<std::string>& variants) {
+  std::vector<SweepPoint> points;
+  for (std::int64_t s : seqs) {
+    for (std::int64_t d : head_dims) {
+      for (const std::string& v : variants) {
+        SweepPoint p{base, v};
+        p.spec.seq_q = s;
+        p.spec.seq_k = s;
+        p.spec.head_dim = d;
+        points.push_back(p);
+      }
+    }
+  }
+  return points;
+}
+
+SweepRecord record_from_result(const SweepPoint& point, const RunResult& result, const Ceilings& ceilings) {
+  SweepRecord r;
+  r.point = point;
+  r.device_ms = result.median_ns / 1e6;
+  r.cpu_ms = result.cpu_ns / 1e6;
+  r.tflops = result.tflops;
+  r.pct_of_peak = ceilings.matmul_tflops > 0 ? 100.0 * result.tflops / ceilings.matmul_tflops : 0;
+  r.rel_err = result.rel_err;
+  r.kernels_per_forward = result.kernels_per_forward;
+  r.memcpy_per_forward = result.memcpy_per_forward;
+  r.memset_per_forward = result.memset_per_forward;
+  r.peak_extra_bytes = result.peak_extra_bytes;
+  r.nan_output = result.nan_output;
+  r.flops = attention_flops(point.spec);
+  r.min_bytes = minimal_bytes(point.spec, result.kernels_per_forward, result.memcpy_per_forward);
+  r.intensity = r.min_bytes > 0 ? r.flops / r.min_bytes : 0;
+  r.trace_path = result.trace_path;
+  return r;
+}
+
+SweepRecord record_not_run(const SweepPoint& point, std::string status, std::string reason) {
+  SweepRecord r;
+  r.point = point;
+  r.status = std::move(status);
+  r.reason = std::move(reason);
+  r.flops = attention_flops(point.spec);
+  return r;
+}
+
+namespace {
+
+const std::vector<std::string>& csv_columns() {
+  static const std::vector<std::string> cols = {
+      "variant", "device", "batch", "heads", "kv_heads", "seq", "head_dim", "dtype", "causal", "status", "reason",
+      "device_ms", "cpu_ms", "tflops", "pct_of_peak", "rel_err", "nan_output", "kernels_per_forward",
+      "memcpy_per_forward", "memset_per_forward", "peak_extra_bytes", "flops", "min_bytes", "intensity", "trace_path"};
+  return cols;
+}
+
+std::string csv_quote(const std::string& field) {
+  if (field.find_first_of(",\"\n") == std::string::npos) return field;
+  std::string out = "\"";
+  for (char c : field) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+nlohmann::json record_json(const SweepRecord& r) {
+  const AttentionSpec& s = r.point.spec;
+  nlohmann::json j = {{"variant", r.point.variant},
+                      {"device", std::string(device_name(s.device))},
+                      {"batch", s.batch},
+                      {"heads", s.heads},
+                      {"kv_heads", s.kv_heads},
+                      {"seq", s.seq_q},
+                      {"head_dim", s.head_dim},
+                      {"dtype", std::string(dtype_name(s.dtype))},
+                      {"causal", s.causal},
+                      {"status", r.status},
+                      {"reason", r.reason},
+                      {"flops", r.flops},
+                      {"trace_path", r.trace_path}};
+  const bool ran = r.status == "ok";
+  auto number = [&](double v) { return ran && std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  j["device_ms"] = number(r.device_ms);
+  j["cpu_ms"] = number(r.cpu_ms);
+  j["tflops"] = number(r.tflops);
+  j["pct_of_peak"] = number(r.pct_of_peak);
+  j["rel_err"] = r.nan_output ? nlohmann::json(nullptr) : number(r.rel_err);
+  j["nan_output"] = r.nan_output;
+  j["kernels_per_forward"] = number(r.kernels_per_forward);
+  j["memcpy_per_forward"] = number(r.memcpy_per_forward);
+  j["memset_per_forward"] = number(r.memset_per_forward);
+  j["peak_extra_bytes"] = ran ? nlohmann::json(r.peak_extra_bytes) : nlohmann::json(nullptr);
+  j["min_bytes"] = number(r.min_bytes);
+  j["intensity"] = number(r.intensity);
+  return j;
+}
+
+}  // namespace
+
+std::string sweep_csv(const std::vector<SweepRecord>& records) {
+  std::string out;
+  for (std::size_t i = 0; i < csv_columns().size(); ++i) out += (i ? "," : "") + csv_columns()[i];
+  out += "\n";
+  for (const SweepRecord& r : records) {
+    nlohmann::json j = record_json(r);
+    for (std::size_t i = 0; i < csv_columns().size(); ++i) {
+      const nlohmann::json& v = j[csv_columns()[i]];
+      std::string field;
+      if (v.is_string()) {
+        field = v.get<std::string>();
+      } else if (v.is_boolean()) {
+        field = v.get<bool>() ? "true" : "false";
+      } else if (v.is_number_integer()) {
+        field = std::to_string(v.get<std::int64_t>());
+      } else if (v.is_number()) {
+        field = fmt::format("{:.6g}", v.get<double>());
+      }
+      out += (i ? "," : "") + csv_quote(field);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+nlohmann::json sweep_json(const std::vector<SweepRecord>& records, const Ceilings& ceilings) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const SweepRecord& r : records) rows.push_back(record_json(r));
+  return {{"kind", "attnprof.sweep"}, {"version", 1}, {"ceilings", ceilings_json(ceilings)}, {"rows", rows}};
+}
+
+std::vector<SweepRecord> sweep_records_from_json(const nlohmann::json& json) {
+  if (!json.contains("rows") || !json["rows"].is_array()) throw Error("sweep JSON: no \"rows\" array");
+  std::vector<SweepRecord> out;
+  auto num = [](const nlohmann::json& j, const char* key) {
+    return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
+  };
+  for (const auto& j : json["rows"]) {
+    SweepRecord r;
+    r.point.variant = j.value("variant", std::string());
+    AttentionSpec& s = r.point.spec;
+    s.device = parse_device(j.value("device", std::string("cpu")));
+    s.batch = j.value("batch", s.batch);
+    s.heads = j.value("heads", s.heads);
+    s.kv_heads = j.value("kv_heads", s.kv_heads);
+    s.seq_q = s.seq_k = j.value("seq", s.seq_q);
+    s.head_dim = j.value("head_dim", s.head_dim);
+    s.dtype = parse_dtype(j.value("dtype", std::string("bf16")));
+    s.causal = j.value("causal", true);
+    r.status = j.value("status", std::string("ok"));
+    r.reason = j.value("reason", std::string());
+    r.device_ms = num(j, "device_ms");
+    r.cpu_ms = num(j, "cpu_ms");
+    r.tflops = num(j, "tflops");
+    r.pct_of_peak = num(j, "pct_of_peak");
+    r.rel_err = num(j, "rel_err");
+    r.nan_output = j.value("nan_output", false);
+    r.kernels_per_forward = num(j, "kernels_per_forward");
+    r.memcpy_per_forward = num(j, "memcpy_per_forward");
+    r.memset_per_forward = num(j, "memset_per_forward");
+    r.peak_extra_bytes = static_cast<std::int64_t>(num(j, "peak_extra_bytes"));
+    r.flops = num(j, "flops");
+    r.min_bytes = num(j, "min_bytes");
+    r.intensity = num(j, "intensity");
+    r.trace_path = j.value("trace_path", std::string());
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<SweepRecord> run_sweep(const std::vector<SweepPoint>& points, const RunOptions& base,
+                                   const Ceilings& ceilings, const SweepHooks& hooks) {
+  std::vector<SweepRecord> records;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const SweepPoint& p = points[i];
+    SweepRecord record;
+    std::optional<SweepRecord> not_run = hooks.precheck ? hooks.precheck(p) : std::nullopt;
+    if (not_run) {
+      record = *not_run;
+    } else {
+      RunOptions options = base;
+      options.spec = p.spec;
+      options.variant = p.variant;
+      try {
+        record = record_from_result(p, hooks.run(options), ceilings);
+      } catch (const UsageError& e) {
+        record = record_not_run(p, "refused", e.what());
+      } catch (const std::bad_alloc&) {
+        record = record_not_run(p, "failed", "out of memory");
+      } catch (const std::exception& e) {
+        record = record_not_run(p, "failed", e.what());
+      }
+    }
+    records.push_back(record);
+    if (hooks.checkpoint) hooks.checkpoint(records);
+    if (hooks.progress) hooks.progress(i + 1, points.size(), record);
+  }
+  return records;
+}
+
+void write_sweep_files(const std::string& dir, const std::vector<SweepRecord>& records, const Ceilings& ceilings) {
+  write_file_atomically(dir + "/sweep.csv", sweep_csv(records), "--out");
+  write_file_atomically(dir + "/sweep.json", sweep_json(records, ceilings).dump(1) + "\n", "--out");
+}
+
+std::string progress_line(std::size_t done, std::size_t total, const SweepRecord& r, bool terminal, int width) {
+  const AttentionSpec& s = r.point.spec;
+  std::string what = fmt::format("{} S={} D={}", r.point.variant, s.seq_q, s.head_dim);
+  std::string outcome = r.status == "ok" ? fmt::format("{:.3f} ms, {:.3g} TFLOP/s", r.device_ms, r.tflops)
+                                         : fmt::format("{}: {}", r.status, r.reason);
+  std::string counter = fmt::format("{}/{}", done, total);
+  if (!terminal) return fmt::format("[{}] {}: {}", counter, what, outcome);
+  const int bar = 20;
+  const int filled = total ? static_cast<int>(bar * done / total) : bar;
+  std::string line = fmt::format("[{}{}] {} {} {}", std::string(filled, '#'), std::string(bar - filled, '.'), counter,
+                                 what, outcome);
+  if (static_cast<int>(line.size()) > width) line = line.substr(0, static_cast<std::size_t>(width));
+  return line;
+}
+
+}  // namespace attnprof::report

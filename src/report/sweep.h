@@ -1,0 +1,83 @@
+#pragma once
+// A sweep: run_variant over a grid of sequence lengths, head dims and variants. Each finished
+// point rewrites the CSV and JSON files whole (atomically), so an interrupted sweep leaves
+// complete files holding every point done so far. A point whose memory estimate exceeds what
+// is free is skipped with the reason instead of being run into the OOM killer.
+#include <attnprof/run.h>
+#include <attnprof/variant.h>
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "report/ceilings.h"
+
+namespace attnprof::report {
+
+// "512,1024,...,16384": values in order; "..." continues the two values before it (doubling
+// here; an arithmetic step when they differ by a constant that is not a ratio) up to the value
+// after it. Throws UsageError naming `flag` for anything else, non-positive or not increasing.
+std::vector<std::int64_t> parse_int_list(std::string_view text, std::string_view flag);
+
+// Bytes free for a run: MemAvailable from /proc/meminfo on the CPU; a device's installed probe
+// otherwise. nullopt when unknown (the check is then skipped).
+using FreeMemoryProbe = std::optional<std::int64_t> (*)();
+void install_free_memory_probe(Device device, FreeMemoryProbe probe);
+std::optional<std::int64_t> available_memory_bytes(Device device);
+std::optional<std::int64_t> parse_mem_available(const std::string& meminfo);  // bytes
+
+// q, k, v and out plus the variant's own workspace for one forward.
+std::int64_t memory_estimate(const Variant& variant, const AttentionSpec& spec);
+// nullopt when it fits; otherwise "needs 12.3 GiB (inputs + workspace), 7.1 GiB free".
+std::optional<std::string> memory_skip_reason(std::int64_t needed, std::optional<std::int64_t> available);
+
+struct SweepPoint {
+  AttentionSpec spec;
+  std::string variant;
+};
+// Variants vary fastest, then head dims, then sequence lengths (seq_q = seq_k = S).
+std::vector<SweepPoint> sweep_grid(const AttentionSpec& base, const std::vector<std::int64_t>& seqs,
+                                   const std::vector<std::int64_t>& head_dims, const std::vector<std::string>& variants);
+
+struct SweepRecord {
+  SweepPoint point;
+  std::string status = "ok";  // ok | skipped | refused | failed
+  std::string reason;
+  double device_ms = 0, cpu_ms = 0, tflops = 0, pct_of_peak = 0, rel_err = 0;
+  double kernels_per_forward = 0, memcpy_per_forward = 0, memset_per_forward = 0;
+  std::int64_t peak_extra_bytes = 0;
+  bool nan_output = false;
+  double flops = 0, min_bytes = 0, intensity = 0;
+  std::string trace_path;
+};
+
+SweepRecord record_from_result(const SweepPoint& point, const RunResult& result, const Ceilings& ceilings);
+SweepRecord record_not_run(const SweepPoint& point, std::string status, std::string reason);
+
+std::string sweep_csv(const std::vector<SweepRecord>& records);
+nlohmann::json sweep_json(const std::vector<SweepRecord>& records, const Ceilings& ceilings);
+std::vector<SweepRecord> sweep_records_from_json(const nlohmann::json& json);
+
+struct SweepHooks {
+  std::function<RunResult(const RunOptions&)> run;  // run_variant in the CLI
+  // A record (status "refused" or "skipped") for a point that must not run, else nullopt.
+  std::function<std::optional<SweepRecord>(const SweepPoint&)> precheck;
+  std::function<void(std::size_t done, std::size_t total, const SweepRecord&)> progress;
+  std::function<void(const std::vector<SweepRecord>&)> checkpoint;  // writes the files after each point
+};
+// Runs every point in order; a UsageError from the runner (a refusal it found) is recorded as
+// "refused", any other exception as "failed" with its message, and the sweep goes on.
+std::vector<SweepRecord> run_sweep(const std::vector<SweepPoint>& points, const RunOptions& base,
+                                   const Ceilings& ceilings, const SweepHooks& hooks);
+
+// Writes DIR/sweep.csv and DIR/sweep.json atomically.
+void write_sweep_files(const std::string& dir, const std::vector<SweepRecord>& records, const Ceilings& ceilings);
+
+// "[#######.............]  7/20  flash S=4096 D=128  0.560 ms" for a terminal, or one plain line.
+std::string progress_line(std::size_t done, std::size_t total, const SweepRecord& record, bool terminal, int width = 80);
+
+}  // namespace attnprof::report

@@ -1,0 +1,136 @@
+#include "report/glance.h"
+
+#include <attnprof/error.h>
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "report_insights/scenarios.h"
+
+namespace attnprof::report {
+namespace {
+
+RunResult naive_result() {
+  testing::TraceBuilder b;
+  b.add_h200();
+  for (int i = 0; i < 3; ++i) testing::gpu_naive_forward(b, 100000 * i, {});
+  RunResult r;
+  r.variant = "naive";
+  r.summary = "matmul(q,k\u1d40) \u2192 mul(scale) \u2192 masked_fill (out of place) \u2192 softmax \u2192 matmul";
+  r.spec.device = Device::cuda;
+  r.median_ns = 1.123e6;
+  r.cpu_ns = 0.315e6;
+  r.peak_extra_bytes = 528LL << 20;
+  r.rel_err = 3.6e-3;
+  r.kernels_per_forward = 5;
+  r.memcpy_per_forward = 1;
+  r.memset_per_forward = 1;
+  r.flops = 4.0 * 8 * 16 * 1024 * 1024 * 64 / 2;  // causal halves
+  r.tflops = r.flops / r.median_ns / 1e3;
+  r.trace_path = "traces/8_16_1024_64_naive_cuda.json.gz";
+  r.trace = b.trace;
+  return r;
+}
+
+TEST(Glance, RowCarriesNumbersAndInsights) {
+  GlanceRow row = glance_row(naive_result(), 807.0);
+  EXPECT_DOUBLE_EQ(row.device_ms, 1.123);
+  EXPECT_DOUBLE_EQ(row.cpu_ms, 0.315);
+  // 4·8·16·1024²·64 / 2 = 17,179,869,184 FLOPs in 1.123 ms = 15.298 TFLOP/s (the anchor's 15.3); 1.896% of 807.
+  EXPECT_NEAR(row.tflops, 15.2982, 1e-4);
+  EXPECT_NEAR(row.pct_of_peak, 1.89568, 1e-5);
+  std::set<std::string> codes;
+  for (const auto& i : row.insights) codes.insert(i.code);
+  EXPECT_TRUE(codes.count("hidden_copy"));
+  EXPECT_TRUE(codes.count("s2_materialized"));  // 528 MiB ≥ 256 MiB of bf16 scores
+  EXPECT_TRUE(codes.count("driver_api_launch"));
+  EXPECT_FALSE(codes.count("cpu_bound"));  // 0.315 ms of CPU against 1.123 ms on the GPU
+}
+
+TEST(Glance, NoPeakMeansNoPercent) {
+  EXPECT_DOUBLE_EQ(glance_row(naive_result(), 0).pct_of_peak, 0.0);
+}
+
+TEST(Glance, JsonHasTheDocumentedKeys) {
+  nlohmann::json j = glance_json({glance_row(naive_result(), 807.0), refused_row("cudnn", "cuDNN SDPA", "needs a GPU")});
+  ASSERT_TRUE(j.contains("rows"));
+  ASSERT_EQ(j["rows"].size(), 2u);
+  const auto& row = j["rows"][0];
+  for (const char* key : {"variant", "kernels_per_forward", "memcpy_per_forward", "memset_per_forward", "device_ms",
+                          "cpu_ms", "peak_extra_bytes", "tflops", "pct_of_peak", "rel_err", "insights"}) {
+    EXPECT_TRUE(row.contains(key)) << key;
+  }
+  EXPECT_EQ(row["variant"], "naive");
+  EXPECT_EQ(row["kernels_per_forward"], 5.0);
+  EXPECT_EQ(row["peak_extra_bytes"], 528LL << 20);
+  EXPECT_EQ(row["rel_err"], 3.6e-3);
+  ASSERT_TRUE(row["insights"].is_array());
+  EXPECT_EQ(row["insights"][0]["code"], "hidden_copy");
+  EXPECT_TRUE(row["insights"][0]["text"].is_string());
+  const auto& refused = j["rows"][1];
+  EXPECT_EQ(refused["refused"], "needs a GPU");
+  EXPECT_TRUE(refused["device_ms"].is_null());
+  EXPECT_TRUE(refused["tflops"].is_null());
+}
+
+TEST(Glance, JsonRoundTrips) {
+  GlanceRow row = glance_row(naive_result(), 807.0);
+  GlanceRow back = glance_row_from_json(glance_row_json(row));
+  EXPECT_EQ(back.variant, row.variant);
+  EXPECT_DOUBLE_EQ(back.device_ms, row.device_ms);
+  EXPECT_EQ(back.peak_extra_bytes, row.peak_extra_bytes);
+  EXPECT_EQ(back.insights.size(), row.insights.size());
+  EXPECT_EQ(back.trace_path, row.trace_path);
+  GlanceRow refused = glance_row_from_json(glance_row_json(refused_row("cudnn", "s", "needs a GPU")));
+  ASSERT_TRUE(refused.refusal);
+  EXPECT_EQ(*refused.refusal, "needs a GPU");
+  EXPECT_THROW(glance_row_from_json(nlohmann::json::object()), Error);
+}
+
+TEST(Glance, NanOutputIsNullErrorInJsonAndAnInsight) {
+  RunResult r = naive_result();
+  r.trace.reset();
+  r.nan_output = true;
+  r.rel_err = std::numeric_limits<double>::quiet_NaN();
+  GlanceRow row = glance_row(r, 807.0);
+  ASSERT_EQ(row.insights.size(), 1u);
+  EXPECT_EQ(row.insights[0].code, "nan_output");
+  nlohmann::json j = glance_row_json(row);
+  EXPECT_TRUE(j["rel_err"].is_null());
+  EXPECT_EQ(j["nan_output"], true);
+  EXPECT_NO_THROW((void)j.dump());
+}
+
+TEST(Glance, TextFitsInWidthAndWrapsTheInsights) {
+  std::string text = glance_text({glance_row(naive_result(), 807.0), refused_row("cudnn", "cuDNN SDPA", "needs a GPU")}, 120);
+  std::istringstream lines(text);
+  std::string line;
+  int count = 0;
+  while (std::getline(lines, line)) {
+    EXPECT_LE(display_width(line), 120u) << line;
+    ++count;
+  }
+  EXPECT_GT(count, 8);  // the insights wrapped onto several lines
+  EXPECT_NE(text.find("naive"), std::string::npos);
+  EXPECT_NE(text.find("1.123"), std::string::npos);
+  EXPECT_NE(text.find("528.0 MiB"), std::string::npos);
+  EXPECT_NE(text.find("15.3"), std::string::npos);
+  EXPECT_NE(text.find("1.9%"), std::string::npos);
+  EXPECT_NE(text.find("3.6e-03"), std::string::npos);
+  EXPECT_NE(text.find("\u25b8 hidden_copy:"), std::string::npos);
+  EXPECT_NE(text.find("refused: needs a GPU"), std::string::npos);
+}
+
+TEST(WrapText, BreaksAtSpacesAndCutsLongWords) {
+  EXPECT_EQ(wrap_text("aa bb cc", 5), (std::vector<std::string>{"aa bb", "cc"}));
+  EXPECT_EQ(wrap_text("abcdefgh", 3), (std::vector<std::string>{"abc", "def", "gh"}));
+  EXPECT_EQ(wrap_text("\u2192\u2192 x", 4), (std::vector<std::string>{"\u2192\u2192 x"}));  // 4 code points
+  EXPECT_EQ(wrap_text("\u2192\u2192 x", 3), (std::vector<std::string>{"\u2192\u2192", "x"}));
+  EXPECT_EQ(display_width("\u2192 12.5%"), 7u);
+}
+
+}  // namespace
+}  // namespace attnprof::report

@@ -1,0 +1,347 @@
+#include "report/insights.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "report_insights/scenarios.h"
+
+namespace attnprof::report {
+namespace {
+
+using testing::GpuMathOptions;
+using testing::TraceBuilder;
+
+bool has(const std::vector<Insight>& insights, const std::string& code) {
+  return std::any_of(insights.begin(), insights.end(), [&](const Insight& i) { return i.code == code; });
+}
+const Insight& get(const std::vector<Insight>& insights, const std::string& code) {
+  auto it = std::find_if(insights.begin(), insights.end(), [&](const Insight& i) { return i.code == code; });
+  EXPECT_NE(it, insights.end()) << code;
+  return *it;
+}
+
+template <typename Forward, typename... Options>
+trace::Trace three_forwards(Forward forward, Options... options) {
+  TraceBuilder b;
+  b.add_h200();
+  for (int i = 0; i < 3; ++i) forward(b, 100000 * i, options...);
+  return b.trace;
+}
+
+AttentionSpec blog_spec(Device device) {
+  AttentionSpec spec;  // 8 x 16 x 1024 x 64, bf16, causal
+  spec.device = device;
+  return spec;
+}
+
+TEST(ForwardWork, AttributesAsyncGpuWorkThroughCorrelation) {
+  trace::Trace t = three_forwards(testing::gpu_naive_forward, testing::GpuNaiveOptions{});
+  TraceWork work = collect_forwards(t);
+  ASSERT_EQ(work.forwards.size(), 3u);
+  EXPECT_TRUE(work.gpu);
+  EXPECT_EQ(work.unattributed, 0);
+  const Forward& f = work.forwards[1];
+  // bmm, mul, masked_fill, softmax, bmm + one memcpy + one memset, in launch order.
+  EXPECT_EQ(f.kernels(), 5);
+  EXPECT_EQ(f.count(KernelClass::memcpy), 1);
+  EXPECT_EQ(f.count(KernelClass::memset), 1);
+  std::vector<KernelClass> kinds;
+  for (const auto& w : f.work) kinds.push_back(w.kind);
+  EXPECT_EQ(kinds, (std::vector<KernelClass>{KernelClass::memset, KernelClass::gemm, KernelClass::elementwise,
+                                             KernelClass::memcpy, KernelClass::mask, KernelClass::softmax,
+                                             KernelClass::gemm}));
+  EXPECT_EQ(f.work[3].op_path(), "aten::masked_fill \u203a aten::clone \u203a aten::copy_");
+  EXPECT_EQ(f.work_ns, 1 + 85 + 128 + 127 + 367 + 284 + 84);
+  EXPECT_DOUBLE_EQ(work.kernels_per_forward(), 5.0);
+}
+
+TEST(ForwardWork, WholeTraceIsOneForwardWithoutRanges) {
+  TraceBuilder b;
+  b.op("aten::mul", 0, 100);
+  b.cpu_kernel("mul", 10, 50);
+  b.op("aten::add", 200, 100);
+  b.cpu_kernel("add", 210, 50);
+  TraceWork work = collect_forwards(b.trace);
+  ASSERT_EQ(work.forwards.size(), 1u);
+  EXPECT_EQ(work.forwards[0].kernels(), 2);
+  EXPECT_EQ(work.forwards[0].cpu_ns, 300);
+}
+
+// hidden_copy
+TEST(HiddenCopy, FiresOnOutOfPlaceMaskedFillOnTheGpu) {
+  auto insights = derive_insights(three_forwards(testing::gpu_naive_forward, testing::GpuNaiveOptions{}), {});
+  ASSERT_TRUE(has(insights, "hidden_copy"));
+  const std::string& text = get(insights, "hidden_copy").text;
+  EXPECT_NE(text.find("aten::masked_fill is out of place"), std::string::npos) << text;
+  EXPECT_NE(text.find("256.0 MiB"), std::string::npos) << text;
+  EXPECT_NE(text.find("127 ns per forward"), std::string::npos) << text;
+  EXPECT_NE(text.find("aten::masked_fill_ would not"), std::string::npos) << text;
+}
+
+TEST(HiddenCopy, SilentForInPlaceMaskedFill) {
+  auto insights = derive_insights(three_forwards(testing::gpu_naive_forward, testing::GpuNaiveOptions{false, true}), {});
+  EXPECT_FALSE(has(insights, "hidden_copy"));
+}
+
+TEST(HiddenCopy, SilentForExplicitConversionsInsideAComposite) {
+  auto insights = derive_insights(three_forwards(testing::gpu_math_forward, testing::GpuMathOptions{}), {});
+  EXPECT_FALSE(has(insights, "hidden_copy"));
+}
+
+TEST(HiddenCopy, FiresOnCpuKernelsOfOutOfPlaceOp) {
+  auto insights = derive_insights(three_forwards(testing::cpu_naive_forward, true), {});
+  ASSERT_TRUE(has(insights, "hidden_copy"));
+  EXPECT_NE(get(insights, "hidden_copy").text.find("a copy kernel, 60 ns per forward"), std::string::npos)
+      << get(insights, "hidden_copy").text;
+  EXPECT_FALSE(has(derive_insights(three_forwards(testing::cpu_naive_forward, false), {}), "hidden_copy"));
+  EXPECT_FALSE(has(derive_insights(three_forwards(testing::cpu_math_forward, true), {}), "hidden_copy"));
+}
+
+TEST(HiddenCopy, FiresOnABareDeviceToDeviceCopy) {
+  TraceBuilder b;
+  b.forward(0, 100);
+  b.op("aten::copy_", 10, 50);
+  b.gpu(trace::Category::gpu_memcpy, "Memcpy DtoD (Device -> Device)", 20, 500, 40, "cudaMemcpyAsync").bytes = 4096;
+  auto insights = derive_insights(b.trace, {});
+  ASSERT_TRUE(has(insights, "hidden_copy"));
+  EXPECT_NE(get(insights, "hidden_copy").text.find("device-to-device copy inside the forward"), std::string::npos);
+}
+
+// fp32_gemm_cuda_cores
+TEST(Fp32Gemm, FiresOnFfmaGemms) {
+  auto insights = derive_insights(three_forwards(testing::gpu_math_forward, testing::GpuMathOptions{}), {});
+  ASSERT_TRUE(has(insights, "fp32_gemm_cuda_cores"));
+  const std::string& text = get(insights, "fp32_gemm_cuda_cores").text;
+  EXPECT_NE(text.find("2 of 2 GEMM kernels"), std::string::npos) << text;
+  EXPECT_NE(text.find("sm80_xmma_gemm_f32f32"), std::string::npos) << text;
+  EXPECT_NE(text.find("955 ns per forward"), std::string::npos) << text;  // 538 + 417
+}
+
+TEST(Fp32Gemm, SilentForTensorCoreGemmsAndOnTheCpu) {
+  EXPECT_FALSE(has(derive_insights(three_forwards(testing::gpu_naive_forward, testing::GpuNaiveOptions{}), {}),
+                   "fp32_gemm_cuda_cores"));
+  EXPECT_TRUE(has(derive_insights(three_forwards(testing::gpu_naive_forward, testing::GpuNaiveOptions{true, false}), {}),
+                  "fp32_gemm_cuda_cores"));
+  // A CPU "gemm" kernel is not a CUDA-core GEMM.
+  EXPECT_FALSE(has(derive_insights(three_forwards(testing::cpu_math_forward, true), {}), "fp32_gemm_cuda_cores"));
+}
+
+TEST(Fp32Gemm, TensorCoreSignatures) {
+  EXPECT_TRUE(gemm_uses_tensor_cores(testing::kNvjetNT));
+  EXPECT_TRUE(gemm_uses_tensor_cores("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_wgmma"));
+  EXPECT_TRUE(gemm_uses_tensor_cores("ampere_h16816gemm_128x128_ldg8_stages_32x5_tn"));
+  EXPECT_TRUE(gemm_uses_tensor_cores("sm90_gemm_HGMMA_64x128"));
+  EXPECT_FALSE(gemm_uses_tensor_cores(testing::kFfmaNT));
+  EXPECT_FALSE(gemm_uses_tensor_cores("ampere_sgemm_128x64_nn"));
+  // "ffma" wins over a dtype that looks like a tensor-core one.
+  EXPECT_FALSE(gemm_uses_tensor_cores("gemm_bf16_ffma_kernel"));
+}
+
+// mask_rebuilt
+TEST(MaskRebuilt, FiresWhenEveryForwardBuildsTheMask) {
+  auto insights = derive_insights(three_forwards(testing::gpu_math_forward, testing::GpuMathOptions{}), {});
+  ASSERT_TRUE(has(insights, "mask_rebuilt"));
+  const std::string& text = get(insights, "mask_rebuilt").text;
+  EXPECT_NE(text.find("aten::ones, aten::tril: 2 kernels, 11 ns per forward"), std::string::npos) << text;
+  auto cpu = derive_insights(three_forwards(testing::cpu_math_forward, true), {});
+  ASSERT_TRUE(has(cpu, "mask_rebuilt"));
+  EXPECT_NE(get(cpu, "mask_rebuilt").text.find("aten::ones, aten::tril, aten::logical_not: 3 kernels"), std::string::npos)
+      << get(cpu, "mask_rebuilt").text;
+}
+
+TEST(MaskRebuilt, SilentWhenTheMaskIsBuiltOnceOutside) {
+  GpuMathOptions cached;
+  cached.rebuild_mask = false;
+  EXPECT_FALSE(has(derive_insights(three_forwards(testing::gpu_math_forward, cached), {}), "mask_rebuilt"));
+  // naive applies a mask (masked_fill) but does not build one.
+  EXPECT_FALSE(has(derive_insights(three_forwards(testing::gpu_naive_forward, testing::GpuNaiveOptions{}), {}),
+                   "mask_rebuilt"));
+  // Built in the first forward only (a cache filled on first use): not every forward.
+  TraceBuilder b;
+  testing::cpu_math_forward(b, 0, true);
+  testing::cpu_math_forward(b, 100000, false);
+  EXPECT_FALSE(has(derive_insights(b.trace, {}), "mask_rebuilt"));
+}
+
+// safe_softmax
+TEST(SafeSoftmax, FiresOnTheGuardKernelsAfterTheSoftmax) {
+  auto insights = derive_insights(three_forwards(testing::gpu_math_forward, testing::GpuMathOptions{}), {});
+  ASSERT_TRUE(has(insights, "safe_softmax"));
+  const std::string& text = get(insights, "safe_softmax").text;
+  EXPECT_NE(text.find("3 extra kernels per forward"), std::string::npos) << text;
+  EXPECT_NE(text.find("aten::isneginf, aten::all, aten::where"), std::string::npos) << text;
+  EXPECT_NE(text.find("393 ns per forward"), std::string::npos) << text;  // 157 + 96 + 140
+  EXPECT_TRUE(has(derive_insights(three_forwards(testing::cpu_math_forward, true), {}), "safe_softmax"));
+}
+
+TEST(SafeSoftmax, SilentForAPlainSoftmax) {
+  GpuMathOptions plain;
+  plain.safe_softmax = false;
+  // The mask's where comes before the softmax: it is not a guard.
+  EXPECT_FALSE(has(derive_insights(three_forwards(testing::gpu_math_forward, plain), {}), "safe_softmax"));
+  EXPECT_FALSE(has(derive_insights(three_forwards(testing::cpu_naive_forward, true), {}), "safe_softmax"));
+}
+
+// s2_materialized
+TEST(S2Materialized, FiresWhenPeakExtraReachesOneScoreMatrix) {
+  RunFacts facts;
+  facts.spec = blog_spec(Device::cuda);
+  facts.peak_extra_bytes = 528LL << 20;
+  auto insight = rules::s2_materialized(TraceWork{}, facts);
+  ASSERT_TRUE(insight);
+  // 8·16·1024·1024·2 B = 256 MiB
+  EXPECT_NE(insight->text.find("8\u00b716\u00b71024\u00b71024\u00b72 B = 256.0 MiB"), std::string::npos) << insight->text;
+  EXPECT_NE(insight->text.find("528.0 MiB"), std::string::npos);
+  EXPECT_NE(insight->text.find("2.06\u00d7"), std::string::npos) << insight->text;
+}
+
+TEST(S2Materialized, SilentBelowOneScoreMatrixOrWithoutFacts) {
+  RunFacts facts;
+  facts.spec = blog_spec(Device::cuda);
+  facts.peak_extra_bytes = (256LL << 20) - 1;
+  EXPECT_FALSE(rules::s2_materialized(TraceWork{}, facts));
+  facts.peak_extra_bytes = 16LL << 20;
+  EXPECT_FALSE(rules::s2_materialized(TraceWork{}, facts));
+  facts.peak_extra_bytes.reset();
+  EXPECT_FALSE(rules::s2_materialized(TraceWork{}, facts));
+}
+
+TEST(S2Materialized, ReadsPeakFromMemoryEvents) {
+  TraceBuilder b;
+  b.forward(0, 1000);
+  auto alloc = [&](std::int64_t ts, std::int64_t bytes, std::int64_t total) {
+    trace::Event& e = b.host(trace::Category::cpu_instant_event, "[memory]", ts, 0);
+    e.phase = 'i';
+    e.bytes = bytes;
+    e.total_allocated = total;
+  };
+  alloc(10, 1 << 20, (3 << 20) + (1 << 20));  // 3 MiB of inputs live before the forward
+  alloc(20, 2 << 20, (6 << 20));
+  alloc(30, -(1 << 20), (5 << 20));
+  RunFacts facts;
+  facts.spec = blog_spec(Device::cpu);
+  facts.spec->batch = 1;
+  facts.spec->heads = 1;  // one score matrix: 1024·1024·2 B = 2 MiB
+  TraceWork work = collect_forwards(b.trace);
+  EXPECT_EQ(peak_extra_from_memory_events(b.trace, work), 3 << 20);
+  EXPECT_TRUE(has(derive_insights(b.trace, facts), "s2_materialized"));
+}
+
+// single_fused_kernel
+TEST(SingleFusedKernel, FiresOnOneKernelPerForward) {
+  auto insights = derive_insights(three_forwards(testing::gpu_flash_forward, 255, 49152), {});
+  ASSERT_TRUE(has(insights, "single_fused_kernel"));
+  EXPECT_NE(get(insights, "single_fused_kernel").text.find("pytorch_flash::flash_fwd_kernel, 94 ns per forward"),
+            std::string::npos)
+      << get(insights, "single_fused_kernel").text;
+  // cudnn's memset does not count as a kernel.
+  auto cudnn = derive_insights(three_forwards(testing::gpu_cudnn_forward, true), {});
+  ASSERT_TRUE(has(cudnn, "single_fused_kernel"));
+  EXPECT_NE(get(cudnn, "single_fused_kernel").text.find("plus 1 memset"), std::string::npos);
+}
+
+TEST(SingleFusedKernel, SilentForSeveralKernels) {
+  EXPECT_FALSE(has(derive_insights(three_forwards(testing::gpu_naive_forward, testing::GpuNaiveOptions{}), {}),
+                   "single_fused_kernel"));
+  TraceBuilder b;
+  b.add_h200();
+  testing::gpu_flash_forward(b, 0);
+  testing::gpu_flash_forward(b, 10000);
+  b.op("aten::add", 10005, 2);  // a second kernel in the second forward
+  b.kernel(testing::kAddKernel, 10006, 10300, 5);
+  EXPECT_FALSE(has(derive_insights(b.trace, {}), "single_fused_kernel"));
+}
+
+// low_occupancy_by_design
+TEST(LowOccupancy, FiresWithTheRegisterArithmetic) {
+  auto insights = derive_insights(three_forwards(testing::gpu_flash_forward, 255, 49152), {});
+  ASSERT_TRUE(has(insights, "low_occupancy_by_design"));
+  const std::string& text = get(insights, "low_occupancy_by_design").text;
+  EXPECT_NE(text.find("255 regs \u00d7 128 threads = 32,640 of 65,536 \u2192 2 blocks \u2192 8 of 64 warps = 12.5%"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("limited by registers"), std::string::npos) << text;
+  EXPECT_NE(text.find("the trace records 13%"), std::string::npos) << text;
+}
+
+TEST(LowOccupancy, SilentForALeanKernelOrWithoutDeviceProperties) {
+  // 64 regs × 128 threads → 8 blocks; 16 KiB + 1 KiB shared → 13 blocks: 32 of 64 warps = 50%.
+  EXPECT_FALSE(has(derive_insights(three_forwards(testing::gpu_flash_forward, 64, 16384), {}), "low_occupancy_by_design"));
+  TraceBuilder b;  // no deviceProperties
+  testing::gpu_flash_forward(b, 0);
+  EXPECT_FALSE(has(derive_insights(b.trace, {}), "low_occupancy_by_design"));
+}
+
+// driver_api_launch
+TEST(DriverApiLaunch, FiresForCuLaunchKernelExWithOurEstimate) {
+  auto insights = derive_insights(three_forwards(testing::gpu_cudnn_forward, true), {});
+  ASSERT_TRUE(has(insights, "driver_api_launch"));
+  const std::string& text = get(insights, "driver_api_launch").text;
+  EXPECT_NE(text.find("via cuLaunchKernelEx"), std::string::npos) << text;
+  // 168 regs × 128 threads = 21,504 → 3 blocks; 82,944 + 1,024 B shared → 2 blocks → 8 of 64 warps.
+  EXPECT_NE(text.find("estimated 12.5%"), std::string::npos) << text;
+  EXPECT_NE(text.find("limited by shared memory"), std::string::npos) << text;
+  EXPECT_NE(text.find("the trace records 0%"), std::string::npos) << text;
+}
+
+TEST(DriverApiLaunch, SilentForRuntimeLaunches) {
+  EXPECT_FALSE(has(derive_insights(three_forwards(testing::gpu_cudnn_forward, false), {}), "driver_api_launch"));
+  EXPECT_FALSE(has(derive_insights(three_forwards(testing::gpu_flash_forward, 255, 49152), {}), "driver_api_launch"));
+}
+
+// cpu_bound
+TEST(CpuBound, FiresWhenCpuTimePerForwardExceedsDeviceTime) {
+  // flash: 214 ns of CPU range against 94 ns of kernel.
+  auto insights = derive_insights(three_forwards(testing::gpu_flash_forward, 255, 49152), {});
+  ASSERT_TRUE(has(insights, "cpu_bound"));
+  EXPECT_NE(get(insights, "cpu_bound").text.find("214 ns of CPU per forward against 94 ns on the GPU (2.3\u00d7)"),
+            std::string::npos)
+      << get(insights, "cpu_bound").text;
+  RunFacts facts;
+  facts.spec = blog_spec(Device::cuda);
+  facts.cpu_ns_per_forward = 134e3;
+  facts.device_ns_per_forward = 98e3;
+  auto from_facts = rules::cpu_bound(TraceWork{}, facts);
+  ASSERT_TRUE(from_facts);
+  EXPECT_NE(from_facts->text.find("134.0 \u00b5s of CPU per forward against 98.0 \u00b5s"), std::string::npos);
+}
+
+TEST(CpuBound, SilentWhenTheDeviceIsBusierOrOnTheCpu) {
+  EXPECT_FALSE(has(derive_insights(three_forwards(testing::gpu_naive_forward, testing::GpuNaiveOptions{}), {}),
+                   "cpu_bound"));  // 1000 ns of CPU, 1076 ns of GPU work
+  RunFacts facts;
+  facts.spec = blog_spec(Device::cpu);
+  facts.cpu_ns_per_forward = 2e6;
+  facts.device_ns_per_forward = 1e6;
+  EXPECT_FALSE(rules::cpu_bound(TraceWork{}, facts));
+  EXPECT_FALSE(has(derive_insights(three_forwards(testing::cpu_naive_forward, true), {}), "cpu_bound"));
+}
+
+// nan_output
+TEST(NanOutput, FiresOnlyWhenTheRunSawNan) {
+  RunFacts facts;
+  EXPECT_FALSE(rules::nan_output(facts));
+  facts.nan_output = true;
+  ASSERT_TRUE(rules::nan_output(facts));
+  EXPECT_EQ(rules::nan_output(facts)->code, "nan_output");
+}
+
+// The acceptance's expectations, on the synthetic counterparts of the anchors' traces.
+TEST(Insights, AnchorShapedTracesGetTheirInsights) {
+  auto naive = derive_insights(three_forwards(testing::gpu_naive_forward, testing::GpuNaiveOptions{}), {});
+  EXPECT_TRUE(has(naive, "hidden_copy"));
+  EXPECT_TRUE(has(naive, "driver_api_launch"));
+  auto math = derive_insights(three_forwards(testing::gpu_math_forward, testing::GpuMathOptions{}), {});
+  EXPECT_TRUE(has(math, "fp32_gemm_cuda_cores"));
+  EXPECT_TRUE(has(math, "mask_rebuilt"));
+  EXPECT_TRUE(has(math, "safe_softmax"));
+  EXPECT_FALSE(has(math, "single_fused_kernel"));
+  auto flash = derive_insights(three_forwards(testing::gpu_flash_forward, 255, 49152), {});
+  EXPECT_TRUE(has(flash, "single_fused_kernel"));
+  EXPECT_TRUE(has(flash, "low_occupancy_by_design"));
+  EXPECT_FALSE(has(flash, "hidden_copy"));
+}
+
+}  // namespace
+}  // namespace attnprof::report

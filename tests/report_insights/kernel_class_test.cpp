@@ -1,0 +1,84 @@
+#include "report/kernel_class.h"
+
+#include <gtest/gtest.h>
+
+#include "report_insights/scenarios.h"
+
+namespace attnprof::report {
+namespace {
+
+TEST(ClassifyKernel, GpuNamesFromTheAnchors) {
+  EXPECT_EQ(classify_kernel(testing::kNvjetNT), KernelClass::gemm);
+  EXPECT_EQ(classify_kernel(testing::kFfmaNN), KernelClass::gemm);
+  EXPECT_EQ(classify_kernel(testing::kMulKernel), KernelClass::elementwise);
+  EXPECT_EQ(classify_kernel(testing::kMaskedFillKernel), KernelClass::mask);
+  EXPECT_EQ(classify_kernel(testing::kSoftmaxKernel), KernelClass::softmax);
+  EXPECT_EQ(classify_kernel(testing::kCopyKernel), KernelClass::copy);
+  EXPECT_EQ(classify_kernel("void at::native::vectorized_elementwise_kernel<8, at::native::bfloat16_copy_kernel_cuda("
+                            "at::TensorIteratorBase&)::{lambda(float)#1}, std::array<char*, 2ul> >(int)"),
+            KernelClass::copy);
+  EXPECT_EQ(classify_kernel(testing::kFillBool), KernelClass::mask);
+  EXPECT_EQ(classify_kernel(testing::kFillFloat), KernelClass::elementwise);
+  EXPECT_EQ(classify_kernel(testing::kTrilKernel), KernelClass::mask);
+  EXPECT_EQ(classify_kernel(testing::kWhereKernel), KernelClass::elementwise);
+  EXPECT_EQ(classify_kernel(testing::kIsneginfKernel), KernelClass::elementwise);
+  EXPECT_EQ(classify_kernel(testing::kAllKernel), KernelClass::elementwise);
+  EXPECT_EQ(classify_kernel(testing::kFlashKernel), KernelClass::attention);
+  EXPECT_EQ(classify_kernel(testing::kCudnnKernel), KernelClass::attention);
+  EXPECT_EQ(classify_kernel("fmha_cutlassF_bf16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<"
+                            "cutlass::bfloat16_t, cutlass::arch::Sm80, true, 64, 64, 64, true, true>::Params)"),
+            KernelClass::attention);
+  EXPECT_EQ(classify_kernel("triton_per_fused__softmax_exp_masked_fill_mul_prepare_softmax_online_sub_view_0"),
+            KernelClass::softmax);
+  EXPECT_EQ(classify_kernel("Memcpy DtoD (Device -> Device)"), KernelClass::memcpy);
+  EXPECT_EQ(classify_kernel("Memset (Device)"), KernelClass::memset);
+}
+
+TEST(ClassifyKernel, CpuKernelNames) {
+  EXPECT_EQ(classify_kernel("gemm"), KernelClass::gemm);
+  EXPECT_EQ(classify_kernel("mul"), KernelClass::elementwise);
+  EXPECT_EQ(classify_kernel("add"), KernelClass::elementwise);
+  EXPECT_EQ(classify_kernel("copy"), KernelClass::copy);
+  EXPECT_EQ(classify_kernel("fill"), KernelClass::elementwise);
+  EXPECT_EQ(classify_kernel("masked_fill"), KernelClass::mask);
+  EXPECT_EQ(classify_kernel("where"), KernelClass::elementwise);
+  EXPECT_EQ(classify_kernel("tril"), KernelClass::mask);
+  EXPECT_EQ(classify_kernel("triu"), KernelClass::mask);
+  EXPECT_EQ(classify_kernel("logical_not"), KernelClass::mask);
+  EXPECT_EQ(classify_kernel("isneginf"), KernelClass::elementwise);
+  EXPECT_EQ(classify_kernel("all"), KernelClass::elementwise);
+  EXPECT_EQ(classify_kernel("softmax"), KernelClass::softmax);
+  EXPECT_EQ(classify_kernel("safe_softmax"), KernelClass::softmax);
+  EXPECT_EQ(classify_kernel("scale_mask_softmax"), KernelClass::softmax);
+  EXPECT_EQ(classify_kernel("flash_attention"), KernelClass::attention);
+  EXPECT_EQ(classify_kernel("efficient_attention"), KernelClass::attention);
+  EXPECT_EQ(classify_kernel("something_else"), KernelClass::other);
+}
+
+TEST(ClassifyKernel, EventCategoryOverridesTheName) {
+  trace::Event e;
+  e.name = "gemm-looking memcpy";
+  e.category = trace::Category::gpu_memcpy;
+  EXPECT_EQ(classify_event(e), KernelClass::memcpy);
+  e.category = trace::Category::gpu_memset;
+  EXPECT_EQ(classify_event(e), KernelClass::memset);
+  e.category = trace::Category::kernel;
+  EXPECT_EQ(classify_event(e), KernelClass::gemm);
+}
+
+TEST(NameTokens, MatchWholePiecesOnly) {
+  EXPECT_TRUE(has_name_token("aten::all", "all"));
+  EXPECT_FALSE(has_name_token("small_kernel", "all"));
+  EXPECT_TRUE(has_name_token("isneginf_kernel_impl", "isneginf"));
+  EXPECT_TRUE(has_name_token("Where", "where"));
+}
+
+TEST(ShortKernelName, DropsTemplatesAndArguments) {
+  EXPECT_EQ(short_kernel_name(testing::kFlashKernel), "pytorch_flash::flash_fwd_kernel");
+  EXPECT_EQ(short_kernel_name(testing::kSoftmaxKernel), "softmax_warp_forward");
+  EXPECT_EQ(short_kernel_name(testing::kNvjetNT), "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT");
+  EXPECT_EQ(short_kernel_name("abcdefghij", 5), "abcd\u2026");
+}
+
+}  // namespace
+}  // namespace attnprof::report

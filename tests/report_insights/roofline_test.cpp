@@ -1,0 +1,117 @@
+#include "report/roofline.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+namespace attnprof::report {
+namespace {
+
+AttentionSpec blog() { return AttentionSpec{}; }  // 8 x 16 x 1024 x 64, bf16, causal
+
+Ceilings h200_anchor() {
+  Ceilings c;
+  c.device = Device::cuda;
+  c.device_name = "NVIDIA H200";
+  c.matmul_tflops = 807;  // the anchors' bf16 8192³ matmul
+  c.copy_gbps = 4219;     // the anchors' device-to-device copy
+  return c;
+}
+
+TEST(Roofline, FlopsHalveWhenCausal) {
+  AttentionSpec s = blog();
+  EXPECT_DOUBLE_EQ(attention_flops(s), 17179869184.0);  // 4·8·16·1024²·64 / 2
+  s.causal = false;
+  EXPECT_DOUBLE_EQ(attention_flops(s), 34359738368.0);
+  s.seq_k = 2048;
+  EXPECT_DOUBLE_EQ(attention_flops(s), 68719476736.0);
+}
+
+TEST(Roofline, BytesOfInputsOutputAndScores) {
+  AttentionSpec s = blog();
+  EXPECT_DOUBLE_EQ(attention_io_bytes(s), 64.0 * 1024 * 1024);   // q, k, v, out: 16 MiB each in bf16
+  EXPECT_DOUBLE_EQ(score_matrix_bytes(s), 256.0 * 1024 * 1024);  // 8·16·1024²·2
+  s.kv_heads = 4;  // GQA: k and v shrink four times
+  EXPECT_DOUBLE_EQ(attention_io_bytes(s), 40.0 * 1024 * 1024);
+  s = blog();
+  s.dtype = DType::fp32;
+  EXPECT_DOUBLE_EQ(score_matrix_bytes(s), 512.0 * 1024 * 1024);
+}
+
+TEST(Roofline, MinimalBytesCountScorePasses) {
+  const AttentionSpec s = blog();
+  const double io = 64.0 * 1024 * 1024, score = 256.0 * 1024 * 1024;
+  EXPECT_DOUBLE_EQ(minimal_bytes(s, 1, 0), io);              // one fused kernel
+  EXPECT_DOUBLE_EQ(minimal_bytes(s, 3, 0), io + 4 * score);  // GEMM writes, softmax reads+writes, GEMM reads
+  EXPECT_DOUBLE_EQ(minimal_bytes(s, 5, 1), io + 10 * score); // naive: mul, fill, softmax and the copy in between
+}
+
+TEST(Roofline, PointUnderTheMeasuredCeilings) {
+  // flash at the blog shape: 256 FLOP/byte, right of the 191 FLOP/byte ridge: compute-bound.
+  RooflinePoint flash = roofline_point("flash", blog(), 1, 0, 116.7, h200_anchor());
+  EXPECT_DOUBLE_EQ(flash.intensity, 256.0);
+  EXPECT_FALSE(flash.memory_bound);
+  EXPECT_DOUBLE_EQ(flash.roof_tflops, 807.0);
+  EXPECT_NEAR(flash.pct_of_roof, 14.461, 1e-3);
+  // naive: 17.18e9 / (64 + 2560) MiB = 6.24 FLOP/byte → roof 4219 GB/s × 6.24 = 26.3 TFLOP/s.
+  RooflinePoint naive = roofline_point("naive", blog(), 5, 1, 15.3, h200_anchor());
+  EXPECT_NEAR(naive.intensity, 17179869184.0 / (2624.0 * 1024 * 1024), 1e-9);
+  EXPECT_TRUE(naive.memory_bound);
+  EXPECT_NEAR(naive.roof_tflops, 4219e9 * naive.intensity / 1e12, 1e-9);
+  EXPECT_NEAR(naive.roof_tflops, 26.34, 0.01);
+  EXPECT_DOUBLE_EQ(h200_anchor().ridge_flops_per_byte(), 807e3 / 4219);
+}
+
+TEST(Roofline, NoCeilingsNoRoof) {
+  RooflinePoint p = roofline_point("flash", blog(), 1, 0, 100, Ceilings{});
+  EXPECT_DOUBLE_EQ(p.roof_tflops, 0.0);
+  EXPECT_DOUBLE_EQ(p.intensity, 256.0);
+  EXPECT_EQ(roofline_json(p)["intensity"], 256.0);
+}
+
+Ceilings fake_probe() {
+  static int calls = 0;
+  ++calls;
+  Ceilings c;
+  c.device = Device::cuda;
+  c.device_name = "probe";
+  c.matmul_tflops = 100.0 * calls;
+  c.copy_gbps = 1000;
+  return c;
+}
+
+TEST(Ceilings, ProbeRunsOncePerProcess) {
+  install_ceiling_probe(Device::cuda, fake_probe);
+  const Ceilings& first = measured_ceilings(Device::cuda);
+  const Ceilings& second = measured_ceilings(Device::cuda);
+  EXPECT_EQ(first.device_name, "probe");
+  EXPECT_DOUBLE_EQ(first.matmul_tflops, 100.0);
+  EXPECT_DOUBLE_EQ(second.matmul_tflops, 100.0);  // cached, not measured again
+  EXPECT_NE(ceilings_text(first).find("ridge at 100.0 FLOP/byte"), std::string::npos) << ceilings_text(first);
+  Ceilings back = ceilings_from_json(ceilings_json(first));
+  EXPECT_EQ(back.device, Device::cuda);
+  EXPECT_DOUBLE_EQ(back.copy_gbps, 1000.0);
+}
+
+TEST(Ceilings, CpuMeasurementIsPlausibleAndCached) {
+  auto start = std::chrono::steady_clock::now();
+  const Ceilings& cpu = measured_ceilings(Device::cpu);
+  double first_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(cpu.measured());
+  // Any machine that runs the suite does more than 1 GFLOP/s of sgemm and 0.5 GB/s of memcpy,
+  // and no CPU reaches 100 TFLOP/s of fp32 or 10 TB/s of memcpy.
+  EXPECT_GT(cpu.matmul_tflops, 1e-3);
+  EXPECT_LT(cpu.matmul_tflops, 100);
+  EXPECT_GT(cpu.copy_gbps, 0.5);
+  EXPECT_LT(cpu.copy_gbps, 10000);
+  EXPECT_GE(cpu.seconds_spent, 0.3);  // at least 0.2 s of sgemm and 0.1 s of memcpy
+  start = std::chrono::steady_clock::now();
+  const Ceilings& again = measured_ceilings(Device::cpu);
+  double second_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(&again, &cpu);
+  EXPECT_LT(second_s, first_s / 10);
+  std::printf("measured: %s\n", ceilings_text(cpu).c_str());
+}
+
+}  // namespace
+}  // namespace attnprof::report
