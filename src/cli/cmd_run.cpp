@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/run_flags.h"
 #include "run/preflight.h"
+#include "report/expect.h"
 #include "run/run_json.h"
 
 namespace attnprof::cli {
@@ -46,10 +47,17 @@ Command add_run(CLI::App& app) {
   return [flags]() {
     RunOptions options = flags->to_options();
     RunResult result = run_variant(options);
+    std::optional<report::ExpectResult> expected;
+    if (!flags->expect.empty() && result.trace) {
+      expected = report::compare_expect(report::parse_expect(flags->expect), *result.trace);
+    }
     if (flags->format == "json") {
-      fmt::print("{}\n", run_result_json(result).dump(2));
+      nlohmann::json j = run_result_json(result);
+      if (expected) j["expect"] = report::expect_json(*expected);
+      fmt::print("{}\n", j.dump(2));
     } else {
       print_text(result);
+      if (expected) fmt::print("\n{}", report::expect_text(*expected));
     }
     return 0;
   };
