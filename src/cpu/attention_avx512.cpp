@@ -5,8 +5,13 @@
 // Micro-kernel: C[R][16·NZ] (+)= A[R][K] · B[K][16·NZ], R ≤ 6, NZ ≤ 4: 24 zmm accumulators,
 // NZ loads and R broadcasts per k step. One kernel serves S = Q·Kᵀ (K = D) and O += P·V (K = keys).
 //
-// Versions (2 threads, Zen 4, causal, GFLOP/s; bench_cpu_variants, see bench/RESULTS.md):
-//   v1 Br=Bc=128, 6×64 register block, prepacked K/V, heaviest-first dynamic schedule.
+// Versions (Zen 5 dev machine, 1 thread, causal, GFLOP/s per CPU-second, D=64 / D=128;
+// 2-thread numbers in bench/RESULTS.md):
+//   v1 Br=Bc=128, 6×64 register block, prepacked K/V, heaviest-first dynamic schedule:
+//      fp32 186 / 174, bf16 300 / 300.
+//   v2 softmax row max/exp inlined, α for all rows in one vector pass, K packed d-outer,
+//      Br=64 × Bc=256: fp32 216 / 186, bf16 359 / 327 (peak of one core: fp32 FMA 278,
+//      vdpbf16ps 513).
 #include "cpu/attention_tiles.h"
 #include "cpu/vec_avx512.h"
 
@@ -60,9 +65,11 @@ struct PolicyAvx512Fp32 {
   static constexpr bool kProbsAliasScores = true;
   static float from_float(float x) { return x; }
   static const RowKernels& rows() { return avx512::kRowKernels; }
-  static float probs(float* p, const float* s, float c, float m, std::int64_t n) {
-    return avx512::kRowKernels.exp2_sum(p, s, c, m, n);
+  static float row_max(const float* s, std::int64_t n) { return avx512::row_max(s, n); }
+  static void exp2_diff(float* d, const float* a, const float* b, float c, std::int64_t n) {
+    avx512::exp2_diff(d, a, b, c, n);
   }
+  static float probs(float* p, const float* s, float c, float m, std::int64_t n) { return avx512::exp2_sum(p, s, c, m, n); }
   static void tile(int nr, int nz, float* c, std::int64_t ldc, const float* a, std::int64_t lda, const float* b,
                    std::int64_t ldb, std::int64_t k_count, const float* row_scale) {
     kTiles[nr - 1][nz - 1](c, ldc, a, lda, b, ldb, k_count, row_scale);

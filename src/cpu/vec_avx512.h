@@ -50,4 +50,53 @@ inline __m256i to_bf16(__m512 x) {
 }
 inline __m256i to_fp16(__m512 x) { return _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 
+// max over x[0..n) (−inf for n == 0), NaN when any element is NaN.
+inline float row_max(const float* x, std::int64_t n) {
+  const __m512 neg_inf = _mm512_set1_ps(-__builtin_inff());
+  __m512 m = neg_inf;
+  __mmask16 nan = 0;
+  std::int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512 v = _mm512_loadu_ps(x + i);
+    nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    m = _mm512_max_ps(m, v);
+  }
+  if (i < n) {
+    __m512 v = _mm512_mask_loadu_ps(neg_inf, tail_mask(n - i), x + i);
+    nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    m = _mm512_max_ps(m, v);
+  }
+  return nan ? __builtin_nanf("") : _mm512_reduce_max_ps(m);
+}
+
+// dst[i] = 2^((x[i] − m)·c); returns the sum. dst may alias x.
+inline float exp2_sum(float* dst, const float* x, float c, float m, std::int64_t n) {
+  const __m512 vc = _mm512_set1_ps(c);
+  const __m512 vm = _mm512_set1_ps(m);
+  __m512 sum = _mm512_setzero_ps();
+  std::int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512 e = exp2(_mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm), vc));
+    _mm512_storeu_ps(dst + i, e);
+    sum = _mm512_add_ps(sum, e);
+  }
+  if (i < n) {
+    const __mmask16 k = tail_mask(n - i);
+    __m512 e = exp2(_mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm), vc));
+    _mm512_mask_storeu_ps(dst + i, k, e);
+    sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(k, e));
+  }
+  return _mm512_reduce_add_ps(sum);
+}
+
+// dst[i] = 2^((a[i] − b[i])·c)
+inline void exp2_diff(float* dst, const float* a, const float* b, float c, std::int64_t n) {
+  const __m512 vc = _mm512_set1_ps(c);
+  for (std::int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = tail_mask(n - i);
+    const __m512 x = _mm512_sub_ps(_mm512_maskz_loadu_ps(k, a + i), _mm512_maskz_loadu_ps(k, b + i));
+    _mm512_mask_storeu_ps(dst + i, k, exp2(_mm512_mul_ps(x, vc)));
+  }
+}
+
 }  // namespace attnprof::cpu::avx512
