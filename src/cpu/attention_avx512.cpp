@@ -65,6 +65,20 @@ struct PolicyAvx512Fp32 {
   static constexpr bool kProbsAliasScores = true;
   static float from_float(float x) { return x; }
   static const RowKernels& rows() { return avx512::kRowKernels; }
+  // fp32 K/V with unit-stride rows: vector transposes and row copies instead of element loops.
+  static constexpr bool kFastPack = true;
+  static constexpr DType kNativeDtype = DType::fp32;
+  static void pack_k(float* kt, std::int64_t bcp, const float* k, std::int64_t row_stride, std::int64_t cols,
+                     std::int64_t d, std::int64_t tile_elems) {
+    std::memset(kt, 0, static_cast<std::size_t>(tile_elems) * sizeof(float));
+    avx512::transpose_pack32(reinterpret_cast<std::uint32_t*>(kt), bcp, reinterpret_cast<const std::uint32_t*>(k),
+                             row_stride, cols, d);
+  }
+  static void pack_v(float* vt, std::int64_t dv, const float* v, std::int64_t row_stride, std::int64_t cols,
+                     std::int64_t d, std::int64_t tile_elems) {
+    std::memset(vt, 0, static_cast<std::size_t>(tile_elems) * sizeof(float));
+    for (std::int64_t j = 0; j < cols; ++j) std::memcpy(vt + j * dv, v + j * row_stride, static_cast<std::size_t>(d) * sizeof(float));
+  }
   static float row_max(const float* s, std::int64_t n) { return avx512::row_max(s, n); }
   static void exp2_diff(float* d, const float* a, const float* b, float c, std::int64_t n) {
     avx512::exp2_diff(d, a, b, c, n);

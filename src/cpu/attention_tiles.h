@@ -147,6 +147,16 @@ class TileDriver {
     }
   }
   void pack_kv(E* kt, E* vt, std::int64_t b, std::int64_t hk, std::int64_t t) const {
+    if (Policy::kFastPack && p_.dtype == Policy::kNativeDtype && p_.k_strides[3] == 1 && p_.v_strides[3] == 1 &&
+        p_.head_dim % kPair == 0) {
+      const std::int64_t j0 = t * bc_;
+      const std::int64_t cols = min64(bc_, p_.seq_k - j0);
+      const E* k = static_cast<const E*>(p_.k) + b * p_.k_strides[0] + hk * p_.k_strides[1] + j0 * p_.k_strides[2];
+      const E* v = static_cast<const E*>(p_.v) + b * p_.v_strides[0] + hk * p_.v_strides[1] + j0 * p_.v_strides[2];
+      Policy::pack_k(kt, bcp_, k, p_.k_strides[2], cols, p_.head_dim, k_tile_);
+      Policy::pack_v(vt, dv_, v, p_.v_strides[2], cols, p_.head_dim, v_tile_);
+      return;
+    }
     switch (p_.dtype) {
       case DType::bf16: pack_kv_typed<bf16>(kt, vt, b, hk, t); break;
       case DType::fp16: pack_kv_typed<fp16>(kt, vt, b, hk, t); break;

@@ -99,4 +99,71 @@ inline void exp2_diff(float* dst, const float* a, const float* b, float c, std::
   }
 }
 
+// In-register transpose of a 16×16 block of 32-bit words: r[i] holds row i, afterwards r[c] holds
+// column c. 64 shuffles: unpack 32-bit pairs, unpack 64-bit pairs, then two rounds of 128-bit
+// lane shuffles.
+inline void transpose16x16(__m512i r[16]) {
+  __m512i t[16], u[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; ++i) {  // u[4i + c], lane L: rows 4i..4i+3 of column 4L + c
+    u[4 * i + 0] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+    u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+    u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+    u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+  }
+  for (int c = 0; c < 4; ++c) {
+    const __m512i x0 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x44);
+    const __m512i x1 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xee);
+    const __m512i x2 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x44);
+    const __m512i x3 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xee);
+    r[c] = _mm512_shuffle_i32x4(x0, x2, 0x88);
+    r[4 + c] = _mm512_shuffle_i32x4(x0, x2, 0xdd);
+    r[8 + c] = _mm512_shuffle_i32x4(x1, x3, 0x88);
+    r[12 + c] = _mm512_shuffle_i32x4(x1, x3, 0xdd);
+  }
+}
+
+// dst[w·ld_dst + j] = src[j·src_stride + w] for j < rows, w < words (32-bit words: fp32 values or
+// bf16 pairs); dst's j runs in whole 16-wide blocks (rows past `rows` get zeros).
+inline void transpose_pack32(std::uint32_t* dst, std::int64_t ld_dst, const std::uint32_t* src, std::int64_t src_stride,
+                             std::int64_t rows, std::int64_t words) {
+  __m512i r[16];
+  for (std::int64_t j0 = 0; j0 < rows; j0 += 16) {
+    for (std::int64_t w0 = 0; w0 < words; w0 += 16) {
+      const __mmask16 k = tail_mask(words - w0);
+      for (int i = 0; i < 16; ++i) {
+        r[i] = j0 + i < rows ? _mm512_maskz_loadu_epi32(k, src + (j0 + i) * src_stride + w0) : _mm512_setzero_si512();
+      }
+      transpose16x16(r);
+      const std::int64_t n = words - w0 < 16 ? words - w0 : 16;
+      for (std::int64_t c = 0; c < n; ++c) _mm512_storeu_si512(dst + (w0 + c) * ld_dst + j0, r[c]);
+    }
+  }
+}
+
+// Pairs of bf16 rows interleaved: dst[(j/2)·ld_dst + 2d + j%2] = src[j·src_stride + d] for j < rows,
+// d < cols (ld_dst = 2·padded cols, a multiple of 32; odd rows pair with zeros).
+inline void interleave_pack_bf16(std::uint16_t* dst, std::int64_t ld_dst, const std::uint16_t* src,
+                                 std::int64_t src_stride, std::int64_t rows, std::int64_t cols) {
+  alignas(64) static const std::uint16_t kLow[32] = {0, 32, 1, 33, 2, 34, 3, 35, 4, 36, 5, 37, 6, 38, 7, 39,
+                                                     8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+  alignas(64) static const std::uint16_t kHigh[32] = {16, 48, 17, 49, 18, 50, 19, 51, 20, 52, 21, 53, 22, 54, 23, 55,
+                                                      24, 56, 25, 57, 26, 58, 27, 59, 28, 60, 29, 61, 30, 62, 31, 63};
+  const __m512i low = _mm512_load_si512(kLow), high = _mm512_load_si512(kHigh);
+  for (std::int64_t j = 0; j < rows; j += 2) {
+    std::uint16_t* out = dst + (j / 2) * ld_dst;
+    for (std::int64_t d0 = 0; d0 < cols; d0 += 32) {
+      const std::int64_t left = cols - d0;
+      const __mmask32 k = left >= 32 ? 0xffffffffu : ((1u << left) - 1u);
+      const __m512i a = _mm512_maskz_loadu_epi16(k, src + j * src_stride + d0);
+      const __m512i b = j + 1 < rows ? _mm512_maskz_loadu_epi16(k, src + (j + 1) * src_stride + d0) : _mm512_setzero_si512();
+      _mm512_storeu_si512(out + 2 * d0, _mm512_permutex2var_epi16(a, low, b));
+      if (left > 16) _mm512_storeu_si512(out + 2 * d0 + 32, _mm512_permutex2var_epi16(a, high, b));
+    }
+  }
+}
+
 }  // namespace attnprof::cpu::avx512
