@@ -7,6 +7,7 @@ threads (or --threads), timing PyTorch's SDPA pinned to its flash backend (wall 
 thread count, and prints one Markdown row per (threads, shape, dtype) with the speed ratio.
 
     python3 bench/cpu_vs_pytorch.py --attnprof build/rel/attnprof [--threads 2,16] [--json out.json]
+    python3 bench/cpu_vs_pytorch.py --driver build/rel/bench/bench_cpu_attention_json   # no CLI needed
 
 Needs PyTorch >= 2.3 (torch.nn.attention.sdpa_kernel). Ratio = PyTorch ms / attnprof ms, so
 > 1.0 means attnprof is faster.
@@ -67,9 +68,22 @@ def time_attnprof(binary, b, h, s, d, dtype, threads, extra):
     return float(row["median_ms"]), float(row.get("rel_err", float("nan")))
 
 
+def time_driver(binary, b, h, s, d, dtype, threads, reps):
+    cmd = [binary, "--variant", "flash", "--batch", str(b), "--heads", str(h), "--seq", str(s), "--head-dim", str(d),
+           "--dtype", OUR_DTYPE[dtype], "--causal", "1", "--threads", str(threads), "--reps", str(reps)]
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr.strip()}")
+    row = json.loads(done.stdout)
+    return float(row["median_ms"]), float(row["rel_err"])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--attnprof", required=True, help="path to the attnprof binary")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--attnprof", help="path to the attnprof binary (times `attnprof run`)")
+    which.add_argument("--driver", help="path to bench_cpu_attention_json (times the kernel alone)")
     parser.add_argument("--threads", default="2,16", help="comma-separated thread counts (default 2,16)")
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--reps", type=int, default=5)
@@ -80,7 +94,7 @@ def main():
     import torch
 
     print(f"torch {torch.__version__}, {torch.backends.cpu.get_cpu_capability()}, "
-          f"attnprof {os.path.abspath(args.attnprof)}")
+          f"attnprof {os.path.abspath(args.attnprof or args.driver)}")
     print("| threads | B | H | S | D | dtype | PyTorch SDPA flash ms (GFLOP/s) | attnprof flash ms (GFLOP/s) "
           "| ratio | attnprof rel err |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -91,7 +105,10 @@ def main():
                 continue
             for dtype in DTYPES:
                 theirs = time_pytorch(torch, b, h, s, d, dtype, threads, args.warmup, args.reps)
-                ours, err = time_attnprof(args.attnprof, b, h, s, d, dtype, threads, args.extra.split())
+                if args.driver:
+                    ours, err = time_driver(args.driver, b, h, s, d, dtype, threads, args.reps)
+                else:
+                    ours, err = time_attnprof(args.attnprof, b, h, s, d, dtype, threads, args.extra.split())
                 f = flops(b, h, s, d)
                 row = dict(threads=threads, batch=b, heads=h, seq=s, head_dim=d, dtype=dtype, pytorch_ms=theirs,
                            attnprof_ms=ours, ratio=theirs / ours, attnprof_rel_err=err)
