@@ -95,18 +95,17 @@ struct PolicyAvx512Bf16 {
   static const RowKernels& rows() { return avx512::kRowKernels; }
   // bf16 K/V with unit-stride rows and even D: K as a transpose of 32-bit pairs, V rows interleaved
   // in pairs, instead of element loops.
-  static constexpr bool kFastPack = true;
-  static constexpr DType kNativeDtype = DType::bf16;
-  static void pack_k(std::uint16_t* kt, std::int64_t bcp, const std::uint16_t* k, std::int64_t row_stride,
+  static bool fast_pack(DType dtype) { return dtype == DType::bf16; }
+  static void pack_k(std::uint16_t* kt, std::int64_t bcp, const void* k, DType, std::int64_t row_stride,
                      std::int64_t cols, std::int64_t d, std::int64_t tile_elems) {
     std::memset(kt, 0, static_cast<std::size_t>(tile_elems) * sizeof(std::uint16_t));
-    avx512::transpose_pack32(reinterpret_cast<std::uint32_t*>(kt), bcp, reinterpret_cast<const std::uint32_t*>(k),
+    avx512::transpose_pack32(reinterpret_cast<std::uint32_t*>(kt), bcp, static_cast<const std::uint32_t*>(k),
                              row_stride / 2, cols, d / 2);
   }
-  static void pack_v(std::uint16_t* vt, std::int64_t dv, const std::uint16_t* v, std::int64_t row_stride,
+  static void pack_v(std::uint16_t* vt, std::int64_t dv, const void* v, DType, std::int64_t row_stride,
                      std::int64_t cols, std::int64_t d, std::int64_t tile_elems) {
     std::memset(vt, 0, static_cast<std::size_t>(tile_elems) * sizeof(std::uint16_t));
-    avx512::interleave_pack_bf16(vt, 2 * dv, v, row_stride, cols, d);
+    avx512::interleave_pack_bf16(vt, 2 * dv, static_cast<const std::uint16_t*>(v), row_stride, cols, d);
   }
   static float row_max(const float* s, std::int64_t n) { return avx512::row_max(s, n); }
   static void exp2_diff(float* d, const float* a, const float* b, float c, std::int64_t n) {

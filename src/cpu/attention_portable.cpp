@@ -12,10 +12,9 @@ struct PolicyPortable {
   static constexpr std::int64_t kPair = 1;
   static constexpr bool kProbsAliasScores = true;
   static float from_float(float x) { return x; }
-  static constexpr bool kFastPack = false;  // element loops only
-  static constexpr DType kNativeDtype = DType::fp32;
-  static void pack_k(float*, std::int64_t, const float*, std::int64_t, std::int64_t, std::int64_t, std::int64_t) {}
-  static void pack_v(float*, std::int64_t, const float*, std::int64_t, std::int64_t, std::int64_t, std::int64_t) {}
+  static bool fast_pack(DType) { return false; }  // element loops only
+  static void pack_k(float*, std::int64_t, const void*, DType, std::int64_t, std::int64_t, std::int64_t, std::int64_t) {}
+  static void pack_v(float*, std::int64_t, const void*, DType, std::int64_t, std::int64_t, std::int64_t, std::int64_t) {}
   static const RowKernels& rows() { return portable::kRowKernels; }
   static float row_max(const float* s, std::int64_t n) { return portable::kRowKernels.max(s, n); }
   static void exp2_diff(float* d, const float* a, const float* b, float c, std::int64_t n) {

@@ -147,14 +147,16 @@ class TileDriver {
     }
   }
   void pack_kv(E* kt, E* vt, std::int64_t b, std::int64_t hk, std::int64_t t) const {
-    if (Policy::kFastPack && p_.dtype == Policy::kNativeDtype && p_.k_strides[3] == 1 && p_.v_strides[3] == 1 &&
-        p_.head_dim % kPair == 0) {
+    if (Policy::fast_pack(p_.dtype) && p_.k_strides[3] == 1 && p_.v_strides[3] == 1 && p_.head_dim % kPair == 0) {
       const std::int64_t j0 = t * bc_;
       const std::int64_t cols = min64(bc_, p_.seq_k - j0);
-      const E* k = static_cast<const E*>(p_.k) + b * p_.k_strides[0] + hk * p_.k_strides[1] + j0 * p_.k_strides[2];
-      const E* v = static_cast<const E*>(p_.v) + b * p_.v_strides[0] + hk * p_.v_strides[1] + j0 * p_.v_strides[2];
-      Policy::pack_k(kt, bcp_, k, p_.k_strides[2], cols, p_.head_dim, k_tile_);
-      Policy::pack_v(vt, dv_, v, p_.v_strides[2], cols, p_.head_dim, v_tile_);
+      const std::int64_t esize = static_cast<std::int64_t>(dtype_size(p_.dtype));
+      const char* k = static_cast<const char*>(p_.k) +
+                      (b * p_.k_strides[0] + hk * p_.k_strides[1] + j0 * p_.k_strides[2]) * esize;
+      const char* v = static_cast<const char*>(p_.v) +
+                      (b * p_.v_strides[0] + hk * p_.v_strides[1] + j0 * p_.v_strides[2]) * esize;
+      Policy::pack_k(kt, bcp_, k, p_.dtype, p_.k_strides[2], cols, p_.head_dim, k_tile_);
+      Policy::pack_v(vt, dv_, v, p_.dtype, p_.v_strides[2], cols, p_.head_dim, v_tile_);
       return;
     }
     switch (p_.dtype) {
@@ -183,7 +185,6 @@ class TileDriver {
   }
 
   void process(char* mine, void* prepack, std::int64_t b, std::int64_t h, std::int64_t qb) const {
-    const RowKernels& rk = Policy::rows();
     E* qp = reinterpret_cast<E*>(mine + off_q_);
     float* s = reinterpret_cast<float*>(mine + off_s_);
     E* probs = Policy::kProbsAliasScores ? reinterpret_cast<E*>(s) : reinterpret_cast<E*>(mine + off_p_);
