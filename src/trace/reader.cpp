@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <unordered_map>
 
 #include "trace/json_pull.h"
@@ -52,7 +53,7 @@ std::optional<double> parse_double(const std::string& json) {
 
 class Reader {
  public:
-  Reader(ByteSource& source, const std::string& name, Trace& out, const std::function<void(Event&&)>& on_event)
+  Reader(ByteSource& source, const std::string& name, Trace& out, const std::function<void(Event&)>& on_event)
       : p_(source, name), out_(out), on_event_(on_event) {}
 
   void read() {
@@ -206,6 +207,30 @@ class Reader {
     std::size_t arg_count = 0;
   };
 
+  enum class Key { ph, cat, name, pid, tid, ts, dur, id, s, args, other };
+  static Key event_key(const std::string& k) {
+    const char* p = k.data();
+    switch (k.size()) {
+      case 1: return p[0] == 's' ? Key::s : Key::other;
+      case 2:
+        if (p[0] == 'p' && p[1] == 'h') return Key::ph;
+        if (p[0] == 't' && p[1] == 's') return Key::ts;
+        if (p[0] == 'i' && p[1] == 'd') return Key::id;
+        return Key::other;
+      case 3:
+        if (std::memcmp(p, "cat", 3) == 0) return Key::cat;
+        if (std::memcmp(p, "pid", 3) == 0) return Key::pid;
+        if (std::memcmp(p, "tid", 3) == 0) return Key::tid;
+        if (std::memcmp(p, "dur", 3) == 0) return Key::dur;
+        return Key::other;
+      case 4:
+        if (std::memcmp(p, "name", 4) == 0) return Key::name;
+        if (std::memcmp(p, "args", 4) == 0) return Key::args;
+        return Key::other;
+      default: return Key::other;
+    }
+  }
+
   void id_value(std::string& out) {
     char c = p_.peek();
     if (c == '"')
@@ -236,33 +261,49 @@ class Reader {
         p_.read_string(key_);
         p_.expect(':', "after a key");
         char c = p_.peek();
-        if (key_ == "ph" && c == '"') {
-          p_.read_string(r.ph);
-        } else if (key_ == "cat" && c == '"') {
-          p_.read_string(r.cat);
-          has_cat = true;
-        } else if (key_ == "name" && c == '"') {
-          p_.read_string(r.name);
-        } else if (key_ == "pid") {
-          id_value(r.pid);
-        } else if (key_ == "tid") {
-          id_value(r.tid);
-        } else if (key_ == "ts" && c != '"') {
-          p_.read_number(r.ts);
-          r.has_ts = true;
-        } else if (key_ == "dur" && c != '"') {
-          p_.read_number(r.dur);
-          r.has_dur = true;
-        } else if (key_ == "id") {
-          id_value(r.id);
-          r.has_id = true;
-        } else if (key_ == "s" && c == '"') {
-          p_.read_string(r.scope);
-        } else if (key_ == "args" && c == '{') {
-          args();
-          r.has_args = true;
-        } else {
-          p_.skip();
+        switch (event_key(key_)) {
+          case Key::ph:
+            if (c != '"') goto other;
+            p_.read_string(r.ph);
+            break;
+          case Key::cat:
+            if (c != '"') goto other;
+            p_.read_string(r.cat);
+            has_cat = true;
+            break;
+          case Key::name:
+            if (c != '"') goto other;
+            p_.read_string(r.name);
+            break;
+          case Key::pid: id_value(r.pid); break;
+          case Key::tid: id_value(r.tid); break;
+          case Key::ts:
+            if (c == '"') goto other;
+            p_.read_number(r.ts);
+            r.has_ts = true;
+            break;
+          case Key::dur:
+            if (c == '"') goto other;
+            p_.read_number(r.dur);
+            r.has_dur = true;
+            break;
+          case Key::id:
+            id_value(r.id);
+            r.has_id = true;
+            break;
+          case Key::s:
+            if (c != '"') goto other;
+            p_.read_string(r.scope);
+            break;
+          case Key::args:
+            if (c != '{') goto other;
+            args();
+            r.has_args = true;
+            break;
+          case Key::other:
+          other:
+            p_.skip();
+            break;
         }
       } while (p_.consume_if(','));
       p_.expect('}', "at the end of an event");
@@ -318,14 +359,22 @@ class Reader {
   void emit_event(char ph, bool has_cat) {
     Raw& r = raw_;
     require_ts();
-    Event e;
-    e.phase = ph;
+    Event& e = scratch_;
     e.category = has_cat ? parse_category(r.cat) : Category::other;
+    e.raw_category.clear();
     if (e.category == Category::other && has_cat) e.raw_category = r.cat;
-    e.name = std::move(r.name);
-    e.pid = std::move(r.pid);
-    e.tid = std::move(r.tid);
+    e.phase = ph;
+    e.name.swap(r.name);
+    e.pid.swap(r.pid);
+    e.tid.swap(r.tid);
     e.ts_ns = time_ns(r.ts, "ts");
+    e.dur_ns = 0;
+    e.scope = 0;
+    e.external_id = e.correlation = e.device = e.stream = -1;
+    e.bytes = e.total_allocated = -1;
+    e.launch.reset();
+    e.input_dims.clear();
+    e.input_types.clear();
     if (ph == 'X') {
       if (!r.has_dur)
         p_.fail(fmt::format("not a Kineto trace: event #{} ('{}', ph X) has no numeric \"dur\"", event_index_, e.name));
@@ -334,12 +383,13 @@ class Reader {
       e.scope = r.scope[0];
     }
     resolve_args(e);
-    on_event_(std::move(e));
+    on_event_(e);
   }
 
   // Known args become fields; the rest stay as written, in order.
   void resolve_args(Event& e) {
     const bool memory = e.category == Category::cpu_instant_event;
+    std::size_t other = 0;
     std::uint32_t seen = 0;  // bit per modelled key, so a repeated key stays raw
     auto once = [&](int bit) {
       if (seen & (1u << bit)) return false;
@@ -384,10 +434,10 @@ class Reader {
       } else if (k == "Total Allocated") {
         int_field(5, e.total_allocated);
       } else if (k == "Input Dims" && once(6)) {
-        e.input_dims = std::move(a.json);
+        e.input_dims = a.json;
         used = true;
       } else if (k == "Input type" && once(7)) {
-        e.input_types = std::move(a.json);
+        e.input_types = a.json;
         used = true;
       } else if (e.launch) {
         KernelLaunch& l = *e.launch;
@@ -413,8 +463,18 @@ class Reader {
           }
         }
       }
-      if (!used) e.other_args.push_back(RawArg{std::move(a.key), std::move(a.json)});
+      if (!used) {
+        // Reuse the scratch event's strings: no allocation per arg once warmed up.
+        if (other < e.other_args.size()) {
+          e.other_args[other].key = a.key;
+          e.other_args[other].json = a.json;
+        } else {
+          e.other_args.push_back(RawArg{a.key, a.json});
+        }
+        ++other;
+      }
     }
+    e.other_args.resize(other);
   }
 
   void emit_flow(char ph) {
@@ -464,9 +524,10 @@ class Reader {
 
   JsonPull p_;
   Trace& out_;
-  const std::function<void(Event&&)>& on_event_;
+  const std::function<void(Event&)>& on_event_;
   std::string key_, text_;
   Raw raw_;
+  Event scratch_;
   bool saw_events_ = false;
   std::size_t event_index_ = 0;
   std::unordered_map<std::int64_t, std::size_t> flow_index_;
@@ -474,21 +535,21 @@ class Reader {
 
 }  // namespace
 
-void read_trace_file(const std::string& path, Trace& out, const std::function<void(Event&&)>& on_event) {
+void read_trace_file(const std::string& path, Trace& out, const std::function<void(Event&)>& on_event) {
   auto source = open_trace_bytes(path);
   Reader(*source, path, out, on_event).read();
 }
 
 Trace read_trace_file(const std::string& path) {
   Trace t;
-  read_trace_file(path, t, [&](Event&& e) { t.events.push_back(std::move(e)); });
+  read_trace_file(path, t, [&](Event& e) { t.events.push_back(std::move(e)); });
   return t;
 }
 
 Trace read_trace_bytes(const std::string& name, const char* data, std::size_t size) {
   Trace t;
   auto source = memory_trace_bytes(name, data, size);
-  std::function<void(Event&&)> sink = [&](Event&& e) { t.events.push_back(std::move(e)); };
+  std::function<void(Event&)> sink = [&](Event& e) { t.events.push_back(std::move(e)); };
   Reader(*source, name, t, sink).read();
   return t;
 }

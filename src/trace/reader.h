@@ -15,7 +15,8 @@ Trace read_trace_file(const std::string& path);
 Trace read_trace_bytes(const std::string& name, const char* data, std::size_t size);
 
 // Streaming form: each X/i event goes to `on_event` as it is read (not stored in `out`); the
-// header, metadata and flows are filled into `out`.
-void read_trace_file(const std::string& path, Trace& out, const std::function<void(Event&&)>& on_event);
+// header, metadata and flows are filled into `out`. The Event is the reader's scratch object:
+// the callback may move from it; its buffers are reused for the next event otherwise.
+void read_trace_file(const std::string& path, Trace& out, const std::function<void(Event&)>& on_event);
 
 }  // namespace attnprof::trace
