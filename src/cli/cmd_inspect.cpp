@@ -84,7 +84,7 @@ int run_inspect(const InspectOptions& o) {
     // Streams the file into the compact timeline: memory grows with the events, not the text.
     report::Timeline t;
     trace::Trace header;
-    trace::read_trace_file(path, header, [&](trace::Event& e) { t.add(e); });
+    trace::read_trace_file(path, header, [&](trace::Event& e) { t.add(e); }, /*keep_flows=*/false);
     std::string sort_by = o.sort_by;
     if (sort_by.empty()) sort_by = report::has_device_work(t) ? "device_time_total" : "cpu_time_total";
     report::KeyAverages table = report::key_averages(t, sort_by, o.row_limit);

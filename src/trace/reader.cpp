@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <tuple>
+#include <algorithm>
 #include <unordered_map>
 
 #include "trace/json_pull.h"
@@ -53,8 +55,9 @@ std::optional<double> parse_double(const std::string& json) {
 
 class Reader {
  public:
-  Reader(ByteSource& source, const std::string& name, Trace& out, const std::function<void(Event&)>& on_event)
-      : p_(source, name), out_(out), on_event_(on_event) {}
+  Reader(ByteSource& source, const std::string& name, Trace& out, const std::function<void(Event&)>& on_event,
+         bool keep_flows = true)
+      : p_(source, name), out_(out), on_event_(on_event), keep_flows_(keep_flows) {}
 
   void read() {
     char c = p_.peek();
@@ -73,6 +76,7 @@ class Reader {
     }
     if (!p_.at_end()) p_.fail("not valid JSON: unexpected data after the end of the document");
     if (!saw_events_) p_.fail("not a Kineto/Chrome trace: no \"traceEvents\" array");
+    pair_flows();
   }
 
  private:
@@ -482,32 +486,66 @@ class Reader {
     require_ts();
     if (!r.has_id) p_.fail(fmt::format("not a Kineto trace: flow event #{} has no \"id\"", event_index_));
     auto id = parse_integer(r.id);
-    if (!id) return;  // string flow ids are not part of the model
-    std::int64_t ts = time_ns(r.ts, "ts");
-    auto it = flow_index_.find(*id);
-    Flow* f = nullptr;
-    if (it != flow_index_.end()) {
-      Flow& existing = out_.flows[it->second];
-      if (!(ph == 's' ? existing.has_start : existing.has_end)) f = &existing;
+    if (!id || !keep_flows_) return;  // string flow ids are not part of the model
+    FlowEnd f;
+    f.id = *id;
+    f.start = ph == 's';
+    f.ts_ns = time_ns(r.ts, "ts");
+    f.pid = std::move(r.pid);
+    f.tid = std::move(r.tid);
+    f.category = r.cat;
+    f.name = r.name;
+    flow_ends_.push_back(std::move(f));
+  }
+
+  // Pairs flow ends by id: the k-th 's' of an id (in time order) with its k-th 'f', whatever
+  // order the file lists them in (Kineto writes each 'f' before its 's'). The result depends only
+  // on the set of ends, so write -> read -> write gives the same bytes.
+  void pair_flows() {
+    auto key = [](const FlowEnd& e) { return std::tie(e.id, e.start, e.ts_ns, e.pid, e.tid, e.category, e.name); };
+    std::sort(flow_ends_.begin(), flow_ends_.end(), [&](const FlowEnd& a, const FlowEnd& b) { return key(a) < key(b); });
+    std::vector<Flow> flows;
+    for (std::size_t i = 0; i < flow_ends_.size();) {
+      std::size_t j = i;
+      while (j < flow_ends_.size() && flow_ends_[j].id == flow_ends_[i].id) ++j;
+      std::size_t ends = i;  // sorted with 'f' (start=false) before 's'
+      std::size_t starts = i;
+      while (starts < j && !flow_ends_[starts].start) ++starts;
+      std::size_t n_end = starts - ends, n_start = j - starts;
+      for (std::size_t k = 0; k < std::max(n_end, n_start); ++k) {
+        Flow f;
+        f.id = flow_ends_[i].id;
+        if (k < n_start) {
+          FlowEnd& s = flow_ends_[starts + k];
+          f.has_start = true;
+          f.start_ts_ns = s.ts_ns;
+          f.start_pid = std::move(s.pid);
+          f.start_tid = std::move(s.tid);
+          f.category = s.category;
+          f.name = s.name;
+        }
+        if (k < n_end) {
+          FlowEnd& e = flow_ends_[ends + k];
+          f.has_end = true;
+          f.end_ts_ns = e.ts_ns;
+          f.end_pid = std::move(e.pid);
+          f.end_tid = std::move(e.tid);
+          if (!f.has_start) {
+            f.category = e.category;
+            f.name = e.name;
+          }
+        }
+        flows.push_back(std::move(f));
+      }
+      i = j;
     }
-    if (f == nullptr) {
-      flow_index_[*id] = out_.flows.size();
-      f = &out_.flows.emplace_back();
-      f->id = *id;
-      f->category = r.cat;
-      f->name = r.name;
-    }
-    if (ph == 's') {
-      f->has_start = true;
-      f->start_ts_ns = ts;
-      f->start_pid = std::move(r.pid);
-      f->start_tid = std::move(r.tid);
-    } else {
-      f->has_end = true;
-      f->end_ts_ns = ts;
-      f->end_pid = std::move(r.pid);
-      f->end_tid = std::move(r.tid);
-    }
+    flow_ends_.clear();
+    auto first_ts = [](const Flow& f) { return f.has_start ? f.start_ts_ns : f.end_ts_ns; };
+    std::stable_sort(flows.begin(), flows.end(), [&](const Flow& a, const Flow& b) {
+      if (first_ts(a) != first_ts(b)) return first_ts(a) < first_ts(b);
+      return a.id < b.id;
+    });
+    for (Flow& f : flows) out_.flows.push_back(std::move(f));
   }
 
   void emit_metadata() {
@@ -530,14 +568,22 @@ class Reader {
   Event scratch_;
   bool saw_events_ = false;
   std::size_t event_index_ = 0;
-  std::unordered_map<std::int64_t, std::size_t> flow_index_;
+  struct FlowEnd {
+    std::int64_t id = 0;
+    bool start = false;
+    std::int64_t ts_ns = 0;
+    std::string pid, tid, category, name;
+  };
+  std::vector<FlowEnd> flow_ends_;
+  bool keep_flows_ = true;
 };
 
 }  // namespace
 
-void read_trace_file(const std::string& path, Trace& out, const std::function<void(Event&)>& on_event) {
+void read_trace_file(const std::string& path, Trace& out, const std::function<void(Event&)>& on_event,
+                     bool keep_flows) {
   auto source = open_trace_bytes(path);
-  Reader(*source, path, out, on_event).read();
+  Reader(*source, path, out, on_event, keep_flows).read();
 }
 
 Trace read_trace_file(const std::string& path) {
