@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
   attnprof::RunOptions options;
   options.spec.device = attnprof::Device::cpu;
   options.spec.batch = 1;
-  options.spec.heads = 4;
+  options.spec.heads = options.spec.kv_heads = 4;
   options.spec.seq_q = options.spec.seq_k = 256;
   options.spec.head_dim = 64;
   options.out_dir = argc > 1 ? argv[1] : "traces";

@@ -25,7 +25,7 @@ void RunFlags::add_to(CLI::App& app, bool single_variant) {
       app.add_option("--out", out, "directory for the traces (.json.gz) and tables (.txt); '' writes none")
           ->capture_default_str();
   app.add_flag("--no-profile", no_profile, "time plain forwards without recording a trace")->excludes(out_option);
-  app.add_option("--wait", wait, "profiler schedule: steps skipped first")->capture_default_str();
+  app.add_option("--wait", wait, "profiler schedule: steps skipped first")->check(strict_integer())->capture_default_str();
   app.add_option("--warmup", warmup, "profiler schedule: steps recorded then discarded")->capture_default_str();
   app.add_option("--active", active, "profiler schedule: steps kept (one forward each)")->capture_default_str();
   app.add_option("--repeat", repeat, "--no-profile: forwards timed after one warm-up")->capture_default_str();
@@ -41,11 +41,12 @@ RunOptions RunFlags::to_options() const {
   if (active < 1 || active > 1000) throw UsageError(fmt::format("--active: must be 1..1000 (got {})", active));
   if (repeat < 1 || repeat > 100000) throw UsageError(fmt::format("--repeat: must be 1..100000 (got {})", repeat));
   apply_threads(shape.threads);
+  if (shape.seed < 0) throw UsageError(fmt::format("--seed: must be a non-negative integer (got {})", shape.seed));
   RunOptions options;
   options.spec = shape.to_spec(shape.device.empty() ? default_device() : parse_device(shape.device));
   options.variant = variant;
   options.threads = shape.threads;
-  options.seed = shape.seed;
+  options.seed = static_cast<std::uint64_t>(shape.seed);
   options.profile = !no_profile;
   options.schedule = profiler::Schedule{wait, warmup, active, 1};
   options.timed_forwards = repeat;

@@ -4,26 +4,44 @@
 #include <fmt/format.h>
 #include <omp.h>
 
+#include <charconv>
+
 #include "ops/backend.h"
 
 namespace attnprof::cli {
 
+const CLI::Validator& strict_integer() {
+  static const CLI::Validator validator(
+      [](std::string& text) -> std::string {
+        std::int64_t value = 0;
+        const char* end = text.data() + text.size();
+        auto [ptr, ec] = std::from_chars(text.data(), end, value);
+        if (ec == std::errc::result_out_of_range) return "'" + text + "' does not fit a 64-bit integer";
+        if (ec != std::errc() || ptr != end) return "'" + text + "' is not an integer";
+        return {};
+      },
+      "INT");
+  return validator;
+}
+
 void ShapeFlags::add_to(CLI::App& app) {
+  const CLI::Validator& integer = strict_integer();
   app.add_option("--device", device, "cpu or cuda (default: cuda when a GPU is present, else cpu)");
-  app.add_option("--batch,-b", batch, "batch size B")->capture_default_str();
-  app.add_option("--heads", heads, "query heads H")->capture_default_str();
-  app.add_option("--kv-heads", kv_heads, "key/value heads (GQA when fewer; must divide --heads; default: --heads)");
-  app.add_option("--seq,-s", seq, "query sequence length S")->capture_default_str();
-  app.add_option("--seq-k", seq_k, "key/value sequence length (default: --seq)");
-  app.add_option("--head-dim,-d", head_dim, "head dimension D")->capture_default_str();
+  app.add_option("--batch,-b", batch, "batch size B")->check(integer)->capture_default_str();
+  app.add_option("--heads", heads, "query heads H")->check(integer)->capture_default_str();
+  app.add_option("--kv-heads", kv_heads, "key/value heads (GQA when fewer; must divide --heads; default: --heads)")
+      ->check(integer);
+  app.add_option("--seq,-s", seq, "query sequence length S")->check(integer)->capture_default_str();
+  app.add_option("--seq-k", seq_k, "key/value sequence length (default: --seq)")->check(integer);
+  app.add_option("--head-dim,-d", head_dim, "head dimension D")->check(integer)->capture_default_str();
   app.add_option("--dtype", dtype, "bf16, fp16 or fp32")->capture_default_str();
   CLI::Option* causal_flag = app.add_flag("--causal", causal, "causal mask, top-left aligned when Sq != Sk (default)");
   CLI::Option* no_causal_flag = app.add_flag("--no-causal", no_causal, "no mask");
   causal_flag->excludes(no_causal_flag);
   app.add_option("--layout", layout, "bhsd ([B,H,S,D] in memory) or bshd ([B,S,H,D]; strides, no transposes)")
       ->capture_default_str();
-  app.add_option("--threads", threads, "CPU threads (default: all cores)");
-  app.add_option("--seed", seed, "seed of the normal inputs")->capture_default_str();
+  app.add_option("--threads", threads, "CPU threads (default: all cores)")->check(integer);
+  app.add_option("--seed", seed, "seed of the normal inputs")->check(integer)->capture_default_str();
 }
 
 AttentionSpec ShapeFlags::to_spec(Device default_device) const {

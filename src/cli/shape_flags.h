@@ -23,12 +23,15 @@ struct ShapeFlags {
   bool no_causal = false;
   std::string layout = "bhsd";
   int threads = 0;
-  std::uint64_t seed = 0;
+  std::int64_t seed = 0;
 
   void add_to(CLI::App& app);
   // Parses names and checks sizes; throws UsageError naming the flag and the allowed values.
   AttentionSpec to_spec(Device default_device) const;
 };
+
+// Rejects integers that do not fit 64 bits (CLI11 alone would saturate them).
+const CLI::Validator& strict_integer();
 
 // cuda when a CUDA backend with a GPU is available, else cpu.
 Device default_device();

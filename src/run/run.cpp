@@ -15,11 +15,16 @@
 #include "report/steps.h"
 #include "run/npy.h"
 #include "run/preflight.h"
-#include "trace/chrome_writer.h"
+#include "trace/writer.h"
 #include "variants/reference.h"
 
 namespace attnprof {
 namespace {
+
+using variants::check_against_reference;
+using variants::ErrorReport;
+using variants::find_nonfinite;
+using variants::poison_nan;
 
 Tensor to_host(const Tensor& t) {
   if (t.device() == Device::cpu) return t;
@@ -153,10 +158,9 @@ RunResult run_variant(const RunOptions& options) {
       std::filesystem::path stem = std::filesystem::path(options.out_dir) / trace_stem(options);
       result.trace_path = stem.string() + ".json.gz";
       result.table_path = stem.string() + ".txt";
-      trace::write_chrome_trace(result.trace_path, trace);
-      report::KeyAveragesOptions table_options;
-      table_options.sort_by = spec.device == Device::cpu ? "cpu_time_total" : "device_time_total";
-      write_file_atomically(result.table_path, report::render_key_averages(trace, table_options), "--out");
+      trace::write_trace_file(result.trace_path, trace, "--out");
+      std::string sort_by = spec.device == Device::cpu ? "cpu_time_total" : "device_time_total";
+      write_file_atomically(result.table_path, report::render_text(report::key_averages(trace, sort_by)), "--out");
     }
     result.trace = std::move(trace);
   } else {

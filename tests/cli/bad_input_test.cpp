@@ -23,9 +23,16 @@ struct BadInput {
 
 std::ostream& operator<<(std::ostream& os, const BadInput& c) { return os << c.label; }
 
+// A small valid run with `extra` flags added; a flag in `extra` replaces the base's value.
 std::vector<std::string> run_args(std::vector<std::string> extra) {
-  std::vector<std::string> args{"run", "--device", "cpu", "--batch", "1", "--heads", "2", "--seq", "16",
-                                "--out", "{work}/traces"};
+  std::vector<std::string> base{"--device", "cpu", "--batch", "1", "--heads", "2", "--seq", "16", "--out", "{work}/traces"};
+  std::vector<std::string> args{"run"};
+  for (std::size_t i = 0; i < base.size(); i += 2) {
+    if (std::find(extra.begin(), extra.end(), base[i]) == extra.end()) {
+      args.push_back(base[i]);
+      args.push_back(base[i + 1]);
+    }
+  }
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -66,7 +73,8 @@ std::vector<BadInput> cases() {
       {"no_profile_with_out", {"run", "--device", "cpu", "--no-profile", "--out", "{work}/t"}, "--out"},
       {"active_zero", run_args({"--active", "0"}), "--active"},
       {"wait_negative", run_args({"--wait", "-1"}), "--wait"},
-      {"repeat_zero", run_args({"--no-profile", "--repeat", "0"}), "--repeat"},
+      {"repeat_zero", {"run", "--device", "cpu", "--no-profile", "--repeat", "0"}, "--repeat"},
+      {"same_flag_twice", {"run", "--device", "cpu", "--seq", "16", "--seq", "32"}, "--seq"},
       {"seed_negative", run_args({"--seed", "-1"}), "--seed"},
       {"out_unwritable", run_args({"--out", "/proc/attnprof-traces"}), "--out"},
       {"out_is_a_file", run_args({"--out", "/etc/hostname"}), "--out"},

@@ -19,9 +19,11 @@ using attnprof::testing::shell_quote;
 
 namespace {
 
-std::string source_dir() {
-  const char* dir = std::getenv("ATTNPROF_SOURCE_DIR");
-  return dir ? dir : ".";
+std::string source_dir() { return ATTNPROF_SOURCE_DIR; }
+
+// Debian's interpreter, which python3-numpy installs into, even when another python3 is first on PATH.
+std::string python_with_numpy() {
+  return std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
 }
 
 TEST(RunCommand, DumpMatchesNumpyFp64Attention) {
@@ -31,7 +33,7 @@ TEST(RunCommand, DumpMatchesNumpyFp64Attention) {
                              "--kv-heads", "2", "--seq", "77", "--seq-k", "90", "--head-dim", "32", "--dtype", dtype,
                              "--layout", layout, "--dump", "{work}/dump", "--out", "{work}/traces"});
       ASSERT_EQ(r.exit_code, 0) << r.err;
-      std::string check = "python3 " + shell_quote(source_dir() + "/tests/cli/check_dump.py") + " " +
+      std::string check = python_with_numpy() + " " + shell_quote(source_dir() + "/tests/cli/check_dump.py") + " " +
                           shell_quote(r.work_dir + "/dump") + " 1 " + (std::string(dtype) == "fp32" ? "1e-5" : "1e-2");
       EXPECT_EQ(std::system(check.c_str()), 0) << dtype << " " << layout;
       std::filesystem::remove_all(r.work_dir);

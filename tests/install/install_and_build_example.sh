@@ -15,6 +15,7 @@ cmake --build "$work/example" >/dev/null
 
 "$work/example/custom_compare" "$work/traces" | tee "$work/compare.txt"
 grep -q '^two_pass ' "$work/compare.txt" || { echo "FAIL: no two_pass row"; exit 1; }
+if grep -q 'refused' "$work/compare.txt"; then echo "FAIL: a variant refused the example's shape"; exit 1; fi
 ls "$work"/traces/*two_pass_cpu.json.gz >/dev/null || { echo "FAIL: no two_pass trace"; exit 1; }
 
 "$work/prefix/bin/attnprof" compare --device cpu --batch 1 --heads 2 --seq 128 --variants two_pass,flash \
