@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "report/glance.h"
 #include "report/occupancy.h"
 
 namespace attnprof::report {
@@ -418,6 +419,22 @@ std::optional<std::int64_t> peak_extra_from_memory_events(const trace::Trace& tr
     }
   }
   return best;
+}
+
+std::string insights_text(const std::vector<Insight>& insights, std::size_t width) {
+  if (insights.empty()) return {};
+  std::string out = "what the trace revealed:\n";
+  for (const Insight& i : insights) {
+    std::vector<std::string> lines = wrap_text(i.code + ": " + i.text, width > 4 ? width - 4 : width);
+    for (std::size_t l = 0; l < lines.size(); ++l) out += (l == 0 ? "  - " : "    ") + lines[l] + "\n";
+  }
+  return out;
+}
+
+nlohmann::json insights_json(const std::vector<Insight>& insights) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Insight& i : insights) out.push_back({{"code", i.code}, {"text", i.text}});
+  return out;
 }
 
 std::vector<Insight> derive_insights(const trace::Trace& trace, const RunFacts& facts) {

@@ -5,6 +5,8 @@
 #include <attnprof/attention.h>
 #include <attnprof/trace.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -53,6 +55,11 @@ inline constexpr double kLowOccupancyPercent = 25.0;
 // Peak bytes above the forward's starting allocation, from the trace's [memory] events; nullopt
 // when the trace has none inside a forward.
 std::optional<std::int64_t> peak_extra_from_memory_events(const trace::Trace& trace, const TraceWork& work);
+
+// "what the trace revealed:" and one wrapped "- code: text" paragraph per insight ("" when none).
+std::string insights_text(const std::vector<Insight>& insights, std::size_t width = 100);
+// [{"code": ..., "text": ...}, ...]
+nlohmann::json insights_json(const std::vector<Insight>& insights);
 
 // "93.7 µs", "1.08 ms", "2.31 s"
 std::string format_duration_ns(double ns);

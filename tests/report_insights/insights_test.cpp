@@ -345,3 +345,26 @@ TEST(Insights, AnchorShapedTracesGetTheirInsights) {
 
 }  // namespace
 }  // namespace attnprof::report
+
+namespace attnprof::report {
+namespace {
+
+TEST(InsightsOutput, TextWrapsAndJsonKeepsCodes) {
+  std::vector<Insight> insights = {{"single_fused_kernel", "one kernel per forward: flash_fwd_kernel, 94 ns per forward"},
+                                   {"cpu_bound", "214 ns of CPU per forward against 94 ns on the GPU (2.3\u00d7)"}};
+  std::string text = insights_text(insights, 40);
+  EXPECT_EQ(text,
+            "what the trace revealed:\n"
+            "  - single_fused_kernel: one kernel per\n"
+            "    forward: flash_fwd_kernel, 94 ns per\n"
+            "    forward\n"
+            "  - cpu_bound: 214 ns of CPU per forward\n"
+            "    against 94 ns on the GPU (2.3\u00d7)\n");
+  EXPECT_EQ(insights_text({}), "");
+  nlohmann::json j = insights_json(insights);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[1]["code"], "cpu_bound");
+}
+
+}  // namespace
+}  // namespace attnprof::report
