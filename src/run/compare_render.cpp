@@ -31,7 +31,8 @@ std::string render_compare(const std::vector<CompareRow>& rows, CompareFormat fo
   nlohmann::json out = report::glance_json(glance);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (!rows[i].result) continue;
-    for (auto& [key, value] : run_result_json(*rows[i].result).items()) {
+    const nlohmann::json run = run_result_json(*rows[i].result);  // items() must not outlive it
+    for (auto& [key, value] : run.items()) {
       if (!out["rows"][i].contains(key)) out["rows"][i][key] = value;
     }
   }
