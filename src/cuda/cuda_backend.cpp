@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "cuda/check.h"
+#include "cuda/problem_text.h"
 #include "cuda/device_memory.h"
 #include "cuda/fused_attention.h"
 #include "cuda/gemm_cublaslt.h"
@@ -50,7 +51,7 @@ FusedAttentionArgs fused_args(const AttentionSpec& spec, Tensor& out, const Tens
     a.v_stride[d] = v.stride(d);
     a.o_stride[d] = out.stride(d);
   }
-  a.softmax_scale = static_cast<float>(spec.softmax_scale());
+  a.softmax_scale = static_cast<float>(softmax_scale_of(spec));
   a.causal = spec.causal;
   a.dtype = spec.dtype;
   return a;

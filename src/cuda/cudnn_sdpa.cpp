@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cuda/check.h"
+#include "cuda/problem_text.h"
 
 namespace attnprof::cuda {
 namespace {
@@ -324,7 +325,7 @@ class SdpaCache {
                            static_cast<std::int64_t>(raw_ops.size()));
     p.operation_graph->set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, &handle_);
     if (cudnnBackendFinalize(p.operation_graph->get()) != CUDNN_STATUS_SUCCESS)
-      throw UsageError(fmt::format("cudnn: the SDPA graph for {} is not supported: {}", spec.shape_string(),
+      throw UsageError(fmt::format("cudnn: the SDPA graph for {} is not supported: {}", problem_text(spec),
                                    last_cudnn_error()));
 
     Desc heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
@@ -332,12 +333,12 @@ class SdpaCache {
     cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
     heuristics.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, &mode);
     if (cudnnBackendFinalize(heuristics.get()) != CUDNN_STATUS_SUCCESS)
-      throw UsageError(fmt::format("cudnn: no engine for {}: {}", spec.shape_string(), last_cudnn_error()));
+      throw UsageError(fmt::format("cudnn: no engine for {}: {}", problem_text(spec), last_cudnn_error()));
     std::int64_t available = 0;
     ATTNPROF_CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
                                                   CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &available, nullptr));
     if (available <= 0)
-      throw UsageError(fmt::format("cudnn: no engine takes {}: {}", spec.shape_string(), last_cudnn_error()));
+      throw UsageError(fmt::format("cudnn: no engine takes {}: {}", problem_text(spec), last_cudnn_error()));
     p.configs.resize(static_cast<std::size_t>(available));
     for (auto& c : p.configs) ATTNPROF_CUDNN_CHECK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &c));
     std::int64_t returned = 0;
@@ -360,7 +361,7 @@ class SdpaCache {
       break;
     }
     if (!p.plan)
-      throw UsageError(fmt::format("cudnn: no execution plan builds for {}: {}", spec.shape_string(), reasons));
+      throw UsageError(fmt::format("cudnn: no execution plan builds for {}: {}", problem_text(spec), reasons));
     // The kernel uses its workspace (a tile counter it memsets): never pass NULL.
     p.workspace_alloc = static_cast<std::size_t>(std::max<std::int64_t>(p.info.workspace_bytes, 256));
     p.workspace = memory::allocate(Device::cuda, p.workspace_alloc);
@@ -436,14 +437,14 @@ CudnnPlanInfo cudnn_sdpa_forward(const AttentionSpec& spec, Tensor& out, const T
   Plan& plan = c.plan(spec, out, q, k, v, lse != nullptr);
   // By-value scalars: host pointers read at execute time.
   static const float neg_inf = -std::numeric_limits<float>::infinity();
-  const float scale = static_cast<float>(spec.softmax_scale());
+  const float scale = static_cast<float>(softmax_scale_of(spec));
   plan.scale = scale;  // the pack holds &plan.scale; the scale is fixed by head_dim, which is in the key
   std::array<const void*, 5> pointers{q.raw(), k.raw(), v.raw(), out.raw(), lse ? lse->raw() : nullptr};
   cudnnBackendDescriptor_t pack = variant_pack(plan, pointers, &plan.scale, &neg_inf, lse != nullptr, spec.causal);
   ATTNPROF_CUDNN_CHECK(cudnnSetStream(c.handle(), stream));
   cudnnStatus_t status = cudnnBackendExecute(c.handle(), plan.plan->get(), pack);
   if (status != CUDNN_STATUS_SUCCESS)
-    throw Error(fmt::format("cudnnBackendExecute failed for {}: {}: {}", spec.shape_string(), cudnnGetErrorString(status),
+    throw Error(fmt::format("cudnnBackendExecute failed for {}: {}: {}", problem_text(spec), cudnnGetErrorString(status),
                             last_cudnn_error()));
   return plan.info;
 }
