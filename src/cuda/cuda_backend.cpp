@@ -62,7 +62,7 @@ class CudaBackend final : public ops::Backend {
   CudaBackend() {
     ATTNPROF_CUDA_CHECK(cudaSetDevice(0));
     ATTNPROF_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    install_device_allocator(stream_);
+    set_allocation_stream(stream_);
     gemm_ = std::make_unique<CublasLtGemm>();
   }
   ~CudaBackend() override = default;  // process lifetime: the driver may be gone at exit
