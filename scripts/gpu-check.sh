@@ -58,7 +58,7 @@ fi
 SAN=/usr/local/cuda/bin/compute-sanitizer
 FILTER='CudaPrimitives.*:CudaGemm.*:CudaFusedAttention.*:CudnnSdpa.*'
 for tool in memcheck racecheck; do
-  if timeout 240 "$SAN" --tool "$tool" --error-exitcode 9 --print-limit 20 env ATTNPROF_QUICK=1 \
+  if timeout "${SAN_TIMEOUT:-240}" "$SAN" --tool "$tool" --error-exitcode 9 --print-limit 20 env ATTNPROF_QUICK=1 \
       "$BUILD/tests/cuda/test_cuda_gpu" --gtest_filter="$FILTER" >"$OUT/$tool.log" 2>&1; then
     status[$tool]="ok: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool.log" | tail -1)"
   else
