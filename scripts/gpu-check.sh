@@ -19,7 +19,11 @@ summary() {
 trap summary EXIT
 
 rm -rf "$BUILD"
-if cmake -S "$SRC" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNPROF_CUDA=ON >"$OUT/configure.log" 2>&1; then
+# The H200 image lacks some Debian dev packages (oneDNN, GoogleTest, Google Benchmark): a .deps
+# prefix copied from a Debian machine can travel with the tree.
+PREFIX_ARGS=()
+[ -d "$SRC/.deps" ] && PREFIX_ARGS+=(-DCMAKE_PREFIX_PATH="$SRC/.deps")
+if cmake -S "$SRC" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNPROF_CUDA=ON "${PREFIX_ARGS[@]}" >"$OUT/configure.log" 2>&1; then
   status[configure]=ok
 else
   status[configure]="FAILED (configure.log)"; tail -20 "$OUT/configure.log"; exit 1
