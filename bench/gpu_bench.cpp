@@ -96,35 +96,44 @@ void math(const AttentionSpec& s, const Inputs& in, Tensor& out) {
     return f;
   };
   Tensor q = upcast(in.q), k = upcast(in.k), v = upcast(in.v);
-  Tensor ones = empty_like_shape({s.seq_q, s.seq_k}, DType::boolean);
-  be().fill(ones, 1.0);
-  Tensor keep = empty_like_shape({s.seq_q, s.seq_k}, DType::boolean);
-  be().tril(keep, ones, 0);
   Tensor additive = empty_like_shape({s.seq_q, s.seq_k}, DType::fp32);
-  be().fill(additive, 0.0);
-  Tensor masked = empty_like_shape({s.seq_q, s.seq_k}, DType::boolean);
-  be().logical_not(masked, keep);
-  be().masked_fill(additive, additive, masked, kNegInf);
+  {
+    Tensor ones = empty_like_shape({s.seq_q, s.seq_k}, DType::boolean);
+    be().fill(ones, 1.0);
+    Tensor keep = empty_like_shape({s.seq_q, s.seq_k}, DType::boolean);
+    be().tril(keep, ones, 0);
+    be().fill(additive, 0.0);
+    Tensor masked = empty_like_shape({s.seq_q, s.seq_k}, DType::boolean);
+    be().logical_not(masked, keep);
+    be().masked_fill(additive, additive, masked, kNegInf);
+  }
   const double root = std::sqrt(scale_of(s));
-  Tensor qs = empty_like_shape(q.shape(), DType::fp32), ks = empty_like_shape(k.shape(), DType::fp32);
-  be().mul_scalar(qs, q, root);
-  be().mul_scalar(ks, k, root);
   Tensor attn = empty_like_shape({s.batch, s.heads, s.seq_q, s.seq_k}, DType::fp32);
-  be().batched_gemm(attn, qs, ks, true, 1.0f, false);
-  Tensor bias = additive.view_strided(attn.shape(), {0, 0, s.seq_k, 1});
-  be().add(attn, attn, bias);
+  {
+    Tensor qs = empty_like_shape(q.shape(), DType::fp32), ks = empty_like_shape(k.shape(), DType::fp32);
+    be().mul_scalar(qs, q, root);
+    q = Tensor();
+    be().mul_scalar(ks, k, root);
+    k = Tensor();
+    be().batched_gemm(attn, qs, ks, true, 1.0f, false);
+  }
+  be().add(attn, attn, additive.view_strided(attn.shape(), {0, 0, s.seq_k, 1}));
+  // _safe_softmax: softmax, then rows that were all -inf become 0 (isneginf, all, where).
   Tensor probs = empty_like_shape(attn.shape(), DType::fp32);
   be().softmax_lastdim(probs, attn);
-  Tensor is_neg_inf = empty_like_shape(attn.shape(), DType::boolean);
-  be().isneginf(is_neg_inf, attn);
   Tensor row_masked = empty_like_shape({s.batch, s.heads, s.seq_q, 1}, DType::boolean);
-  be().all_lastdim(row_masked, is_neg_inf);
-  Tensor zeros = empty_like_shape(attn.shape(), DType::fp32);
-  be().fill(zeros, 0.0);
-  Tensor safe = empty_like_shape(attn.shape(), DType::fp32);
-  be().where(safe, row_masked.view_strided(attn.shape(), {row_masked.stride(0), row_masked.stride(1), 1, 0}), zeros, probs);
+  {
+    Tensor is_neg_inf = empty_like_shape(attn.shape(), DType::boolean);
+    be().isneginf(is_neg_inf, attn);
+    be().all_lastdim(row_masked, is_neg_inf);
+  }
+  attn = Tensor();
+  Tensor zero = empty_like_shape({1}, DType::fp32);
+  be().fill(zero, 0.0);
+  be().where(probs, row_masked.view_strided(probs.shape(), {row_masked.stride(0), row_masked.stride(1), 1, 0}),
+             zero.view_strided(probs.shape(), {0, 0, 0, 0}), probs);
   Tensor o = empty_like_shape(out.shape(), DType::fp32);
-  be().batched_gemm(o, safe, v, false, 1.0f, false);
+  be().batched_gemm(o, probs, v, false, 1.0f, false);
   be().copy(out, o);
 }
 
@@ -132,17 +141,15 @@ void math(const AttentionSpec& s, const Inputs& in, Tensor& out) {
 void fused(const AttentionSpec& s, const Inputs& in, Tensor& out) {
   Tensor scores = empty_like_shape({s.batch, s.heads, s.seq_q, s.seq_k}, s.dtype);
   be().batched_gemm(scores, in.q, in.k, true, 1.0f, true);
-  Tensor probs = empty_like_shape(scores.shape(), s.dtype);
-  be().scale_mask_softmax(probs, scores, scale_of(s), s.causal);
-  scores = Tensor();
-  be().batched_gemm(out, probs, in.v, false, 1.0f, true);
+  be().scale_mask_softmax(scores, scores, scale_of(s), s.causal);  // in place, as inductor reuses the buffer
+  be().batched_gemm(out, scores, in.v, false, 1.0f, true);
 }
 
 std::vector<Forward> forwards() {
   return {
       {"naive", 6, [](const AttentionSpec& s, const Inputs& in, Tensor& out) { naive(s, in, out, false); }},
       {"inplace", 5, [](const AttentionSpec& s, const Inputs& in, Tensor& out) { naive(s, in, out, true); }},
-      {"math", 19, [](const AttentionSpec& s, const Inputs& in, Tensor& out) { math(s, in, out); }},
+      {"math", 18, [](const AttentionSpec& s, const Inputs& in, Tensor& out) { math(s, in, out); }},
       {"fused", 3, [](const AttentionSpec& s, const Inputs& in, Tensor& out) { fused(s, in, out); }},
       {"efficient", 1,
        [](const AttentionSpec& s, const Inputs& in, Tensor& out) { be().attention_efficient(s, out, in.q, in.k, in.v, nullptr); }},
@@ -283,12 +290,20 @@ int main(int argc, char** argv) {
     for (const std::string& shape : split(shapes, ',')) {
       AttentionSpec s = parse_shape(shape, causal, dtype);
       for (const std::string& name : split(variants, ',')) {
-        auto f = std::find_if(all.begin(), all.end(), [&](const Forward& x) { return name == x.name; });
+        std::string base = name;
+        if (auto at = name.find('@'); at != std::string::npos) {  // flash@k: tile configuration k
+          base = name.substr(0, at);
+          setenv("ATTNPROF_FLASH_CONFIG", name.substr(at + 1).c_str(), 1);
+        } else {
+          unsetenv("ATTNPROF_FLASH_CONFIG");
+        }
+        auto f = std::find_if(all.begin(), all.end(), [&](const Forward& x) { return base == x.name; });
         if (f == all.end()) throw UsageError(fmt::format("--variants {}: allowed naive|inplace|math|fused|efficient|flash|cudnn", name));
         // S² variants at S=16384 need tens of GiB; they run like PyTorch's (which needs the same).
         std::string line;
         try {
           line = run_one(*f, s, s.seq_q >= 16384 ? std::max(3, reps / 3) : reps, warmup);
+          if (base != name) line.replace(line.find(base), base.size(), name);
         } catch (const Error& e) {
           std::string why = std::string(e.what()).substr(0, 300);
           std::replace(why.begin(), why.end(), '"', '\'');

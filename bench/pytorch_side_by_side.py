@@ -137,13 +137,17 @@ def main():
     results = []
     for (b, h, s, d) in shapes:
         reps = 10 if s >= 16384 else args.reps
+        torch_rows = {}
         for v in variants:
+            base = v.split("@")[0]  # flash@k: our flash with tile configuration k, against the same PyTorch row
             mine = ours.get((v, b, h, s, d), {"error": "no result from gpu_bench"})
-            try:
-                theirs = time_torch(OURS_TO_TORCH[v], b, h, s, d, reps)
-            except Exception as e:  # noqa: BLE001 - report and go on (e.g. out of memory)
-                theirs = {"error": str(e).splitlines()[0][:200]}
-            row = {"B": b, "H": h, "S": s, "D": d, "variant": v, "torch_variant": OURS_TO_TORCH[v], "ours": mine, "torch": theirs}
+            if base not in torch_rows:
+                try:
+                    torch_rows[base] = time_torch(OURS_TO_TORCH[base], b, h, s, d, reps)
+                except Exception as e:  # noqa: BLE001 - report and go on (e.g. out of memory)
+                    torch_rows[base] = {"error": str(e).splitlines()[0][:200]}
+            theirs = torch_rows[base]
+            row = {"B": b, "H": h, "S": s, "D": d, "variant": v, "torch_variant": OURS_TO_TORCH[base], "ours": mine, "torch": theirs}
             if "median_ms" in mine and "median_ms" in theirs:
                 row["ratio_torch_over_ours"] = theirs["median_ms"] / mine["median_ms"]
             results.append(row)

@@ -80,6 +80,13 @@ struct MmaType<__half> {
   }
 };
 
+// 2^x on the SFU (MUFU.EX2), flushing denormals: exp2f without fast-math adds range fix-ups.
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
 __device__ __forceinline__ void cp_async_16(std::uint32_t smem_addr, const void* gmem, bool valid) {
   int src_bytes = valid ? 16 : 0;  // 0: fill the 16 bytes with zeros, read nothing
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr), "l"(gmem), "r"(src_bytes));
@@ -244,7 +251,7 @@ __global__ void __launch_bounds__(Tr::kThreads) attention_forward_kernel(FusedAt
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
         // A row with every key masked so far keeps max -inf; use 0 so exp2 gives 0, not NaN.
         const float max_scaled = mx == -INFINITY ? 0.0f : mx * scale_log2;
-        const float rescale = exp2f(row_max[mt][half] * scale_log2 - max_scaled);
+        const float rescale = fast_exp2(row_max[mt][half] * scale_log2 - max_scaled);
         row_max[mt][half] = mx;
         row_sum[mt][half] *= rescale;
 #pragma unroll
@@ -255,8 +262,8 @@ __global__ void __launch_bounds__(Tr::kThreads) attention_forward_kernel(FusedAt
         float sum = 0.0f;
 #pragma unroll
         for (int nt = 0; nt < Tr::kNTiles; ++nt) {
-          float p0 = exp2f(acc_s[mt][nt][half * 2] * scale_log2 - max_scaled);
-          float p1 = exp2f(acc_s[mt][nt][half * 2 + 1] * scale_log2 - max_scaled);
+          float p0 = fast_exp2(acc_s[mt][nt][half * 2] * scale_log2 - max_scaled);
+          float p1 = fast_exp2(acc_s[mt][nt][half * 2 + 1] * scale_log2 - max_scaled);
           acc_s[mt][nt][half * 2] = p0;
           acc_s[mt][nt][half * 2 + 1] = p1;
           sum += p0 + p1;

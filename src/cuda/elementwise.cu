@@ -33,6 +33,20 @@ struct Operand {
   }
 };
 
+// Loads V elements at (b,h,r,c..c+V); an operand broadcast along the last dim (stride 0) is read
+// once and repeated (a [.., 1] condition, a scalar zero), so it keeps the 16-byte path for the rest.
+template <class T, int V>
+__device__ __forceinline__ void load_operand(float (&dst)[V], const Operand<const T>& op, std::uint32_t b, std::uint32_t h,
+                                             std::uint32_t r, std::uint32_t c) {
+  if (op.s3 == 0) {
+    float x = to_float(*op.at(b, h, r, 0));
+#pragma unroll
+    for (int i = 0; i < V; ++i) dst[i] = x;
+  } else {
+    load_floats<T, V>(dst, op.at(b, h, r, c));
+  }
+}
+
 template <class T>
 Operand<T> operand(const TensorArg& arg) {
   return Operand<T>{static_cast<T*>(arg.ptr), arg.stride[0], arg.stride[1], arg.stride[2], arg.stride[3]};
@@ -62,7 +76,7 @@ struct ConvertOp {
   template <int V>
   __device__ void apply(std::uint32_t b, std::uint32_t h, std::uint32_t r, std::uint32_t c) const {
     float x[V];
-    load_floats<S, V>(x, src.at(b, h, r, c));
+    load_operand<S, V>(x, src, b, h, r, c);
     store_floats<D, V>(dst.at(b, h, r, c), x);
   }
 };
@@ -88,7 +102,7 @@ struct MulScalarOp {
   template <int V>
   __device__ void apply(std::uint32_t b, std::uint32_t h, std::uint32_t r, std::uint32_t c) const {
     float x[V];
-    load_floats<T, V>(x, src.at(b, h, r, c));
+    load_operand<T, V>(x, src, b, h, r, c);
 #pragma unroll
     for (int i = 0; i < V; ++i) x[i] *= scalar;
     store_floats<T, V>(dst.at(b, h, r, c), x);
@@ -102,8 +116,8 @@ struct AddOp {
   template <int V>
   __device__ void apply(std::uint32_t b, std::uint32_t h, std::uint32_t r, std::uint32_t c) const {
     float x[V], y[V];
-    load_floats<T, V>(x, a.at(b, h, r, c));
-    load_floats<T, V>(y, b_.at(b, h, r, c));
+    load_operand<T, V>(x, a, b, h, r, c);
+    load_operand<T, V>(y, b_, b, h, r, c);
 #pragma unroll
     for (int i = 0; i < V; ++i) x[i] += y[i];
     store_floats<T, V>(dst.at(b, h, r, c), x);
@@ -119,8 +133,8 @@ struct MaskedFillOp {
   template <int V>
   __device__ void apply(std::uint32_t b, std::uint32_t h, std::uint32_t r, std::uint32_t c) const {
     float x[V], m[V];
-    load_floats<T, V>(x, src.at(b, h, r, c));
-    load_floats<bool_t, V>(m, mask.at(b, h, r, c));
+    load_operand<T, V>(x, src, b, h, r, c);
+    load_operand<bool_t, V>(m, mask, b, h, r, c);
 #pragma unroll
     for (int i = 0; i < V; ++i) x[i] = m[i] != 0.0f ? value : x[i];
     store_floats<T, V>(dst.at(b, h, r, c), x);
@@ -135,9 +149,9 @@ struct WhereOp {
   template <int V>
   __device__ void apply(std::uint32_t b, std::uint32_t h, std::uint32_t r, std::uint32_t c) const {
     float m[V], x[V], y[V];
-    load_floats<bool_t, V>(m, condition.at(b, h, r, c));
-    load_floats<T, V>(x, if_true.at(b, h, r, c));
-    load_floats<T, V>(y, if_false.at(b, h, r, c));
+    load_operand<bool_t, V>(m, condition, b, h, r, c);
+    load_operand<T, V>(x, if_true, b, h, r, c);
+    load_operand<T, V>(y, if_false, b, h, r, c);
 #pragma unroll
     for (int i = 0; i < V; ++i) x[i] = m[i] != 0.0f ? x[i] : y[i];
     store_floats<T, V>(dst.at(b, h, r, c), x);
@@ -150,7 +164,7 @@ struct LogicalNotOp {
   template <int V>
   __device__ void apply(std::uint32_t b, std::uint32_t h, std::uint32_t r, std::uint32_t c) const {
     float x[V];
-    load_floats<bool_t, V>(x, src.at(b, h, r, c));
+    load_operand<bool_t, V>(x, src, b, h, r, c);
 #pragma unroll
     for (int i = 0; i < V; ++i) x[i] = x[i] != 0.0f ? 0.0f : 1.0f;
     store_floats<bool_t, V>(dst.at(b, h, r, c), x);
@@ -164,7 +178,7 @@ struct IsNegInfOp {
   template <int V>
   __device__ void apply(std::uint32_t b, std::uint32_t h, std::uint32_t r, std::uint32_t c) const {
     float x[V];
-    load_floats<T, V>(x, src.at(b, h, r, c));
+    load_operand<T, V>(x, src, b, h, r, c);
 #pragma unroll
     for (int i = 0; i < V; ++i) x[i] = (isinf(x[i]) && x[i] < 0.0f) ? 1.0f : 0.0f;
     store_floats<bool_t, V>(dst.at(b, h, r, c), x);
@@ -180,7 +194,7 @@ struct TriangleOp {
   template <int V>
   __device__ void apply(std::uint32_t b, std::uint32_t h, std::uint32_t r, std::uint32_t c) const {
     float x[V];
-    load_floats<T, V>(x, src.at(b, h, r, c));
+    load_operand<T, V>(x, src, b, h, r, c);
 #pragma unroll
     for (int i = 0; i < V; ++i) {
       std::int64_t offset = static_cast<std::int64_t>(c + i) - static_cast<std::int64_t>(r);  // col - row
@@ -194,6 +208,7 @@ struct TriangleOp {
 // ---- host side
 bool aligned_for(const TensorArg& arg, int v) {
   if (arg.shape[3] % v != 0) return false;
+  if (arg.stride[3] == 0) return true;  // broadcast along the last dim: one scalar load per vector
   if (arg.stride[3] != 1 && arg.shape[3] != 1) return false;
   std::size_t vector_bytes = dtype_size(arg.dtype) * static_cast<std::size_t>(v);
   if (reinterpret_cast<std::uintptr_t>(arg.ptr) % vector_bytes != 0) return false;
