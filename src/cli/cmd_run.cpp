@@ -35,6 +35,12 @@ void print_text(const RunResult& r) {
              r.nan_output ? "  OUTPUT HOLDS NaN" : "");
   fmt::print("  {:<26}{:g} kernels, {:g} memcpy, {:g} memset\n", "work / forward", r.kernels_per_forward,
              r.memcpy_per_forward, r.memset_per_forward);
+  if (r.determinism_runs > 0) {
+    fmt::print("  {:<26}{}\n", "determinism",
+               r.determinism_mismatches == 0 ? fmt::format("{} runs bit-identical", r.determinism_runs)
+                                             : fmt::format("{} of {} runs differed", r.determinism_mismatches,
+                                                           r.determinism_runs));
+  }
   if (!r.trace_path.empty()) fmt::print("  {:<26}{}\n  {:<26}{}\n", "trace", r.trace_path, "table", r.table_path);
 }
 
