@@ -63,14 +63,20 @@ SAN=/usr/local/cuda/bin/compute-sanitizer
 FILTER='CudaPrimitives.*:CudaGemm.*:CudaFusedAttention.*:CudnnSdpa.*'
 # racecheck: our kernels only (cuDNN's own wgmma kernels report hazards we cannot act on)
 RACE_FILTER='CudaPrimitives.*:CudaGemm.*:CudaFusedAttention.*'
+# memcheck and racecheck run side by side (each is CPU-bound in the tool; the GPU has room).
 for tool in $([ "${SKIP_SANITIZER:-0}" = 1 ] || echo memcheck racecheck); do
   filter=$FILTER
   [ "$tool" = racecheck ] && filter=$RACE_FILTER
-  if timeout "${SAN_TIMEOUT:-240}" "$SAN" --tool "$tool" --error-exitcode 9 --print-limit 20 env ATTNPROF_QUICK=1 \
-      "$BUILD/tests/cuda/test_cuda_gpu" --gtest_filter="$filter" >"$OUT/$tool.log" 2>&1; then
-    status[$tool]="ok: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool.log" | tail -1)"
+  ( timeout "${SAN_TIMEOUT:-240}" "$SAN" --tool "$tool" --error-exitcode 9 --print-limit 20 env ATTNPROF_QUICK=1 \
+      "$BUILD/tests/cuda/test_cuda_gpu" --gtest_filter="$filter" >"$OUT/$tool.log" 2>&1; echo $? >"$OUT/$tool.rc" ) &
+done
+wait
+for tool in $([ "${SKIP_SANITIZER:-0}" = 1 ] || echo memcheck racecheck); do
+  rc=$(cat "$OUT/$tool.rc")
+  if [ "$rc" = 0 ]; then
+    status[$tool]="ok: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool.log" | tail -1), $(grep -c '^\[       OK' "$OUT/$tool.log") tests"
   else
-    status[$tool]="FAILED rc=$? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool.log" | tail -1))"
+    status[$tool]="FAILED rc=$rc ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool.log" | tail -1))"
     grep -E "Invalid|Race|hazard|Failure" "$OUT/$tool.log" | head -10
   fi
 done

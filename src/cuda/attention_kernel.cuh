@@ -22,8 +22,10 @@ namespace attnprof::cuda::attention {
 
 constexpr float kLog2e = 1.4426950408889634f;
 
-template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_, bool kPipelined_>
+template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_, bool kPipelined_, bool kQInRegisters_ = false>
 struct Traits {
+  // Q's A-operand fragments loaded once into registers instead of by ldmatrix for every K tile.
+  static constexpr bool kQInRegisters = kQInRegisters_;
   static constexpr int kHeadDim = kHeadDim_;
   static constexpr int kBlockM = kBlockM_;
   static constexpr int kBlockN = kBlockN_;
@@ -167,6 +169,19 @@ __global__ void __launch_bounds__(Tr::kThreads) attention_forward_kernel(FusedAt
   }
   const int warp_row0 = warp * Tr::kRowsPerWarp;
 
+  std::uint32_t q_frag[Tr::kQInRegisters ? Tr::kMTiles : 1][Tr::kQInRegisters ? Tr::kKSteps : 1][4];
+  if constexpr (Tr::kQInRegisters) {
+    cp_async_wait_all();
+    __syncthreads();
+#pragma unroll
+    for (int ks = 0; ks < Tr::kKSteps; ++ks)
+#pragma unroll
+      for (int mt = 0; mt < Tr::kMTiles; ++mt) {
+        int row = warp_row0 + mt * 16 + ((lane / 8) % 2) * 8 + lane % 8;
+        ldmatrix_x4(q_frag[mt][ks], smem_q + swizzle<Tr>(row, ks * 2 + lane / 16));
+      }
+  }
+
   for (int n_block = 0; n_block < n_blocks; ++n_block) {
     const int stage = Tr::kPipelined ? (n_block & 1) : 0;
     const std::uint32_t smem_k = smem_k0 + stage * Tr::kSmemKV, smem_v = smem_v0 + stage * Tr::kSmemKV;
@@ -205,8 +220,13 @@ __global__ void __launch_bounds__(Tr::kThreads) attention_forward_kernel(FusedAt
       std::uint32_t a[Tr::kMTiles][4];
 #pragma unroll
       for (int mt = 0; mt < Tr::kMTiles; ++mt) {
-        int row = warp_row0 + mt * 16 + ((lane / 8) % 2) * 8 + lane % 8;
-        ldmatrix_x4(a[mt], smem_q + swizzle<Tr>(row, ks * 2 + lane / 16));
+        if constexpr (Tr::kQInRegisters) {
+#pragma unroll
+          for (int i = 0; i < 4; ++i) a[mt][i] = q_frag[mt][ks][i];
+        } else {
+          int row = warp_row0 + mt * 16 + ((lane / 8) % 2) * 8 + lane % 8;
+          ldmatrix_x4(a[mt], smem_q + swizzle<Tr>(row, ks * 2 + lane / 16));
+        }
       }
 #pragma unroll
       for (int nt = 0; nt < Tr::kNTiles; nt += 2) {

@@ -16,26 +16,29 @@
 namespace attnprof::cuda {
 namespace {
 
-template <int D, int M, int N, int W>
-using Flash = attention::Traits<D, M, N, W, /*kPipelined=*/true>;
+template <int D, int M, int N, int W, bool QInRegisters = false>
+using Flash = attention::Traits<D, M, N, W, /*kPipelined=*/true, QInRegisters>;
 
 // Candidate tilings per head dim (ptxas, sm_90a, registers/thread, no spills unless noted):
-//   D=64:  0: 128×64, 4 warps (222)   1: 128×64, 8 warps (126)   2: 128×128, 8 warps (170)   3: 64×64, 4 warps (126)
-//          rejected: 128×128, 4 warps (255 and 8 bytes spilled)
-//   D=128: 0: 128×64, 8 warps (170)   1: 128×32, 8 warps (138)   2: 64×64, 4 warps (168)   3: 128×128, 8 warps (236)
-//          rejected: 128×64, 4 warps (255 and 72 bytes spilled)
+//   D=64:  0: 128×64, 4 warps (222)   1: 128×64, 8 warps (126)   2: 1 + Q in registers (138)
+//          3: 64×64, 4 warps (126)   4: 3 + Q in registers
+//          rejected: 128×128, 4 warps (255 and 8 bytes spilled); 128×128, 8 warps (170): 0.83-0.88× FA2 (run 2026-11-30)
+//   D=128: 0: 128×64, 8 warps (170)   1: 0 + Q in registers (178)   2: 64×64, 4 warps (168)
+//          3: 128×128, 8 warps (236)   4: 3 + Q in registers (254)
+//          rejected: 128×64, 4 warps (255 and 72 bytes spilled); 128×32, 8 warps (138): 0.54-0.64× FA2 (run 2026-11-30)
 // ATTNPROF_FLASH_CONFIG picks one (a tuning knob for bench/gpu_bench; default 0).
 int tuning_config() {
   const char* text = std::getenv("ATTNPROF_FLASH_CONFIG");
-  return text == nullptr ? 0 : std::atoi(text) & 3;
+  return text == nullptr ? 0 : std::atoi(text);
 }
 
 template <class T>
 void launch_d64(const FusedAttentionArgs& a, cudaStream_t s, int config) {
   switch (config) {
     case 1: attention::launch_typed<Flash<64, 128, 64, 8>, T>(a, s); return;
-    case 2: attention::launch_typed<Flash<64, 128, 128, 8>, T>(a, s); return;
+    case 2: attention::launch_typed<Flash<64, 128, 64, 8, true>, T>(a, s); return;
     case 3: attention::launch_typed<Flash<64, 64, 64, 4>, T>(a, s); return;
+    case 4: attention::launch_typed<Flash<64, 64, 64, 4, true>, T>(a, s); return;
     default: attention::launch_typed<Flash<64, 128, 64, 4>, T>(a, s); return;
   }
 }
@@ -43,9 +46,10 @@ void launch_d64(const FusedAttentionArgs& a, cudaStream_t s, int config) {
 template <class T>
 void launch_d128(const FusedAttentionArgs& a, cudaStream_t s, int config) {
   switch (config) {
-    case 1: attention::launch_typed<Flash<128, 128, 32, 8>, T>(a, s); return;
+    case 1: attention::launch_typed<Flash<128, 128, 64, 8, true>, T>(a, s); return;
     case 2: attention::launch_typed<Flash<128, 64, 64, 4>, T>(a, s); return;
     case 3: attention::launch_typed<Flash<128, 128, 128, 8>, T>(a, s); return;
+    case 4: attention::launch_typed<Flash<128, 128, 128, 8, true>, T>(a, s); return;
     default: attention::launch_typed<Flash<128, 128, 64, 8>, T>(a, s); return;
   }
 }
