@@ -148,7 +148,8 @@ SweepRecord record_from_result(const SweepPoint& point, const RunResult& result,
   r.device_ms = result.median_ns / 1e6;
   r.cpu_ms = result.cpu_ns / 1e6;
   r.tflops = result.tflops;
-  r.pct_of_peak = ceilings.matmul_tflops > 0 ? 100.0 * result.tflops / ceilings.matmul_tflops : 0;
+  const double peak = ceilings.peak_tflops(point.spec.dtype);
+  r.pct_of_peak = peak > 0 ? 100.0 * result.tflops / peak : 0;
   r.rel_err = result.rel_err;
   r.kernels_per_forward = result.kernels_per_forward;
   r.memcpy_per_forward = result.memcpy_per_forward;
