@@ -291,7 +291,7 @@ std::optional<Insight> single_fused_kernel(const TraceWork& work) {
   const double n = forwards_count(work);
   std::string extra = memsets > 0 ? fmt::format(" (plus {} memset per forward)", format_percent(memsets / n)) : "";
   std::string why = kernel->kind == KernelClass::attention ? "; no S×S scores are written to memory" : "";
-  return Insight{"single_fused_kernel", fmt::format("one kernel per forward{}: {}, {} per forward{}", extra,
+  return Insight{"single_fused_kernel", fmt::format("one kernel per forward{}: {} ({} per forward){}", extra,
                                                     short_kernel_name(kernel->event->name, 60),
                                                     format_duration_ns(ns / n), why)};
 }
