@@ -29,10 +29,11 @@ std::vector<std::int64_t> parse_int_list(std::string_view text, std::string_view
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
+  const char* example = flag == "--seq" ? "512,1024,...,16384" : "64,128";
   auto bad = [&](const std::string& why) {
     return UsageError(fmt::format("{}: {} in '{}'; allowed: positive integers in increasing order, comma-separated, "
-                                  "with '...' to continue a doubling (512,1024,...,16384)",
-                                  flag, why, text));
+                                  "'...' continuing a doubling (e.g. {})",
+                                  flag, why, text, example));
   };
   std::vector<std::int64_t> values;
   bool pending_ellipsis = false;
