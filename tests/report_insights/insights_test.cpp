@@ -368,3 +368,50 @@ TEST(InsightsOutput, TextWrapsAndJsonKeepsCodes) {
 
 }  // namespace
 }  // namespace attnprof::report
+
+namespace attnprof::report {
+namespace {
+
+TEST(SpecFromTrace, ReadsTheShapeOfTheFirstAttentionShapedOp) {
+  testing::TraceBuilder b;
+  testing::cpu_naive_forward(b, 0, true);
+  // matmul(q, k) as attnprof records it: k is [B,H,Sk,D] (transposed inside the GEMM).
+  for (auto& e : b.trace.events) {
+    if (e.name == "aten::matmul") {
+      e.input_dims = "[[2, 4, 128, 64], [2, 2, 256, 64]]";
+      e.input_types = "[\"c10::BFloat16\", \"c10::BFloat16\"]";
+      break;
+    }
+  }
+  TraceWork work = collect_forwards(b.trace);
+  auto spec = spec_from_trace(b.trace, work);
+  ASSERT_TRUE(spec);
+  EXPECT_EQ(spec->batch, 2);
+  EXPECT_EQ(spec->heads, 4);
+  EXPECT_EQ(spec->kv_heads, 2);
+  EXPECT_EQ(spec->seq_q, 128);
+  EXPECT_EQ(spec->seq_k, 256);
+  EXPECT_EQ(spec->head_dim, 64);
+  EXPECT_EQ(spec->dtype, DType::bf16);
+  // kᵀ as PyTorch's bmm sees it: [B,H,D,Sk].
+  for (auto& e : b.trace.events) {
+    if (e.name == "aten::matmul") {
+      e.input_dims = "[[2, 4, 128, 64], [2, 4, 64, 300]]";
+      e.input_types = "[\"float\", \"float\"]";
+      break;
+    }
+  }
+  spec = spec_from_trace(b.trace, work);
+  ASSERT_TRUE(spec);
+  EXPECT_EQ(spec->seq_k, 300);
+  EXPECT_EQ(spec->dtype, DType::fp32);
+}
+
+TEST(SpecFromTrace, NoShapesNoSpec) {
+  testing::TraceBuilder b;
+  testing::cpu_naive_forward(b, 0, true);
+  EXPECT_FALSE(spec_from_trace(b.trace, collect_forwards(b.trace)));
+}
+
+}  // namespace
+}  // namespace attnprof::report
