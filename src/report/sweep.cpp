@@ -158,8 +158,11 @@ SweepRecord record_from_result(const SweepPoint& point, const RunResult& result,
   r.peak_extra_bytes = result.peak_extra_bytes;
   r.nan_output = result.nan_output;
   r.flops = attention_flops(point.spec);
-  r.min_bytes = minimal_bytes(point.spec, result.kernels_per_forward, result.memcpy_per_forward);
-  r.intensity = r.min_bytes > 0 ? r.flops / r.min_bytes : 0;
+  // Without a trace (--no-profile) the kernel chain is unknown, and so are its least bytes.
+  if (result.kernels_per_forward > 0) {
+    r.min_bytes = minimal_bytes(point.spec, result.kernels_per_forward, result.memcpy_per_forward);
+    r.intensity = r.flops / r.min_bytes;
+  }
   r.trace_path = result.trace_path;
   return r;
 }
