@@ -259,8 +259,14 @@ std::optional<Insight> safe_softmax(const TraceWork& work) {
 }
 
 std::optional<Insight> s2_materialized(const TraceWork& work, const RunFacts& facts) {
-  (void)work;
   if (!facts.spec || !facts.peak_extra_bytes) return std::nullopt;
+  // One kernel per forward hands no scores from op to op; its workspace can pass one S×S
+  // matrix at tiny shapes (tiles per thread) without holding the scores.
+  const bool single_kernel = !work.forwards.empty() && std::all_of(work.forwards.begin(), work.forwards.end(),
+                                                                   [](const Forward& f) { return f.kernels() <= 1; });
+  if (single_kernel && work.per_forward(KernelClass::memcpy) == 0 && !work.forwards.front().work.empty()) {
+    return std::nullopt;
+  }
   const AttentionSpec& s = *facts.spec;
   const double element = static_cast<double>(dtype_size(s.dtype));
   const double scores = static_cast<double>(s.batch) * static_cast<double>(s.heads) * static_cast<double>(s.seq_q) *

@@ -196,6 +196,24 @@ TEST(S2Materialized, FiresWhenPeakExtraReachesOneScoreMatrix) {
   EXPECT_NE(insight->text.find("2.06\u00d7"), std::string::npos) << insight->text;
 }
 
+TEST(S2Materialized, SilentForOneKernelPerForward) {
+  // A fused kernel's per-thread tiles can exceed one S×S matrix at tiny shapes: not materialised.
+  testing::TraceBuilder b;
+  testing::cpu_naive_forward(b, 0, true);
+  testing::TraceBuilder fused;
+  fused.forward(0, 100);
+  fused.op("aten::scaled_dot_product_attention", 5, 90);
+  fused.cpu_kernel("cpu::flash_attention_bf16_avx512_bf16", 10, 80);
+  RunFacts facts;
+  facts.spec = blog_spec(Device::cpu);
+  facts.spec->batch = 1;
+  facts.spec->heads = 1;
+  facts.spec->seq_q = facts.spec->seq_k = 256;  // one score matrix: 128 KiB
+  facts.peak_extra_bytes = 400 << 10;
+  EXPECT_TRUE(rules::s2_materialized(collect_forwards(b.trace), facts));
+  EXPECT_FALSE(rules::s2_materialized(collect_forwards(fused.trace), facts));
+}
+
 TEST(S2Materialized, SilentBelowOneScoreMatrixOrWithoutFacts) {
   RunFacts facts;
   facts.spec = blog_spec(Device::cuda);
