@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/shape_flags.h"
 #include "core/atomic_file.h"
-#include "ops/backend.h"
 #include "report/ceilings.h"
 #include "report/sweep.h"
 
@@ -70,8 +70,7 @@ std::optional<report::SweepRecord> precheck_point(const report::SweepPoint& poin
 
 int run_sweep_command(const SweepArgs& args) {
   AttentionSpec base;
-  base.device = args.device.empty() ? (ops::has_backend(Device::cuda) ? Device::cuda : Device::cpu)
-                                    : parse_device(args.device);
+  base.device = args.device.empty() ? default_device() : parse_device(args.device);
   base.batch = args.batch > 0 ? args.batch : (base.device == Device::cuda ? 8 : 1);
   base.heads = args.heads;
   base.kv_heads = args.kv_heads > 0 ? args.kv_heads : args.heads;
@@ -100,6 +99,7 @@ int run_sweep_command(const SweepArgs& args) {
       check.validate();
     }
   }
+  apply_threads(args.threads);
   ensure_writable_directory(args.out, "--out");
   install_signal_cleanup();
 

@@ -5,6 +5,9 @@
 #include <cblas.h>
 #include <fmt/format.h>
 
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -52,7 +55,45 @@ double time_sgemm(int n, std::vector<float>& a, std::vector<float>& b, std::vect
   return seconds_since(start);
 }
 
+// oneDNN bf16 × bf16 → fp32 matmul of n³ repeated for at least `min_seconds`; TFLOP/s. The
+// inputs are constants (0.5 and 0.25, exact in bf16) so one output entry can be checked.
+double measure_bf16_matmul(int n, double min_seconds, int& runs) {
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  const dnnl::memory::desc a_md({n, n}, dt::bf16, tag::ab), b_md({n, n}, dt::bf16, tag::ab), c_md({n, n}, dt::f32, tag::ab);
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), engine);
+  const dnnl::matmul matmul(pd);
+  dnnl::memory a(a_md, engine), b(b_md, engine), c(c_md, engine);
+  std::fill_n(static_cast<std::uint16_t*>(a.get_data_handle()), static_cast<std::size_t>(n) * n, std::uint16_t{0x3f00});
+  std::fill_n(static_cast<std::uint16_t*>(b.get_data_handle()), static_cast<std::size_t>(n) * n, std::uint16_t{0x3e80});
+  auto once = [&] {
+    auto start = Clock::now();
+    matmul.execute(stream, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+    stream.wait();
+    return seconds_since(start);
+  };
+  once();  // warm-up: kernel generation and page faults
+  double seconds = 0;
+  runs = 0;
+  while (runs < 2 || seconds < min_seconds) {
+    seconds += once();
+    ++runs;
+  }
+  const float entry = static_cast<const float*>(c.get_data_handle())[17 * n + 1029 % n];
+  if (std::fabs(entry - 0.125f * static_cast<float>(n)) > 1e-3f * static_cast<float>(n)) {
+    throw Error(fmt::format("ceilings: oneDNN bf16 matmul gave {} where {} was expected", entry, 0.125 * n));
+  }
+  return 2.0 * n * n * static_cast<double>(n) * runs / seconds / 1e12;
+}
+
 }  // namespace
+
+double Ceilings::peak_tflops(DType dtype) const {
+  const bool low_precision = dtype == DType::bf16 || dtype == DType::fp16;
+  return low_precision && matmul_bf16_tflops > 0 ? matmul_bf16_tflops : matmul_tflops;
+}
 
 void install_ceiling_probe(Device device, CeilingProbe probe) {
   Registry& r = registry();
@@ -112,6 +153,10 @@ Ceilings measure_cpu_ceilings() {
   c.matmul_tflops = 2.0 * kN * kN * static_cast<double>(kN) * gemms / gemm_seconds / 1e12;
   c.matmul_what = fmt::format("OpenBLAS sgemm {}\u00b3 fp32, {} runs", kN, gemms);
 
+  int bf16_runs = 0;
+  c.matmul_bf16_tflops = measure_bf16_matmul(kN, 0.2, bf16_runs);
+  c.matmul_bf16_what = fmt::format("oneDNN bf16 matmul {}\u00b3, fp32 accumulation, {} runs", kN, bf16_runs);
+
   // memcpy: 128 MiB, pages touched first; counts read + write bytes, as the anchors do.
   constexpr std::size_t kBytes = 128u << 20;
   std::vector<char> src(kBytes, 1), dst(kBytes, 0);
@@ -134,10 +179,14 @@ Ceilings measure_cpu_ceilings() {
 
 std::string ceilings_text(const Ceilings& c) {
   if (!c.measured()) return fmt::format("{}: ceilings {}", c.device_name, c.matmul_what);
-  const bool tera = c.matmul_tflops >= 1;
-  return fmt::format("{}: matmul {:.1f} {} ({}); copy {:.1f} GB/s ({}); ridge at {:.1f} FLOP/byte", c.device_name,
-                     tera ? c.matmul_tflops : c.matmul_tflops * 1e3, tera ? "TFLOP/s" : "GFLOP/s", c.matmul_what,
-                     c.copy_gbps, c.copy_what, c.ridge_flops_per_byte());
+  auto rate = [](double tflops) {
+    return tflops >= 1 ? fmt::format("{:.1f} TFLOP/s", tflops) : fmt::format("{:.1f} GFLOP/s", tflops * 1e3);
+  };
+  std::string bf16 = c.matmul_bf16_tflops > 0
+                         ? fmt::format("; bf16 matmul {} ({})", rate(c.matmul_bf16_tflops), c.matmul_bf16_what)
+                         : std::string();
+  return fmt::format("{}: fp32 matmul {} ({}){}; copy {:.1f} GB/s ({}); ridge at {:.1f} FLOP/byte", c.device_name,
+                     rate(c.matmul_tflops), c.matmul_what, bf16, c.copy_gbps, c.copy_what, c.ridge_flops_per_byte());
 }
 
 nlohmann::json ceilings_json(const Ceilings& c) {
@@ -145,6 +194,8 @@ nlohmann::json ceilings_json(const Ceilings& c) {
           {"device_name", c.device_name},
           {"matmul_tflops", c.matmul_tflops},
           {"matmul_what", c.matmul_what},
+          {"matmul_bf16_tflops", c.matmul_bf16_tflops},
+          {"matmul_bf16_what", c.matmul_bf16_what},
           {"copy_gbps", c.copy_gbps},
           {"copy_what", c.copy_what}};
 }
@@ -155,6 +206,8 @@ Ceilings ceilings_from_json(const nlohmann::json& j) {
   c.device_name = j.value("device_name", std::string());
   c.matmul_tflops = j.value("matmul_tflops", 0.0);
   c.matmul_what = j.value("matmul_what", std::string());
+  c.matmul_bf16_tflops = j.value("matmul_bf16_tflops", 0.0);
+  c.matmul_bf16_what = j.value("matmul_bf16_what", std::string());
   c.copy_gbps = j.value("copy_gbps", 0.0);
   c.copy_what = j.value("copy_what", std::string());
   return c;

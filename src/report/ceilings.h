@@ -2,6 +2,7 @@
 // Ceilings measured on the machine at hand, not datasheet numbers: the rate of a large matmul
 // and the bandwidth of a large copy. The CPU's are measured here (OpenBLAS sgemm, memcpy); a
 // device backend installs a probe for its own (cuBLASLt GEMM and a device-to-device copy).
+#include <attnprof/dtype.h>
 #include <attnprof/tensor.h>
 
 #include <nlohmann/json.hpp>
@@ -13,13 +14,18 @@ namespace attnprof::report {
 struct Ceilings {
   Device device = Device::cpu;
   std::string device_name;   // "2-core AMD EPYC ...", "NVIDIA H200"
-  double matmul_tflops = 0;  // 0: not measured
-  std::string matmul_what;   // "OpenBLAS sgemm 2048³ (fp32)"
+  double matmul_tflops = 0;  // fp32 matmul; 0: not measured
+  std::string matmul_what;   // "OpenBLAS sgemm 2048³ fp32"
+  double matmul_bf16_tflops = 0;  // bf16 × bf16 → fp32 matmul; 0: not measured
+  std::string matmul_bf16_what;   // "oneDNN bf16 matmul 2048³"
   double copy_gbps = 0;      // read + write bytes per second / 1e9
   std::string copy_what;     // "memcpy of 128 MiB (read + write)"
   double seconds_spent = 0;  // how long the measurement took
 
   bool measured() const { return matmul_tflops > 0 && copy_gbps > 0; }
+  // The matmul ceiling a run of this dtype is measured against: the bf16 one for bf16 and fp16
+  // when it was measured (a low-precision kernel can beat an fp32 sgemm), else the fp32 one.
+  double peak_tflops(DType dtype) const;
   // FLOPs per byte where the roofline's slope meets its flat top.
   double ridge_flops_per_byte() const { return copy_gbps > 0 ? matmul_tflops * 1e3 / copy_gbps : 0; }
 };
@@ -32,7 +38,8 @@ void install_ceiling_probe(Device device, CeilingProbe probe);
 // probe gets unmeasured ceilings (zeros) naming why.
 const Ceilings& measured_ceilings(Device device);
 
-// OpenBLAS sgemm (square, sized to run about 0.2 s on two cores) and memcpy of 128 MiB.
+// OpenBLAS sgemm and oneDNN's bf16 matmul (2048³, each repeated for at least 0.2 s) and a
+// memcpy of 128 MiB (at least 0.1 s).
 Ceilings measure_cpu_ceilings();
 
 std::string ceilings_text(const Ceilings& ceilings);

@@ -35,6 +35,7 @@ struct GlanceRow {
 // Facts of a run as the insight rules take them.
 RunFacts run_facts(const RunResult& result);
 // A measured row; insights come from result.trace (none when the run kept no trace).
+// peak_tflops: the measured matmul ceiling for the run's dtype (Ceilings::peak_tflops), 0 if none.
 GlanceRow glance_row(const RunResult& result, double peak_tflops);
 GlanceRow refused_row(std::string variant, std::string summary, std::string reason);
 

@@ -1,5 +1,6 @@
 #include "report/html_report.h"
 
+#include <attnprof/dtype.h>
 #include <attnprof/error.h>
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include "report/glance.h"
 #include "report/html_escape.h"
 #include "report/insights.h"
+#include "report/results.h"
 #include "report/svg_plot.h"
 #include "report/sweep.h"
 #include "report/step_timeline.h"
@@ -181,8 +183,19 @@ std::string roofline_section(const ReportInputs& in) {
       marks.push_back({fmt::format("{} S={}", key, r.point.spec.seq_q), r.intensity, r.tflops});
     }
   }
-  std::string svg = roofline_svg({"Roofline (measured ceilings)", "FLOP per byte (minimal bytes)", "TFLOP/s", 760, 420},
-                                 ceilings.matmul_tflops, ceilings.copy_gbps, marks);
+  // The roof of the runs' dtype: the bf16 matmul ceiling for bf16/fp16 runs when it was measured.
+  DType dtype = DType::bf16;
+  if (in.compare) {
+    for (const auto& row : in.compare->value("rows", nlohmann::json::array())) {
+      if (row.contains("spec") && row["spec"].is_object()) dtype = spec_from_json(row["spec"]).dtype;
+    }
+  } else if (in.sweep) {
+    for (const auto& r : sweep_records_from_json(*in.sweep)) dtype = r.point.spec.dtype;
+  }
+  const double peak = ceilings.peak_tflops(dtype);
+  std::string svg = roofline_svg({fmt::format("Roofline (measured ceilings, {})", dtype_name(dtype)),
+                                  "FLOP per byte (minimal bytes)", "TFLOP/s", 760, 420},
+                                 peak, ceilings.copy_gbps, marks);
   if (svg.empty()) return "<p class=\"none\">no roofline: no measured points</p>\n";
   std::string note = ceilings.measured() ? "<p class=\"meta\">" + html_escape(ceilings_text(ceilings)) + "</p>\n"
                                          : "<p class=\"meta\">ceilings not measured</p>\n";

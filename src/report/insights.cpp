@@ -259,8 +259,14 @@ std::optional<Insight> safe_softmax(const TraceWork& work) {
 }
 
 std::optional<Insight> s2_materialized(const TraceWork& work, const RunFacts& facts) {
-  (void)work;
   if (!facts.spec || !facts.peak_extra_bytes) return std::nullopt;
+  // One kernel per forward hands no scores from op to op; its workspace can pass one S×S
+  // matrix at tiny shapes (tiles per thread) without holding the scores.
+  const bool single_kernel = !work.forwards.empty() && std::all_of(work.forwards.begin(), work.forwards.end(),
+                                                                   [](const Forward& f) { return f.kernels() <= 1; });
+  if (single_kernel && work.per_forward(KernelClass::memcpy) == 0 && !work.forwards.front().work.empty()) {
+    return std::nullopt;
+  }
   const AttentionSpec& s = *facts.spec;
   const double element = static_cast<double>(dtype_size(s.dtype));
   const double scores = static_cast<double>(s.batch) * static_cast<double>(s.heads) * static_cast<double>(s.seq_q) *
@@ -290,8 +296,8 @@ std::optional<Insight> single_fused_kernel(const TraceWork& work) {
   }
   const double n = forwards_count(work);
   std::string extra = memsets > 0 ? fmt::format(" (plus {} memset per forward)", format_percent(memsets / n)) : "";
-  std::string why = kernel->kind == KernelClass::attention ? "; the scores and probabilities never leave the chip" : "";
-  return Insight{"single_fused_kernel", fmt::format("one kernel per forward{}: {}, {} per forward{}", extra,
+  std::string why = kernel->kind == KernelClass::attention ? "; no S×S scores are written to memory" : "";
+  return Insight{"single_fused_kernel", fmt::format("one kernel per forward{}: {} ({} per forward){}", extra,
                                                     short_kernel_name(kernel->event->name, 60),
                                                     format_duration_ns(ns / n), why)};
 }
@@ -437,9 +443,52 @@ nlohmann::json insights_json(const std::vector<Insight>& insights) {
   return out;
 }
 
+namespace {
+std::optional<DType> dtype_from_type_name(const std::string& name) {
+  if (name == "c10::BFloat16" || name == "bf16" || name == "bfloat16") return DType::bf16;
+  if (name == "c10::Half" || name == "fp16" || name == "half" || name == "float16") return DType::fp16;
+  if (name == "float" || name == "fp32" || name == "float32") return DType::fp32;
+  return std::nullopt;
+}
+}  // namespace
+
+std::optional<AttentionSpec> spec_from_trace(const trace::Trace& trace, const TraceWork& work) {
+  for (const trace::Event& e : trace.events) {
+    if (e.category != Category::cpu_op || e.input_dims.empty()) continue;
+    bool inside = work.forwards.empty() || work.forwards.front().range == nullptr;
+    for (const Forward& f : work.forwards) {
+      if (f.range && e.ts_ns >= f.range->ts_ns && e.ts_ns < f.range->end_ns()) inside = true;
+    }
+    if (!inside) continue;
+    nlohmann::json dims = nlohmann::json::parse(e.input_dims, nullptr, /*allow_exceptions=*/false);
+    if (!dims.is_array() || dims.size() < 2 || !dims[0].is_array() || !dims[1].is_array() || dims[0].size() != 4 ||
+        dims[1].size() != 4) {
+      continue;
+    }
+    auto at = [&](int input, int axis) { return dims[input][axis].is_number_integer() ? dims[input][axis].get<std::int64_t>() : 0; };
+    AttentionSpec spec;
+    spec.batch = at(0, 0);
+    spec.heads = at(0, 1);
+    spec.seq_q = at(0, 2);
+    spec.head_dim = at(0, 3);
+    spec.kv_heads = at(1, 1);
+    spec.seq_k = at(1, 3) == spec.head_dim ? at(1, 2) : at(1, 3);
+    if (spec.batch <= 0 || spec.heads <= 0 || spec.seq_q <= 0 || spec.seq_k <= 0 || spec.head_dim <= 0) continue;
+    nlohmann::json types = nlohmann::json::parse(e.input_types, nullptr, false);
+    std::optional<DType> dtype;
+    if (types.is_array() && !types.empty() && types[0].is_string()) dtype = dtype_from_type_name(types[0].get<std::string>());
+    if (!dtype) continue;
+    spec.dtype = *dtype;
+    spec.device = work.gpu ? Device::cuda : Device::cpu;
+    return spec;
+  }
+  return std::nullopt;
+}
+
 std::vector<Insight> derive_insights(const trace::Trace& trace, const RunFacts& facts) {
   const TraceWork work = collect_forwards(trace);
   RunFacts known = facts;
+  if (!known.spec) known.spec = spec_from_trace(trace, work);
   if (!known.peak_extra_bytes) known.peak_extra_bytes = peak_extra_from_memory_events(trace, work);
   std::vector<Insight> out;
   auto add = [&](std::optional<Insight> insight) {

@@ -52,6 +52,12 @@ std::optional<Insight> nan_output(const RunFacts& facts);
 // Occupancy at or below this is "low" (a quarter of the SM's warps).
 inline constexpr double kLowOccupancyPercent = 25.0;
 
+// The attention shape a trace recorded (record_shapes): from the first op of a forward whose first
+// two inputs are 4-D — q [B,H,Sq,D] and k [B,Hkv,Sk,D] (or kᵀ [B,Hkv,D,Sk]) — and the dtype from
+// its input types. nullopt when the trace has no shapes. derive_insights uses it when the run's
+// facts carry no spec (a trace given to `inspect`).
+std::optional<AttentionSpec> spec_from_trace(const trace::Trace& trace, const TraceWork& work);
+
 // Peak bytes above the forward's starting allocation, from the trace's [memory] events; nullopt
 // when the trace has none inside a forward.
 std::optional<std::int64_t> peak_extra_from_memory_events(const trace::Trace& trace, const TraceWork& work);

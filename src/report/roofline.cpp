@@ -43,9 +43,10 @@ RooflinePoint roofline_point(const std::string& variant, const AttentionSpec& sp
   p.intensity = p.bytes > 0 ? p.flops / p.bytes : 0;
   p.tflops = tflops;
   if (ceilings.measured()) {
+    const double peak = ceilings.peak_tflops(spec.dtype);
     const double bandwidth_roof = ceilings.copy_gbps * 1e9 * p.intensity / 1e12;
-    p.roof_tflops = std::min(ceilings.matmul_tflops, bandwidth_roof);
-    p.memory_bound = bandwidth_roof < ceilings.matmul_tflops;
+    p.roof_tflops = std::min(peak, bandwidth_roof);
+    p.memory_bound = bandwidth_roof < peak;
     p.pct_of_roof = p.roof_tflops > 0 ? 100.0 * tflops / p.roof_tflops : 0;
   }
   return p;

@@ -29,7 +29,7 @@ struct RooflinePoint {
   double bytes = 0;
   double intensity = 0;     // FLOP per byte
   double tflops = 0;        // attained
-  double roof_tflops = 0;   // min(matmul ceiling, bandwidth × intensity); 0 without ceilings
+  double roof_tflops = 0;   // min(matmul ceiling of the dtype, bandwidth × intensity); 0 without ceilings
   bool memory_bound = false;  // intensity left of the ridge
   double pct_of_roof = 0;
 };

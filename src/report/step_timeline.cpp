@@ -88,7 +88,8 @@ StepTimeline extract_step_timeline(const trace::Trace& trace, std::size_t max_sl
   for (const auto& e : trace.events) {
     if (!is_cpu_lane(e.category) || e.phase != 'X') continue;
     if (window && (e.pid != pid || e.tid != tid)) continue;
-    if (e.ts_ns < begin || e.ts_ns > end) continue;
+    // A range that starts where the window ends (the next step) is not part of it.
+    if (e.ts_ns < begin || (e.ts_ns >= end && end > begin)) continue;
     host.push_back(&e);
   }
   std::stable_sort(host.begin(), host.end(), [](auto* a, auto* b) {

@@ -29,10 +29,11 @@ std::vector<std::int64_t> parse_int_list(std::string_view text, std::string_view
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
+  const char* example = flag == "--seq" ? "512,1024,...,16384" : "64,128";
   auto bad = [&](const std::string& why) {
     return UsageError(fmt::format("{}: {} in '{}'; allowed: positive integers in increasing order, comma-separated, "
-                                  "with '...' to continue a doubling (512,1024,...,16384)",
-                                  flag, why, text));
+                                  "'...' continuing a doubling (e.g. {})",
+                                  flag, why, text, example));
   };
   std::vector<std::int64_t> values;
   bool pending_ellipsis = false;
@@ -148,7 +149,8 @@ SweepRecord record_from_result(const SweepPoint& point, const RunResult& result,
   r.device_ms = result.median_ns / 1e6;
   r.cpu_ms = result.cpu_ns / 1e6;
   r.tflops = result.tflops;
-  r.pct_of_peak = ceilings.matmul_tflops > 0 ? 100.0 * result.tflops / ceilings.matmul_tflops : 0;
+  const double peak = ceilings.peak_tflops(point.spec.dtype);
+  r.pct_of_peak = peak > 0 ? 100.0 * result.tflops / peak : 0;
   r.rel_err = result.rel_err;
   r.kernels_per_forward = result.kernels_per_forward;
   r.memcpy_per_forward = result.memcpy_per_forward;
@@ -156,8 +158,11 @@ SweepRecord record_from_result(const SweepPoint& point, const RunResult& result,
   r.peak_extra_bytes = result.peak_extra_bytes;
   r.nan_output = result.nan_output;
   r.flops = attention_flops(point.spec);
-  r.min_bytes = minimal_bytes(point.spec, result.kernels_per_forward, result.memcpy_per_forward);
-  r.intensity = r.min_bytes > 0 ? r.flops / r.min_bytes : 0;
+  // Without a trace (--no-profile) the kernel chain is unknown, and so are its least bytes.
+  if (result.kernels_per_forward > 0) {
+    r.min_bytes = minimal_bytes(point.spec, result.kernels_per_forward, result.memcpy_per_forward);
+    r.intensity = r.flops / r.min_bytes;
+  }
   r.trace_path = result.trace_path;
   return r;
 }

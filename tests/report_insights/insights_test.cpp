@@ -196,6 +196,24 @@ TEST(S2Materialized, FiresWhenPeakExtraReachesOneScoreMatrix) {
   EXPECT_NE(insight->text.find("2.06\u00d7"), std::string::npos) << insight->text;
 }
 
+TEST(S2Materialized, SilentForOneKernelPerForward) {
+  // A fused kernel's per-thread tiles can exceed one S×S matrix at tiny shapes: not materialised.
+  testing::TraceBuilder b;
+  testing::cpu_naive_forward(b, 0, true);
+  testing::TraceBuilder fused;
+  fused.forward(0, 100);
+  fused.op("aten::scaled_dot_product_attention", 5, 90);
+  fused.cpu_kernel("cpu::flash_attention_bf16_avx512_bf16", 10, 80);
+  RunFacts facts;
+  facts.spec = blog_spec(Device::cpu);
+  facts.spec->batch = 1;
+  facts.spec->heads = 1;
+  facts.spec->seq_q = facts.spec->seq_k = 256;  // one score matrix: 128 KiB
+  facts.peak_extra_bytes = 400 << 10;
+  EXPECT_TRUE(rules::s2_materialized(collect_forwards(b.trace), facts));
+  EXPECT_FALSE(rules::s2_materialized(collect_forwards(fused.trace), facts));
+}
+
 TEST(S2Materialized, SilentBelowOneScoreMatrixOrWithoutFacts) {
   RunFacts facts;
   facts.spec = blog_spec(Device::cuda);
@@ -232,7 +250,7 @@ TEST(S2Materialized, ReadsPeakFromMemoryEvents) {
 TEST(SingleFusedKernel, FiresOnOneKernelPerForward) {
   auto insights = derive_insights(three_forwards(testing::gpu_flash_forward, 255, 49152), {});
   ASSERT_TRUE(has(insights, "single_fused_kernel"));
-  EXPECT_NE(get(insights, "single_fused_kernel").text.find("pytorch_flash::flash_fwd_kernel, 94 ns per forward"),
+  EXPECT_NE(get(insights, "single_fused_kernel").text.find("pytorch_flash::flash_fwd_kernel (94 ns per forward)"),
             std::string::npos)
       << get(insights, "single_fused_kernel").text;
   // cudnn's memset does not count as a kernel.
@@ -364,6 +382,53 @@ TEST(InsightsOutput, TextWrapsAndJsonKeepsCodes) {
   nlohmann::json j = insights_json(insights);
   ASSERT_EQ(j.size(), 2u);
   EXPECT_EQ(j[1]["code"], "cpu_bound");
+}
+
+}  // namespace
+}  // namespace attnprof::report
+
+namespace attnprof::report {
+namespace {
+
+TEST(SpecFromTrace, ReadsTheShapeOfTheFirstAttentionShapedOp) {
+  testing::TraceBuilder b;
+  testing::cpu_naive_forward(b, 0, true);
+  // matmul(q, k) as attnprof records it: k is [B,H,Sk,D] (transposed inside the GEMM).
+  for (auto& e : b.trace.events) {
+    if (e.name == "aten::matmul") {
+      e.input_dims = "[[2, 4, 128, 64], [2, 2, 256, 64]]";
+      e.input_types = "[\"c10::BFloat16\", \"c10::BFloat16\"]";
+      break;
+    }
+  }
+  TraceWork work = collect_forwards(b.trace);
+  auto spec = spec_from_trace(b.trace, work);
+  ASSERT_TRUE(spec);
+  EXPECT_EQ(spec->batch, 2);
+  EXPECT_EQ(spec->heads, 4);
+  EXPECT_EQ(spec->kv_heads, 2);
+  EXPECT_EQ(spec->seq_q, 128);
+  EXPECT_EQ(spec->seq_k, 256);
+  EXPECT_EQ(spec->head_dim, 64);
+  EXPECT_EQ(spec->dtype, DType::bf16);
+  // kᵀ as PyTorch's bmm sees it: [B,H,D,Sk].
+  for (auto& e : b.trace.events) {
+    if (e.name == "aten::matmul") {
+      e.input_dims = "[[2, 4, 128, 64], [2, 4, 64, 300]]";
+      e.input_types = "[\"float\", \"float\"]";
+      break;
+    }
+  }
+  spec = spec_from_trace(b.trace, work);
+  ASSERT_TRUE(spec);
+  EXPECT_EQ(spec->seq_k, 300);
+  EXPECT_EQ(spec->dtype, DType::fp32);
+}
+
+TEST(SpecFromTrace, NoShapesNoSpec) {
+  testing::TraceBuilder b;
+  testing::cpu_naive_forward(b, 0, true);
+  EXPECT_FALSE(spec_from_trace(b.trace, collect_forwards(b.trace)));
 }
 
 }  // namespace

@@ -62,6 +62,23 @@ TEST(Roofline, PointUnderTheMeasuredCeilings) {
   EXPECT_DOUBLE_EQ(h200_anchor().ridge_flops_per_byte(), 807e3 / 4219);
 }
 
+TEST(Roofline, LowPrecisionRunsMeetTheBf16Ceiling) {
+  Ceilings cpu;
+  cpu.matmul_tflops = 0.2;       // fp32 sgemm
+  cpu.matmul_bf16_tflops = 0.4;  // bf16 matmul
+  cpu.copy_gbps = 40;
+  EXPECT_DOUBLE_EQ(cpu.peak_tflops(DType::fp32), 0.2);
+  EXPECT_DOUBLE_EQ(cpu.peak_tflops(DType::bf16), 0.4);
+  EXPECT_DOUBLE_EQ(cpu.peak_tflops(DType::fp16), 0.4);
+  // flash at the blog shape: 256 FLOP/byte → 40 GB/s × 256 = 10.24 TFLOP/s, above both matmul roofs.
+  EXPECT_DOUBLE_EQ(roofline_point("flash", blog(), 1, 0, 0.1, cpu).roof_tflops, 0.4);
+  AttentionSpec fp32 = blog();
+  fp32.dtype = DType::fp32;
+  EXPECT_DOUBLE_EQ(roofline_point("flash", fp32, 1, 0, 0.1, cpu).roof_tflops, 0.2);
+  cpu.matmul_bf16_tflops = 0;  // not measured: the fp32 ceiling for every dtype
+  EXPECT_DOUBLE_EQ(cpu.peak_tflops(DType::bf16), 0.2);
+}
+
 TEST(Roofline, NoCeilingsNoRoof) {
   RooflinePoint p = roofline_point("flash", blog(), 1, 0, 100, Ceilings{});
   EXPECT_DOUBLE_EQ(p.roof_tflops, 0.0);
@@ -102,9 +119,11 @@ TEST(Ceilings, CpuMeasurementIsPlausibleAndCached) {
   // and no CPU reaches 100 TFLOP/s of fp32 or 10 TB/s of memcpy.
   EXPECT_GT(cpu.matmul_tflops, 1e-3);
   EXPECT_LT(cpu.matmul_tflops, 100);
+  EXPECT_GT(cpu.matmul_bf16_tflops, 1e-3);
+  EXPECT_LT(cpu.matmul_bf16_tflops, 1000);
   EXPECT_GT(cpu.copy_gbps, 0.5);
   EXPECT_LT(cpu.copy_gbps, 10000);
-  EXPECT_GE(cpu.seconds_spent, 0.3);  // at least 0.2 s of sgemm and 0.1 s of memcpy
+  EXPECT_GE(cpu.seconds_spent, 0.5);  // at least 0.2 s of sgemm, 0.2 s of bf16 matmul and 0.1 s of memcpy
   start = std::chrono::steady_clock::now();
   const Ceilings& again = measured_ceilings(Device::cpu);
   double second_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -1,0 +1,36 @@
+#include "report/compare_glance.h"
+
+#include <attnprof/variant.h>
+
+#include "report/results.h"
+
+namespace attnprof::report {
+
+std::vector<GlanceRow> glance_rows(const std::vector<CompareRow>& rows, const Ceilings& ceilings) {
+  std::vector<GlanceRow> glance;
+  for (const CompareRow& row : rows) {
+    if (row.result) {
+      glance.push_back(glance_row(*row.result, ceilings.peak_tflops(row.result->spec.dtype)));
+    } else {
+      const Variant* variant = find_variant(row.variant);
+      glance.push_back(refused_row(row.variant, variant ? std::string(variant->summary()) : std::string(), row.refusal));
+    }
+  }
+  return glance;
+}
+
+void write_compare_results(const std::string& dir, const std::vector<CompareRow>& rows,
+                           const std::vector<GlanceRow>& glance, const Ceilings& ceilings, std::string_view flag) {
+  std::vector<RunResult> results;
+  for (const CompareRow& row : rows) {
+    if (row.result) results.push_back(*row.result);
+  }
+  write_compare_json(dir, glance, results, ceilings, flag);
+}
+
+std::vector<Insight> run_insights(const RunResult& result) {
+  if (!result.trace) return {};
+  return derive_insights(*result.trace, run_facts(result));
+}
+
+}  // namespace attnprof::report

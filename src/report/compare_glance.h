@@ -1,0 +1,24 @@
+#pragma once
+// What `attnprof compare` prints and writes, from its rows: the glance rows (measured rows with
+// their insights, % of the measured peak of their dtype; refused rows with the reason) and
+// DIR/compare.json for `attnprof report`.
+#include <attnprof/compare.h>
+
+#include <string>
+#include <vector>
+
+#include "report/ceilings.h"
+#include "report/glance.h"
+
+namespace attnprof::report {
+
+std::vector<GlanceRow> glance_rows(const std::vector<CompareRow>& rows, const Ceilings& ceilings);
+
+// DIR/compare.json (atomically); `flag` names the option that chose DIR.
+void write_compare_results(const std::string& dir, const std::vector<CompareRow>& rows,
+                           const std::vector<GlanceRow>& glance, const Ceilings& ceilings, std::string_view flag = "--out");
+
+// A run's insights as compare computes them (for `attnprof run`): empty without a trace.
+std::vector<Insight> run_insights(const RunResult& result);
+
+}  // namespace attnprof::report

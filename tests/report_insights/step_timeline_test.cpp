@@ -1,0 +1,66 @@
+#include "report/step_timeline.h"
+
+#include <gtest/gtest.h>
+
+#include "report_insights/scenarios.h"
+
+namespace attnprof::report {
+namespace {
+
+// Three steps of naive on the GPU, each a ProfilerStep around one forward.
+trace::Trace stepped_naive() {
+  testing::TraceBuilder b;
+  for (int i = 0; i < 3; ++i) {
+    b.host(trace::Category::user_annotation, "ProfilerStep#" + std::to_string(i + 2), 100000 * i - 5, 1010);
+    testing::gpu_naive_forward(b, 100000 * i, {});
+  }
+  // The next step starts exactly where the middle one ends: it must not be drawn in it.
+  b.op("aten::empty", 100000 + 1005, 3);
+  return b.trace;
+}
+
+TEST(StepTimeline, MiddleStepWithItsDeviceWork) {
+  StepTimeline t = extract_step_timeline(stepped_naive());
+  EXPECT_EQ(t.step, "ProfilerStep#3");
+  EXPECT_EQ(t.device_lane, "GPU");
+  // memset, bmm, mul, memcpy, masked_fill, softmax, bmm
+  ASSERT_EQ(t.device.size(), 7u);
+  EXPECT_EQ(t.device[0].kind, "memset");
+  EXPECT_EQ(t.device[3].kind, "memcpy");
+  EXPECT_EQ(t.device[3].start_ns, 2230 + 5);  // relative to the step's start (ts 99995)
+  // The GPU work ends at 3104 ns after the forward's start, past the step's end.
+  EXPECT_EQ(t.span_ns, 3020 + 84 + 5);
+  EXPECT_EQ(t.cpu.front().name, "ProfilerStep#3");
+  EXPECT_EQ(t.cpu.front().depth, 0);
+  // step › attn_fwd › masked_fill › clone › copy_ › cudaMemcpyAsync: six rows.
+  EXPECT_EQ(t.cpu_depth, 6);
+  for (const auto& s : t.cpu) EXPECT_NE(s.name, "aten::empty");
+}
+
+TEST(StepTimeline, JsonRoundTripAndSvg) {
+  StepTimeline t = extract_step_timeline(stepped_naive(), 300, 3);
+  EXPECT_EQ(t.cpu_depth, 3);
+  StepTimeline back = step_timeline_from_json(step_timeline_json(t));
+  EXPECT_EQ(back.step, t.step);
+  EXPECT_EQ(back.cpu.size(), t.cpu.size());
+  EXPECT_EQ(back.device.size(), t.device.size());
+  EXPECT_EQ(back.span_ns, t.span_ns);
+  std::string svg = timeline_svg(back, 1100);
+  EXPECT_EQ(svg.rfind("<svg class=\"timeline\" width=\"1100\"", 0), 0u);
+  // One rect per slice, each with a tooltip naming it.
+  std::size_t rects = 0;
+  for (std::size_t at = svg.find("<rect"); at != std::string::npos; at = svg.find("<rect", at + 1)) ++rects;
+  EXPECT_EQ(rects, t.cpu.size() + t.device.size());
+  EXPECT_NE(svg.find("<title>Memcpy DtoD (memcpy,"), std::string::npos);
+}
+
+TEST(StepTimeline, KeepsTheLongestSlicesWhenThereAreTooMany) {
+  StepTimeline t = extract_step_timeline(stepped_naive(), 3, 6);
+  EXPECT_EQ(t.device.size(), 3u);  // masked_fill 367, softmax 284, mul 128
+  EXPECT_EQ(t.device[0].kind, "elementwise");
+  EXPECT_EQ(t.device[1].kind, "mask");
+  EXPECT_EQ(t.device[2].kind, "softmax");
+}
+
+}  // namespace
+}  // namespace attnprof::report
