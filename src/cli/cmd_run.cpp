@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/run_flags.h"
 #include "run/preflight.h"
+#include "report/compare_glance.h"
 #include "report/expect.h"
 #include "run/run_json.h"
 
@@ -59,10 +60,17 @@ Command add_run(CLI::App& app) {
     }
     if (flags->format == "json") {
       nlohmann::json j = run_result_json(result);
+      j["insights"] = nlohmann::json::array();
+      for (const report::Insight& insight : report::run_insights(result)) {
+        j["insights"].push_back({{"code", insight.code}, {"text", insight.text}});
+      }
       if (expected) j["expect"] = report::expect_json(*expected);
       fmt::print("{}\n", j.dump(2));
     } else {
       print_text(result);
+      std::vector<report::Insight> insights = report::run_insights(result);
+      if (!insights.empty()) fmt::print("  what the trace revealed\n");
+      for (const report::Insight& insight : insights) fmt::print("    {:<24}{}\n", insight.code, insight.text);
       if (expected) fmt::print("\n{}", report::expect_text(*expected));
     }
     return 0;
