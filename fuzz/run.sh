@@ -16,5 +16,8 @@ for f in "$root"/tests/data/pytorch-traces/*.json.gz; do
   gzip -dc "$f" > "$corpus/$(basename "$f" .gz)"
 done
 cp "$root"/fuzz/seeds/* "$corpus/" 2>/dev/null || true
+parallel=()
+if [ "$jobs" -gt 1 ]; then parallel=(-jobs="$jobs" -workers="$jobs"); fi  # logs then go to fuzz-N.log in $build
+cd "$build"
 exec "$build/trace_reader_fuzzer" "$corpus" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
-  -rss_limit_mb=2048 -jobs="$jobs" -workers="$jobs" -artifact_prefix="$build/crashes/" -print_final_stats=1
+  -rss_limit_mb=2048 "${parallel[@]}" -artifact_prefix="$build/crashes/" -print_final_stats=1

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: install dependencies, build (CUDA sources too when a toolkit is found),
-# run ctest; then the CPU suite again under AddressSanitizer + UBSan, and the trace-reader fuzzer
-# for a bounded time. GPU tests skip with a reason when no GPU is present.
+# run ctest; then the trace-reader fuzzer for a bounded time, and the CPU suite again under
+# AddressSanitizer + UBSan. GPU tests skip with a reason when no GPU is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -12,6 +12,9 @@ cmake --preset release
 cmake --build --preset release -j "$jobs"
 echo "== tests"
 ctest --preset release -j "$jobs"
+
+echo "== trace-reader fuzzer (libFuzzer + ASan, 60 s, seeded with PyTorch's traces and ours)"
+fuzz/run.sh 60
 
 echo "== tests under AddressSanitizer + UBSan (CPU build)"
 cmake --preset asan

@@ -22,6 +22,7 @@ struct RunOptions {
   bool profile_memory = true;
   std::string out_dir = "traces";  // empty: write no files
   std::string dump_dir;            // --dump: q.npy, k.npy, v.npy, out.npy
+  int determinism_runs = -1;       // -1: 10 on a GPU, 0 on the CPU (its unit tests check it)
 };
 
 struct RunResult {
@@ -43,6 +44,8 @@ struct RunResult {
   std::string table_path;        // key_averages .txt
   std::optional<trace::Trace> trace;
   std::string timing_source;     // "profiler", "wall clock", "CUDA events (CUPTI unavailable: ...)"
+  int determinism_runs = 0;      // forwards compared bit for bit with the first (0: not checked)
+  int determinism_mismatches = 0;  // of those, how many differed
 };
 
 // Throws UsageError for a variant that refuses the spec, naming the reason.

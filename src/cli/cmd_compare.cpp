@@ -7,6 +7,9 @@
 
 #include "cli/commands.h"
 #include "cli/run_flags.h"
+#include "report/ceilings.h"
+#include "report/results.h"
+#include "run/compare_render.h"
 
 namespace attnprof::cli {
 
@@ -21,6 +24,15 @@ Command add_compare(CLI::App& app) {
       if (text) std::fprintf(stderr, "running %s...\n", name.c_str());
     });
     std::fputs(render_compare(rows, text ? CompareFormat::text : CompareFormat::json).c_str(), stdout);
+    if (!base.out_dir.empty()) {  // DIR/compare.json: what `attnprof report DIR` draws
+      std::vector<RunResult> results;
+      for (const CompareRow& row : rows) {
+        if (row.result) results.push_back(*row.result);
+      }
+      report::write_compare_json(base.out_dir, glance_rows(rows), results,
+                                 report::measured_ceilings(base.spec.device), "--out");
+      if (text) std::fprintf(stderr, "traces, tables and compare.json in %s/\n", base.out_dir.c_str());
+    }
     return 0;
   };
 }

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "report/key_averages.h"
 #include "report/steps.h"
+#include "report/timeline.h"
 #include "trace/json_text.h"
 #include "trace/reader.h"
 
@@ -80,7 +81,10 @@ int run_inspect(const InspectOptions& o) {
     throw UsageError(fmt::format("--format {}: use text or json", o.format));
   std::vector<std::string> outputs;
   for (const std::string& path : o.traces) {
-    trace::Trace t = trace::read_trace_file(path);
+    // Streams the file into the compact timeline: memory grows with the events, not the text.
+    report::Timeline t;
+    trace::Trace header;
+    trace::read_trace_file(path, header, [&](trace::Event& e) { t.add(e); }, /*keep_flows=*/false);
     std::string sort_by = o.sort_by;
     if (sort_by.empty()) sort_by = report::has_device_work(t) ? "device_time_total" : "cpu_time_total";
     report::KeyAverages table = report::key_averages(t, sort_by, o.row_limit);

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/run_flags.h"
 #include "run/preflight.h"
+#include "report/expect.h"
 #include "run/run_json.h"
 
 namespace attnprof::cli {
@@ -34,6 +35,12 @@ void print_text(const RunResult& r) {
              r.nan_output ? "  OUTPUT HOLDS NaN" : "");
   fmt::print("  {:<26}{:g} kernels, {:g} memcpy, {:g} memset\n", "work / forward", r.kernels_per_forward,
              r.memcpy_per_forward, r.memset_per_forward);
+  if (r.determinism_runs > 0) {
+    fmt::print("  {:<26}{}\n", "determinism",
+               r.determinism_mismatches == 0 ? fmt::format("{} runs bit-identical", r.determinism_runs)
+                                             : fmt::format("{} of {} runs differed", r.determinism_mismatches,
+                                                           r.determinism_runs));
+  }
   if (!r.trace_path.empty()) fmt::print("  {:<26}{}\n  {:<26}{}\n", "trace", r.trace_path, "table", r.table_path);
 }
 
@@ -46,10 +53,17 @@ Command add_run(CLI::App& app) {
   return [flags]() {
     RunOptions options = flags->to_options();
     RunResult result = run_variant(options);
+    std::optional<report::ExpectResult> expected;
+    if (!flags->expect.empty() && result.trace) {
+      expected = report::compare_expect(report::parse_expect(flags->expect), *result.trace);
+    }
     if (flags->format == "json") {
-      fmt::print("{}\n", run_result_json(result).dump(2));
+      nlohmann::json j = run_result_json(result);
+      if (expected) j["expect"] = report::expect_json(*expected);
+      fmt::print("{}\n", j.dump(2));
     } else {
       print_text(result);
+      if (expected) fmt::print("\n{}", report::expect_text(*expected));
     }
     return 0;
   };

@@ -12,5 +12,7 @@ Command add_run(CLI::App& app);
 Command add_compare(CLI::App& app);
 Command add_devices(CLI::App& app);
 Command add_inspect(CLI::App& app);
+Command add_sweep(CLI::App& app);
+Command add_report(CLI::App& app);
 
 }  // namespace attnprof::cli

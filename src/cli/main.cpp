@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
   add(cli::add_compare);
   add(cli::add_devices);
   add(cli::add_inspect);
+  add(cli::add_sweep);
+  add(cli::add_report);
 
   install_signal_cleanup();
   if (argc > 1 && argv[1][0] != '-') {

@@ -7,6 +7,8 @@
 
 #include <sstream>
 
+#include "report/expect.h"
+
 namespace attnprof::cli {
 
 void RunFlags::add_to(CLI::App& app, bool single_variant) {
@@ -17,6 +19,8 @@ void RunFlags::add_to(CLI::App& app, bool single_variant) {
     app.add_option("--variant,-v", variant, "naive, inplace, math, fused, efficient, flash or cudnn")
         ->capture_default_str();
     app.add_option("--dump", dump, "write q.npy, k.npy, v.npy and out.npy (NumPy format) into this directory");
+    app.add_option("--expect", expect,
+                   "guess one forward's work first (e.g. gemm,mul,masked_fill,softmax,gemm); the trace checks it");
   } else {
     app.add_option("--variants", variants, "comma-separated variants (default: every one the device supports)");
   }
@@ -33,6 +37,8 @@ void RunFlags::add_to(CLI::App& app, bool single_variant) {
 
 RunOptions RunFlags::to_options() const {
   for (const std::string& plugin : plugins) load_plugin(plugin);
+  if (!expect.empty() && no_profile) throw UsageError("--expect: needs a trace; it cannot be used with --no-profile");
+  if (!expect.empty()) (void)report::parse_expect(expect);  // an unknown word fails before the run
   if (format != "text" && format != "json") {
     throw UsageError(fmt::format("--format: unknown format '{}'; allowed: text, json", format));
   }

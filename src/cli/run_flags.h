@@ -18,6 +18,7 @@ struct RunFlags {
   std::string format = "text";
   std::string out = "traces";
   std::string dump;
+  std::string expect;  // run: the guessed work of one forward, e.g. gemm,mul,masked_fill,softmax,gemm
   bool no_profile = false;
   int wait = 1, warmup = 1, active = 3;
   int repeat = 10;

@@ -12,7 +12,14 @@ struct PolicyPortable {
   static constexpr std::int64_t kPair = 1;
   static constexpr bool kProbsAliasScores = true;
   static float from_float(float x) { return x; }
+  static bool fast_pack(DType) { return false; }  // element loops only
+  static void pack_k(float*, std::int64_t, const void*, DType, std::int64_t, std::int64_t, std::int64_t, std::int64_t) {}
+  static void pack_v(float*, std::int64_t, const void*, DType, std::int64_t, std::int64_t, std::int64_t, std::int64_t) {}
   static const RowKernels& rows() { return portable::kRowKernels; }
+  static float row_max(const float* s, std::int64_t n) { return portable::kRowKernels.max(s, n); }
+  static void exp2_diff(float* d, const float* a, const float* b, float c, std::int64_t n) {
+    for (std::int64_t i = 0; i < n; ++i) d[i] = exp2_poly::exp2_portable((a[i] - b[i]) * c);
+  }
   static float probs(float* p, const float* s, float c, float m, std::int64_t n) {
     return portable::kRowKernels.exp2_sum(p, s, c, m, n);
   }

@@ -74,7 +74,7 @@ class TileDriver {
     off_p_ = off_s_ + align(br_ * bcp_ * sizeof(float));
     off_o_ = off_p_ + (Policy::kProbsAliasScores ? 0 : align(br_ * bcp_ * sizeof(E)));
     off_stats_ = off_o_ + align(br_ * dv_ * sizeof(float));
-    off_kv_ = off_stats_ + align(3 * br_ * sizeof(float));
+    off_kv_ = off_stats_ + align(5 * br_ * sizeof(float));
     per_thread_ = off_kv_ + (c.prepack_kv ? 0 : align((k_tile_ + v_tile_) * sizeof(E)));
   }
 
@@ -133,16 +133,32 @@ class TileDriver {
     const Src* v = static_cast<const Src*>(p_.v) + b * p_.v_strides[0] + hk * p_.v_strides[1];
     std::memset(kt, 0, k_tile_ * sizeof(E));
     std::memset(vt, 0, v_tile_ * sizeof(E));
+    // Kᵀ panel: walk d outer so the writes run along the packed rows (a key-outer walk wrote one
+    // element per cache line and cost ~7% of the kernel at D=128).
+    for (std::int64_t d = 0; d < p_.head_dim; ++d) {
+      E* dst = kt + (d / kPair) * (bcp_ * kPair) + d % kPair;
+      const Src* src = k + j0 * p_.k_strides[2] + d * p_.k_strides[3];
+      for (std::int64_t j = 0; j < cols; ++j) dst[j * kPair] = Policy::from_float(to_float(src[j * p_.k_strides[2]]));
+    }
     for (std::int64_t j = 0; j < cols; ++j) {
-      const Src* krow = k + (j0 + j) * p_.k_strides[2];
-      const Src* vrow = v + (j0 + j) * p_.v_strides[2];
-      for (std::int64_t d = 0; d < p_.head_dim; ++d) {
-        kt[(d / kPair) * (bcp_ * kPair) + j * kPair + d % kPair] = Policy::from_float(to_float(krow[d * p_.k_strides[3]]));
-        vt[(j / kPair) * (dv_ * kPair) + d * kPair + j % kPair] = Policy::from_float(to_float(vrow[d * p_.v_strides[3]]));
-      }
+      E* dst = vt + (j / kPair) * (dv_ * kPair) + j % kPair;
+      const Src* src = v + (j0 + j) * p_.v_strides[2];
+      for (std::int64_t d = 0; d < p_.head_dim; ++d) dst[d * kPair] = Policy::from_float(to_float(src[d * p_.v_strides[3]]));
     }
   }
   void pack_kv(E* kt, E* vt, std::int64_t b, std::int64_t hk, std::int64_t t) const {
+    if (Policy::fast_pack(p_.dtype) && p_.k_strides[3] == 1 && p_.v_strides[3] == 1 && p_.head_dim % kPair == 0) {
+      const std::int64_t j0 = t * bc_;
+      const std::int64_t cols = min64(bc_, p_.seq_k - j0);
+      const std::int64_t esize = static_cast<std::int64_t>(dtype_size(p_.dtype));
+      const char* k = static_cast<const char*>(p_.k) +
+                      (b * p_.k_strides[0] + hk * p_.k_strides[1] + j0 * p_.k_strides[2]) * esize;
+      const char* v = static_cast<const char*>(p_.v) +
+                      (b * p_.v_strides[0] + hk * p_.v_strides[1] + j0 * p_.v_strides[2]) * esize;
+      Policy::pack_k(kt, bcp_, k, p_.dtype, p_.k_strides[2], cols, p_.head_dim, k_tile_);
+      Policy::pack_v(vt, dv_, v, p_.dtype, p_.v_strides[2], cols, p_.head_dim, v_tile_);
+      return;
+    }
     switch (p_.dtype) {
       case DType::bf16: pack_kv_typed<bf16>(kt, vt, b, hk, t); break;
       case DType::fp16: pack_kv_typed<fp16>(kt, vt, b, hk, t); break;
@@ -169,7 +185,6 @@ class TileDriver {
   }
 
   void process(char* mine, void* prepack, std::int64_t b, std::int64_t h, std::int64_t qb) const {
-    const RowKernels& rk = Policy::rows();
     E* qp = reinterpret_cast<E*>(mine + off_q_);
     float* s = reinterpret_cast<float*>(mine + off_s_);
     E* probs = Policy::kProbsAliasScores ? reinterpret_cast<E*>(s) : reinterpret_cast<E*>(mine + off_p_);
@@ -177,6 +192,8 @@ class TileDriver {
     float* row_max = reinterpret_cast<float*>(mine + off_stats_);
     float* row_sum = row_max + br_;
     float* alpha = row_sum + br_;
+    float* m_next = alpha + br_;
+    float* m_shift = m_next + br_;
 
     const std::int64_t hk = h / (p_.heads / p_.kv_heads);
     const std::int64_t q0 = qb * br_;
@@ -226,21 +243,24 @@ class TileDriver {
       // 2^((s − m)·scale·log2 e), so s − m is exact however large the scores are
       for (std::int64_t r = 0; r < rows; ++r) {
         const std::int64_t n = visible(r);
-        float* srow = s + r * bcp_;
-        E* prow = probs + r * bcp_;
-        const float m_old = row_max[r];
-        float m_new = m_old;
+        float m_new = row_max[r];
         if (n > 0) {
-          const float tile_max = rk.max(srow, n);
+          const float tile_max = Policy::row_max(s + r * bcp_, n);
           m_new = tile_max > m_new ? tile_max : m_new;
           if (tile_max != tile_max) m_new = tile_max;  // NaN input stays visible
         }
-        const float m_use = m_new == neg_inf ? 0.0f : m_new;  // a row with nothing visible yet
-        alpha[r] = exp2_poly::exp2_portable((m_old - m_use) * c);
-        const float tile_sum = n > 0 ? Policy::probs(prow, srow, c, m_use, n) : 0.0f;
+        m_next[r] = m_new;
+        m_shift[r] = m_new == neg_inf ? 0.0f : m_new;  // a row with nothing visible yet subtracts 0
+      }
+      // α = 2^((m_old − m_shift)·c) for all rows at once (a scalar exp per row cost ~5% of the kernel)
+      Policy::exp2_diff(alpha, row_max, m_shift, c, rows);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const std::int64_t n = visible(r);
+        E* prow = probs + r * bcp_;
+        const float tile_sum = n > 0 ? Policy::probs(prow, s + r * bcp_, c, m_shift[r], n) : 0.0f;
         for (std::int64_t j = n; j < cols_pair; ++j) prow[j] = Policy::from_float(0.0f);
         row_sum[r] = row_sum[r] * alpha[r] + tile_sum;
-        row_max[r] = m_new;
+        row_max[r] = m_next[r];
       }
       // O = α·O + P·V
       for (std::int64_t c0 = 0; c0 < dv_; c0 += kMicroCols) {

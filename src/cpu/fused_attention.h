@@ -25,8 +25,8 @@ struct FusedProblem {
 };
 
 struct TileConfig {
-  int block_q = 128;      // query rows per work item (Br)
-  int block_k = 128;      // keys per tile (Bc); equal to block_q so causal has square diagonal tiles
+  int block_q = 64;       // query rows per work item (Br)
+  int block_k = 256;      // keys per tile (Bc); a causal block's last tile is clamped to its last row
   bool prepack_kv = true;  // pack K/V once per kv head before the main loop (flash); else per tile (efficient)
   bool heaviest_first = true;  // dynamic schedule, costliest q-blocks first; else static in order
 };

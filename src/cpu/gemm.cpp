@@ -26,14 +26,6 @@ namespace {
 
 constexpr std::int64_t kPanelRows = 256;
 
-void openblas_init() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    // openblas_get_parallel(): 0 sequential, 1 pthreads, 2 OpenMP.
-    if (openblas_get_parallel() == 1) openblas_set_num_threads(1);
-  });
-}
-
 // One matrix of a batched operand: rows × cols with element strides.
 struct Matrix {
   const char* base;
@@ -70,6 +62,14 @@ void to_panel(float* panel, const Matrix& m) {
 }
 
 }  // namespace
+
+void openblas_init() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // openblas_get_parallel(): 0 sequential, 1 pthreads, 2 OpenMP.
+    if (openblas_get_parallel() == 1) openblas_set_num_threads(1);
+  });
+}
 
 const char* gemm_kernel_name(DType a_dtype, DType dst_dtype) {
   if (a_dtype == DType::fp32 && dst_dtype == DType::fp32) return "cpu::gemm_fp32_openblas";

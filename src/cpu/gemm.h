@@ -17,6 +17,10 @@ void batched_gemm(Tensor& dst, const Tensor& a, const Tensor& bm, bool transpose
 // The kernel name batched_gemm records for these dtypes ("cpu::gemm_fp32_openblas", ...).
 const char* gemm_kernel_name(DType a_dtype, DType dst_dtype);
 
+// Applies the OpenBLAS threading settings once (see gemm.cpp); the backend calls it at start-up so
+// OpenBLAS's own thread pool never competes with our OpenMP threads.
+void openblas_init();
+
 // OpenBLAS's build ("OpenBLAS 0.3.21 ... Cooperlake MAX_THREADS=64") and threading model.
 std::string openblas_description();
 

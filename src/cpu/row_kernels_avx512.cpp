@@ -10,37 +10,6 @@
 namespace attnprof::cpu::avx512 {
 namespace {
 
-float row_max(const float* x, std::int64_t n) {
-  __m512 m = _mm512_set1_ps(-__builtin_inff());
-  __mmask16 nan = 0;
-  for (std::int64_t i = 0; i < n; i += 16) {
-    __mmask16 k = tail_mask(n - i);
-    __m512 v = _mm512_mask_loadu_ps(_mm512_set1_ps(-__builtin_inff()), k, x + i);
-    nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-    m = _mm512_max_ps(m, v);
-  }
-  return nan ? __builtin_nanf("") : _mm512_reduce_max_ps(m);
-}
-
-float exp2_sum(float* dst, const float* x, float c, float m, std::int64_t n) {
-  __m512 vc = _mm512_set1_ps(c);
-  __m512 vm = _mm512_set1_ps(m);
-  __m512 sum = _mm512_setzero_ps();
-  std::int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    __m512 e = exp2(_mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm), vc));
-    _mm512_storeu_ps(dst + i, e);
-    sum = _mm512_add_ps(sum, e);
-  }
-  if (i < n) {
-    __mmask16 k = tail_mask(n - i);
-    __m512 e = exp2(_mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm), vc));
-    _mm512_mask_storeu_ps(dst + i, k, e);
-    sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(k, e));
-  }
-  return _mm512_reduce_add_ps(sum);
-}
-
 void scale(float* x, float s, std::int64_t n) {
   __m512 vs = _mm512_set1_ps(s);
   for (std::int64_t i = 0; i < n; i += 16) {
@@ -91,6 +60,6 @@ void store(void* dst, DType dtype, const float* src, std::int64_t n) {
 
 }  // namespace
 
-const RowKernels kRowKernels{row_max, exp2_sum, scale, load, store};
+const RowKernels kRowKernels{avx512::row_max, avx512::exp2_sum, scale, load, store};
 
 }  // namespace attnprof::cpu::avx512

@@ -6,6 +6,9 @@
 #include <mutex>
 
 #include "cpu/cpu_backend.h"
+#ifdef ATTNPROF_HAVE_CUDA
+#include "cuda/cuda_backend.h"
+#endif
 
 namespace attnprof::ops {
 namespace {
@@ -26,14 +29,29 @@ void install_backend(Device device, Backend* backend) {
 
 bool has_backend(Device device) {
   if (device == Device::cpu) return true;
-  std::lock_guard lock(install_mutex());
-  return installed()[static_cast<std::size_t>(device)] != nullptr;
+  {
+    std::lock_guard lock(install_mutex());
+    if (installed()[static_cast<std::size_t>(device)] != nullptr) return true;
+  }
+#ifdef ATTNPROF_HAVE_CUDA
+  // A CUDA build creates its backend lazily: true when a GPU and driver can be used.
+  return !cuda::device_unavailable_reason().has_value();
+#else
+  return false;
+#endif
 }
 
 Backend& backend(Device device) {
   if (device == Device::cpu) return cpu::cpu_backend();
   std::lock_guard lock(install_mutex());
   Backend* b = installed()[static_cast<std::size_t>(device)];
+#ifdef ATTNPROF_HAVE_CUDA
+  if (b == nullptr) {
+    // Created on first use; throws UsageError("--device cuda: no usable GPU: <reason>; allowed here: cpu").
+    b = &cuda::cuda_backend();
+    installed()[static_cast<std::size_t>(device)] = b;
+  }
+#endif
   if (b == nullptr) {
     throw UsageError("--device cuda: no CUDA backend is available (this build has no CUDA, or no GPU was found); "
                      "allowed here: cpu");

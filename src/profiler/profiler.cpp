@@ -63,7 +63,7 @@ struct Profiler::State {
       device_running = true;
     }
     step_external_id = record ? detail::next_external_id() : -1;
-    detail::g_recording.store(record ? 1 : 0, std::memory_order_relaxed);
+    detail::g_recording.store(record && options.cpu ? 1 : 0, std::memory_order_relaxed);
   }
   void close_step(std::int64_t t) {
     if (step_action(options.schedule, step) == StepAction::active)
@@ -169,7 +169,7 @@ void Profiler::State::build(std::vector<detail::ThreadEvents> threads, trace::Tr
     return false;
   };
 
-  for (const StepWindow& w : active_steps) {
+  for (const StepWindow& w : options.cpu ? active_steps : std::vector<StepWindow>{}) {
     trace::Event e;
     e.category = Category::user_annotation;
     e.name = "ProfilerStep#" + std::to_string(w.number);

@@ -85,6 +85,14 @@ GlanceRow glance_row(const RunResult& result, double peak_tflops) {
   } else if (auto nan = rules::nan_output(facts)) {
     row.insights.push_back(*nan);
   }
+  if (result.determinism_runs > 0) {
+    row.insights.push_back(result.determinism_mismatches == 0
+                               ? Insight{"deterministic", fmt::format("{} runs on the same inputs were bit-identical",
+                                                                      result.determinism_runs)}
+                               : Insight{"nondeterministic",
+                                         fmt::format("{} of {} runs on the same inputs differed from the first",
+                                                     result.determinism_mismatches, result.determinism_runs)});
+  }
   return row;
 }
 

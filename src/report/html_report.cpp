@@ -17,7 +17,7 @@
 #include "report/results.h"
 #include "report/svg_plot.h"
 #include "report/sweep.h"
-#include "report/timeline.h"
+#include "report/step_timeline.h"
 
 namespace attnprof::report {
 namespace {
@@ -107,11 +107,11 @@ std::string timelines(const nlohmann::json& compare, const TraceLoader& load_tra
   for (const auto& row : compare.value("rows", nlohmann::json::array())) {
     if (row.contains("refused")) continue;
     const std::string variant = row.value("variant", std::string());
-    std::optional<Timeline> timeline;
+    std::optional<StepTimeline> timeline;
     if (row.contains("timeline") && row["timeline"].is_object()) {
-      timeline = timeline_from_json(row["timeline"]);
+      timeline = step_timeline_from_json(row["timeline"]);
     } else if (load_trace && !row.value("trace_path", std::string()).empty()) {
-      if (auto trace = load_trace(row["trace_path"].get<std::string>())) timeline = extract_timeline(*trace);
+      if (auto trace = load_trace(row["trace_path"].get<std::string>())) timeline = extract_step_timeline(*trace);
     }
     if (!timeline) {
       html += fmt::format("<h3>{}</h3><p class=\"none\">no timeline: the run kept no trace</p>\n", html_escape(variant));

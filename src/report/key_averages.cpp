@@ -6,23 +6,13 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "report/timeline.h"
 #include "trace/json_text.h"
 
 namespace attnprof::report {
 namespace {
 
 using trace::Category;
-using trace::Event;
-
-bool is_device_work(Category c) {
-  return c == Category::kernel || c == Category::gpu_memcpy || c == Category::gpu_memset;
-}
-
-// Host-side events that take CPU time on their thread.
-bool is_cpu_event(Category c) {
-  return c == Category::cpu_op || c == Category::user_annotation || c == Category::cpu_kernel ||
-         c == Category::cuda_runtime || c == Category::cuda_driver || c == Category::python_function;
-}
 
 std::string group_name(const std::string& name) {
   if (name.rfind("ProfilerStep#", 0) == 0) return "ProfilerStep*";
@@ -30,7 +20,7 @@ std::string group_name(const std::string& name) {
 }
 
 struct Node {
-  const Event* event;
+  const TimelineEvent* event;
   long parent = -1;
   std::int64_t child_ns = 0;
   std::size_t row = 0;
@@ -73,6 +63,10 @@ const std::vector<std::string>& sort_keys() {
 }
 
 KeyAverages key_averages(const trace::Trace& trace, const std::string& sort_by, int row_limit) {
+  return key_averages(Timeline::of(trace), sort_by, row_limit);
+}
+
+KeyAverages key_averages(const Timeline& timeline, const std::string& sort_by, int row_limit) {
   const auto& keys = sort_keys();
   if (std::find(keys.begin(), keys.end(), sort_by) == keys.end()) {
     std::string allowed;
@@ -83,45 +77,54 @@ KeyAverages key_averages(const trace::Trace& trace, const std::string& sort_by, 
 
   KeyAverages out;
   bool gpu = false, cpu_kernels = false;
-  for (const Event& e : trace.events) {
+  for (const TimelineEvent& e : timeline.events()) {
     gpu = gpu || is_device_work(e.category);
     cpu_kernels = cpu_kernels || e.category == Category::cpu_kernel;
   }
   out.device_label = gpu ? "CUDA" : cpu_kernels ? "CPU kernel" : "";
 
   std::vector<KeyAverage> rows;
-  std::unordered_map<std::string, std::size_t> index[2];  // [cpu rows, device-work rows]
-  auto row_of = [&](const std::string& name, bool device_row) {
-    std::string g = group_name(name);
-    auto [it, inserted] = index[device_row].try_emplace(g, rows.size());
-    if (inserted) {
+  std::vector<long> row_index[2];  // name id -> row, for [host rows, device-work rows]
+  for (auto& v : row_index) v.assign(timeline.name_count(), -1);
+  long step_row[2] = {-1, -1};      // ProfilerStep#N rows merge under one name, as torch does
+  auto row_of = [&](std::uint32_t name, bool device_row) {
+    long& slot = row_index[device_row][name];
+    if (slot < 0) {
+      std::string g = group_name(timeline.name_at(name));
+      bool step = g == "ProfilerStep*";
+      if (step && step_row[device_row] >= 0) {
+        slot = step_row[device_row];
+        return static_cast<std::size_t>(slot);
+      }
+      if (step) step_row[device_row] = static_cast<long>(rows.size());
       KeyAverage r;
       r.name = std::move(g);
       r.device_row = device_row;
+      slot = static_cast<long>(rows.size());
       rows.push_back(std::move(r));
     }
-    return it->second;
+    return static_cast<std::size_t>(slot);
   };
 
-  // CPU events as a forest per thread, parents found by containment.
+  // Host events as a forest per thread, parents found by containment.
   std::vector<Node> nodes;
-  std::unordered_map<std::string, std::vector<std::size_t>> threads;
-  for (const Event& e : trace.events) {
-    if (e.phase != 'X' || !is_cpu_event(e.category)) continue;
-    threads[e.pid + '\x1f' + e.tid].push_back(nodes.size());
-    // On a CPU trace the cpu_kernel events are the device rows; on a GPU trace they are CPU ops.
+  std::vector<std::vector<std::size_t>> tracks(timeline.track_count());
+  for (const TimelineEvent& e : timeline.events()) {
+    if (!is_host_event(e.category)) continue;
+    tracks[e.track].push_back(nodes.size());
+    // On a CPU trace the cpu_kernel events are the device rows; on a GPU trace they are host ops.
     nodes.push_back(Node{&e, -1, 0, row_of(e.name, !gpu && e.category == Category::cpu_kernel)});
   }
-  for (auto& [key, ids] : threads) {
+  for (auto& ids : tracks) {
     std::stable_sort(ids.begin(), ids.end(), [&](std::size_t a, std::size_t b) {
-      const Event* x = nodes[a].event;
-      const Event* y = nodes[b].event;
+      const TimelineEvent* x = nodes[a].event;
+      const TimelineEvent* y = nodes[b].event;
       if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns;
       return x->dur_ns > y->dur_ns;
     });
     std::vector<std::size_t> open;
     for (std::size_t id : ids) {
-      const Event* e = nodes[id].event;
+      const TimelineEvent* e = nodes[id].event;
       while (!open.empty() && nodes[open.back()].event->end_ns() <= e->ts_ns) open.pop_back();
       if (!open.empty()) {
         Node& parent = nodes[open.back()];
@@ -147,12 +150,12 @@ KeyAverages key_averages(const trace::Trace& trace, const std::string& sort_by, 
   if (gpu) {
     std::unordered_map<std::int64_t, std::size_t> launch_node;  // correlation -> runtime/driver node
     for (std::size_t i = 0; i < nodes.size(); ++i) {
-      const Event* e = nodes[i].event;
+      const TimelineEvent* e = nodes[i].event;
       if ((e->category == Category::cuda_runtime || e->category == Category::cuda_driver) && e->correlation >= 0)
         launch_node.emplace(e->correlation, i);
     }
-    for (const Event& e : trace.events) {
-      if (e.phase != 'X' || !is_device_work(e.category)) continue;
+    for (const TimelineEvent& e : timeline.events()) {
+      if (!is_device_work(e.category)) continue;
       KeyAverage& r = rows[row_of(e.name, true)];
       ++r.calls;
       r.self_device_ns += e.dur_ns;

@@ -4,6 +4,8 @@
 // (gpu_user_annotation) and each column of "Self" time sums to its total (100%).
 #include <attnprof/trace.h>
 
+#include "report/timeline.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -35,6 +37,7 @@ struct KeyAverages {
 // plus "name". Descending (ascending for name). row_limit < 0: all rows.
 // Throws UsageError naming --sort-by / --row-limit for a bad value.
 KeyAverages key_averages(const trace::Trace& trace, const std::string& sort_by = "cpu_time_total", int row_limit = -1);
+KeyAverages key_averages(const Timeline& timeline, const std::string& sort_by = "cpu_time_total", int row_limit = -1);
 
 // The columns and layout of torch's table (right-aligned, 2-space gaps, totals lines).
 std::string render_text(const KeyAverages& table);

@@ -6,7 +6,7 @@
 
 #include "core/atomic_file.h"
 #include "report/roofline.h"
-#include "report/timeline.h"
+#include "report/step_timeline.h"
 
 namespace attnprof::report {
 
@@ -54,7 +54,7 @@ nlohmann::json compare_json(const std::vector<GlanceRow>& rows, const std::vecto
       if (r.variant != rows[i].variant) continue;
       row["spec"] = spec_json(r.spec);
       if (!out.contains("shape")) out["shape"] = shape_text(r.spec);
-      if (r.trace) row["timeline"] = timeline_json(extract_timeline(*r.trace));
+      if (r.trace) row["timeline"] = step_timeline_json(extract_step_timeline(*r.trace));
       row["roofline"] = roofline_json(
           roofline_point(r.variant, r.spec, r.kernels_per_forward, r.memcpy_per_forward, r.tflops, ceilings));
     }

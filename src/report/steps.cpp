@@ -7,11 +7,6 @@ namespace attnprof::report {
 namespace {
 
 using trace::Category;
-using trace::Event;
-
-bool is_device_work(Category c) {
-  return c == Category::kernel || c == Category::gpu_memcpy || c == Category::gpu_memset;
-}
 
 struct Window {
   std::int64_t start = 0, end = 0;
@@ -29,16 +24,15 @@ long find_window(const std::vector<Window>& windows, std::int64_t ts) {
 }
 
 // Counts each window's work. Device work is placed by its launch's start time.
-void attribute(const trace::Trace& trace, std::vector<Window>& windows, bool device) {
+void attribute(const Timeline& timeline, std::vector<Window>& windows, bool device) {
   if (windows.empty()) return;
   std::unordered_map<std::int64_t, std::int64_t> launch_ts;  // correlation -> launch start
   if (device) {
-    for (const Event& e : trace.events)
+    for (const TimelineEvent& e : timeline.events())
       if ((e.category == Category::cuda_runtime || e.category == Category::cuda_driver) && e.correlation >= 0)
         launch_ts.emplace(e.correlation, e.ts_ns);
   }
-  for (const Event& e : trace.events) {
-    if (e.phase != 'X') continue;
+  for (const TimelineEvent& e : timeline.events()) {
     long w = -1;
     if (device && is_device_work(e.category)) {
       auto it = launch_ts.find(e.correlation);
@@ -65,47 +59,53 @@ void attribute(const trace::Trace& trace, std::vector<Window>& windows, bool dev
   }
 }
 
-std::vector<const Event*> ranges_named(const trace::Trace& trace, bool (*match)(const std::string&)) {
-  std::vector<const Event*> out;
-  for (const Event& e : trace.events)
-    if (e.phase == 'X' && e.category == Category::user_annotation && match(e.name)) out.push_back(&e);
-  std::stable_sort(out.begin(), out.end(), [](const Event* a, const Event* b) { return a->ts_ns < b->ts_ns; });
+template <class Match>
+std::vector<const TimelineEvent*> user_ranges(const Timeline& timeline, Match match) {
+  std::vector<const TimelineEvent*> out;
+  for (const TimelineEvent& e : timeline.events())
+    if (e.category == Category::user_annotation && match(timeline.name(e))) out.push_back(&e);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const TimelineEvent* a, const TimelineEvent* b) { return a->ts_ns < b->ts_ns; });
   return out;
 }
 
 }  // namespace
 
-bool has_device_work(const trace::Trace& trace) {
-  for (const Event& e : trace.events)
+bool has_device_work(const Timeline& timeline) {
+  for (const TimelineEvent& e : timeline.events())
     if (is_device_work(e.category)) return true;
   return false;
 }
 
-std::vector<StepSummary> summarize_steps(const trace::Trace& trace) {
-  auto steps = ranges_named(trace, [](const std::string& n) { return n.rfind("ProfilerStep#", 0) == 0; });
+bool has_device_work(const trace::Trace& trace) {
+  for (const trace::Event& e : trace.events)
+    if (e.phase == 'X' && is_device_work(e.category)) return true;
+  return false;
+}
+
+std::vector<StepSummary> summarize_steps(const Timeline& timeline) {
+  auto steps = user_ranges(timeline, [](const std::string& n) { return n.rfind("ProfilerStep#", 0) == 0; });
   std::vector<Window> windows;
-  for (const Event* e : steps) windows.push_back(Window{e->ts_ns, e->end_ns()});
-  attribute(trace, windows, has_device_work(trace));
+  for (const TimelineEvent* e : steps) windows.push_back(Window{e->ts_ns, e->end_ns()});
+  attribute(timeline, windows, has_device_work(timeline));
   std::vector<StepSummary> out;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const Window& w = windows[i];
-    out.push_back(StepSummary{steps[i]->name, w.start, w.end, w.kernels, w.memcpy, w.memset, w.device_ns,
+    out.push_back(StepSummary{timeline.name(*steps[i]), w.start, w.end, w.kernels, w.memcpy, w.memset, w.device_ns,
                               steps[i]->dur_ns});
   }
   return out;
 }
 
-ForwardSummary summarize_forwards(const trace::Trace& trace, const std::string& range_name) {
-  std::vector<const Event*> forwards;
-  for (const Event& e : trace.events)
-    if (e.phase == 'X' && e.category == Category::user_annotation && e.name == range_name) forwards.push_back(&e);
-  std::stable_sort(forwards.begin(), forwards.end(),
-                   [](const Event* a, const Event* b) { return a->ts_ns < b->ts_ns; });
+std::vector<StepSummary> summarize_steps(const trace::Trace& trace) { return summarize_steps(Timeline::of(trace)); }
+
+ForwardSummary summarize_forwards(const Timeline& timeline, const std::string& range_name) {
+  auto forwards = user_ranges(timeline, [&](const std::string& n) { return n == range_name; });
   ForwardSummary s;
-  s.on_device = has_device_work(trace);
+  s.on_device = has_device_work(timeline);
   std::vector<Window> windows;
-  for (const Event* e : forwards) windows.push_back(Window{e->ts_ns, e->end_ns()});
-  attribute(trace, windows, s.on_device);
+  for (const TimelineEvent* e : forwards) windows.push_back(Window{e->ts_ns, e->end_ns()});
+  attribute(timeline, windows, s.on_device);
   for (std::size_t i = 0; i < forwards.size(); ++i) {
     const Window& w = windows[i];
     s.forwards.push_back(ForwardWork{w.start, w.end, w.kernels, w.memcpy, w.memset, w.kernel_ns, w.device_ns,
@@ -123,6 +123,10 @@ ForwardSummary summarize_forwards(const trace::Trace& trace, const std::string& 
     }
   }
   return s;
+}
+
+ForwardSummary summarize_forwards(const trace::Trace& trace, const std::string& range_name) {
+  return summarize_forwards(Timeline::of(trace), range_name);
 }
 
 }  // namespace attnprof::report

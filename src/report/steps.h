@@ -7,6 +7,8 @@
 // the `cpu_kernel` events, so work per forward means the same on both devices.
 #include <attnprof/trace.h>
 
+#include "report/timeline.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,6 +25,7 @@ struct StepSummary {
 
 // One entry per ProfilerStep#N range, in time order.
 std::vector<StepSummary> summarize_steps(const trace::Trace& trace);
+std::vector<StepSummary> summarize_steps(const Timeline& timeline);
 
 // One `attn_fwd` user range (the CPU one, not its gpu_user_annotation mirror).
 struct ForwardWork {
@@ -42,8 +45,10 @@ struct ForwardSummary {
 };
 
 ForwardSummary summarize_forwards(const trace::Trace& trace, const std::string& range_name = "attn_fwd");
+ForwardSummary summarize_forwards(const Timeline& timeline, const std::string& range_name = "attn_fwd");
 
 // True when the trace holds kernel, gpu_memcpy or gpu_memset events.
 bool has_device_work(const trace::Trace& trace);
+bool has_device_work(const Timeline& timeline);
 
 }  // namespace attnprof::report

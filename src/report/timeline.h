@@ -1,44 +1,51 @@
 #pragma once
-// One profiler step drawn as lanes: the CPU's ranges (nested, one row per depth) above the
-// device's work (GPU kernels, memcpys, memsets; or the CPU kernels of a CPU run).
+// The compact view of a Trace that the reports read: X events of the host and device categories
+// they use, with interned names and tracks (about 40 bytes per event, whatever the trace's args).
+// Built from a Trace, or event by event while a trace file streams in (attnprof inspect), so a
+// 500 MB trace never has to be held as Events.
 #include <attnprof/trace.h>
-
-#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace attnprof::report {
 
-struct TimelineSlice {
-  std::string name;
-  std::int64_t start_ns = 0;  // from the timeline's start
+struct TimelineEvent {
+  trace::Category category = trace::Category::other;
+  std::uint32_t name = 0;   // Timeline::name()
+  std::uint32_t track = 0;  // one per (pid, tid)
+  std::int64_t ts_ns = 0;
   std::int64_t dur_ns = 0;
-  int depth = 0;        // CPU lane row
-  std::string kind;     // cpu: the category ("cpu_op", "user_annotation", "cuda_runtime"); device: the kernel class
+  std::int64_t correlation = -1;
+  std::int64_t end_ns() const { return ts_ns + dur_ns; }
 };
 
-struct Timeline {
-  std::string step;              // "ProfilerStep#3", "attn_fwd", or "trace"
-  std::int64_t span_ns = 0;
-  std::string device_lane;       // "GPU" or "CPU kernels"
-  std::vector<TimelineSlice> cpu;
-  std::vector<TimelineSlice> device;
-  int cpu_depth = 0;             // rows in the CPU lane
+class Timeline {
+ public:
+  static Timeline of(const trace::Trace& trace);
+  // Keeps `event` when the reports use it: X events of cpu_op, user_annotation, cpu_kernel,
+  // cuda_runtime, cuda_driver, python_function, kernel, gpu_memcpy, gpu_memset. Annotation mirrors
+  // on the device (gpu_user_annotation), the "Trace" span and instants are left out.
+  void add(const trace::Event& event);
+
+  const std::vector<TimelineEvent>& events() const { return events_; }
+  const std::string& name(const TimelineEvent& e) const { return names_[e.name]; }
+  const std::string& name_at(std::uint32_t id) const { return names_[id]; }
+  std::size_t name_count() const { return names_.size(); }
+  std::size_t track_count() const { return tracks_.size(); }
+
+ private:
+  std::uint32_t intern(std::unordered_map<std::string, std::uint32_t>& ids, const std::string& key);
+  std::vector<TimelineEvent> events_;
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, std::uint32_t> name_ids_;
+  std::unordered_map<std::string, std::uint32_t> tracks_;
+  std::string track_key_;
 };
 
-// The middle ProfilerStep (else the middle forward, else the whole trace). At most
-// `max_slices` per lane, the longest kept; CPU depth capped at `max_depth` rows.
-Timeline extract_timeline(const trace::Trace& trace, std::size_t max_slices = 300, int max_depth = 6);
-
-nlohmann::json timeline_json(const Timeline& timeline);
-Timeline timeline_from_json(const nlohmann::json& json);
-
-// Fill colour of a slice kind (a category on the CPU lane, a kernel class on the device lane).
-const char* timeline_color(const std::string& kind);
-
-// Inline SVG, `width` pixels wide; slices wide enough carry their name, all carry a <title>.
-std::string timeline_svg(const Timeline& timeline, int width = 1100);
+bool is_device_work(trace::Category c);  // kernel, gpu_memcpy, gpu_memset
+bool is_host_event(trace::Category c);   // CPU time on its thread
 
 }  // namespace attnprof::report

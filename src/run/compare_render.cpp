@@ -1,48 +1,42 @@
-#include <attnprof/compare.h>
-#include <fmt/format.h>
+#include "run/compare_render.h"
+
+#include <attnprof/variant.h>
 
 #include <nlohmann/json.hpp>
 
-#include "run/preflight.h"
+#include "report/ceilings.h"
+#include "report/glance.h"
 #include "run/run_json.h"
 
 namespace attnprof {
-namespace {
 
-std::string render_text(const std::vector<CompareRow>& rows) {
-  std::string text = fmt::format("{:<10} {:>11} {:>10} {:>10} {:>9} {:>12} {:>10}  {}\n", "variant", "work/fwd",
-                                 "time/fwd", "CPU/fwd", "GFLOP/s", "peak extra", "err fp64", "");
+std::vector<report::GlanceRow> glance_rows(const std::vector<CompareRow>& rows) {
+  std::vector<report::GlanceRow> glance;
   for (const CompareRow& row : rows) {
     if (!row.result) {
-      text += fmt::format("{:<10} refused: {}\n", row.variant, row.refusal);
+      Variant* variant = find_variant(row.variant);
+      glance.push_back(report::refused_row(row.variant, variant ? std::string(variant->summary()) : "", row.refusal));
       continue;
     }
-    const RunResult& r = *row.result;
-    std::string work = fmt::format("{:g}k {:g}c", r.kernels_per_forward, r.memcpy_per_forward);
-    text += fmt::format("{:<10} {:>11} {:>8.3f}ms {:>8.3f}ms {:>9.1f} {:>12} {:>10.2e}  {}\n", r.variant, work,
-                        r.median_ns / 1e6, r.cpu_ns / 1e6, r.median_ns > 0 ? r.flops / r.median_ns : 0.0,
-                        format_bytes(r.peak_extra_bytes), r.rel_err, r.summary);
+    double peak = report::measured_ceilings(row.result->spec.device).matmul_tflops;
+    glance.push_back(report::glance_row(*row.result, peak));
   }
-  return text;
+  return glance;
 }
 
-std::string render_json(const std::vector<CompareRow>& rows) {
-  nlohmann::json out;
-  out["rows"] = nlohmann::json::array();
-  for (const CompareRow& row : rows) {
-    if (row.result) {
-      out["rows"].push_back(run_result_json(*row.result));
-    } else {
-      out["rows"].push_back({{"variant", row.variant}, {"refused", row.refusal}});
+std::string render_compare(const std::vector<CompareRow>& rows, CompareFormat format) {
+  std::vector<report::GlanceRow> glance = glance_rows(rows);
+  if (format == CompareFormat::text) return report::glance_text(glance);
+  // The glance row's keys, plus the run object's (shape, dtype, median_ms, timing, ...).
+  nlohmann::json out = report::glance_json(glance);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!rows[i].result) continue;
+    const nlohmann::json run = run_result_json(*rows[i].result);  // items() must not outlive it
+    for (auto& [key, value] : run.items()) {
+      if (!out["rows"][i].contains(key)) out["rows"][i][key] = value;
     }
   }
   return out.dump(2) + "\n";
-}
-
-}  // namespace
-
-std::string render_compare(const std::vector<CompareRow>& rows, CompareFormat format) {
-  return format == CompareFormat::json ? render_json(rows) : render_text(rows);
 }
 
 }  // namespace attnprof

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
@@ -110,6 +111,21 @@ RunResult run_variant(const RunOptions& options) {
   result.err_scope = error.scope();
   result.nan_output = error.nan_count > 0;
   if (!options.dump_dir.empty()) dump_inputs_and_output(options.dump_dir, in, host_out);
+
+  // 1b. Determinism: the same inputs, bit-identical outputs (atomics or split-K would break it).
+  int determinism_runs = options.determinism_runs >= 0 ? options.determinism_runs
+                                                       : (spec.device == Device::cuda ? 10 : 0);
+  if (determinism_runs > 1) {
+    result.determinism_runs = determinism_runs;
+    std::size_t bytes = host_out.storage_bytes();
+    for (int run = 1; run < determinism_runs; ++run) {
+      poison(out);
+      variant->forward(spec, in.q, in.k, in.v, out);
+      device.synchronize();
+      Tensor again = to_host(out);
+      if (std::memcmp(again.raw(), host_out.raw(), bytes) != 0) ++result.determinism_mismatches;
+    }
+  }
 
   // 2. Peak extra memory of one forward: everything it allocates beyond q, k, v and out.
   memory::reset_peak(spec.device);

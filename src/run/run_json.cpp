@@ -28,6 +28,10 @@ nlohmann::json run_result_json(const RunResult& r) {
   j["flops"] = r.flops;
   j["tflops"] = r.tflops;
   j["timing"] = r.timing_source;
+  if (r.determinism_runs > 0) {
+    j["determinism"] = {{"runs", r.determinism_runs}, {"bit_identical", r.determinism_mismatches == 0},
+                        {"mismatches", r.determinism_mismatches}};
+  }
   if (!r.trace_path.empty()) j["trace"] = r.trace_path;
   if (!r.table_path.empty()) j["table"] = r.table_path;
   return j;

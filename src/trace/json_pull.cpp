@@ -64,32 +64,13 @@ char JsonPull::get() {
   return buf_[pos_++];
 }
 
-void JsonPull::skip_space(std::string* keep) {
+void JsonPull::skip_space_slow(std::string* keep) {
   for (;;) {
-    if (pos_ == end_ && !refill()) return;
-    char c = buf_[pos_];
-    if (!is_space(c)) return;
-    if (keep) keep->push_back(c);
-    ++pos_;
+    std::size_t start = pos_;
+    while (pos_ < end_ && is_space(buf_[pos_])) ++pos_;
+    if (keep) keep->append(buf_.data() + start, pos_ - start);
+    if (pos_ < end_ || !refill()) return;
   }
-}
-
-char JsonPull::peek() {
-  skip_space(nullptr);
-  return pos_ < end_ ? buf_[pos_] : '\0';
-}
-
-bool JsonPull::at_end() {
-  skip_space(nullptr);
-  return pos_ == end_;
-}
-
-bool JsonPull::consume_if(char c) {
-  if (peek() == c && pos_ < end_) {
-    ++pos_;
-    return true;
-  }
-  return false;
 }
 
 void JsonPull::expect(char c, const char* where) {
@@ -169,7 +150,16 @@ void JsonPull::raw_string(std::string* out) {
   if (get() != '"') fail("not valid JSON: expected a string");
   if (out) out->push_back('"');
   for (;;) {
-    char c = get();
+    if (pos_ == end_ && !refill()) fail("truncated: the JSON ends inside a string");
+    std::size_t start = pos_;
+    while (pos_ < end_) {
+      unsigned char u = static_cast<unsigned char>(buf_[pos_]);
+      if (u == '"' || u == '\\' || u < 0x20) break;
+      ++pos_;
+    }
+    if (out) out->append(buf_.data() + start, pos_ - start);
+    if (pos_ == end_) continue;
+    char c = buf_[pos_++];
     if (c == '"') {
       if (out) out->push_back('"');
       return;
@@ -189,20 +179,34 @@ void JsonPull::raw_string(std::string* out) {
       } else if (e != '"' && e != '\\' && e != '/' && e != 'b' && e != 'f' && e != 'n' && e != 'r' && e != 't') {
         fail(fmt::format("not valid JSON: bad escape '\\{}' in a string", e));
       }
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      // Raw control characters (some writers emit them) are kept escaped so our output stays valid JSON.
-      if (out) {
-        out->append("\\u00");
-        out->push_back(kHex[static_cast<unsigned char>(c) >> 4]);
-        out->push_back(kHex[static_cast<unsigned char>(c) & 15]);
-      }
     } else if (out) {
-      out->push_back(c);
+      // Raw control characters (some writers emit them) are kept escaped so our output stays valid JSON.
+      out->append("\\u00");
+      out->push_back(kHex[static_cast<unsigned char>(c) >> 4]);
+      out->push_back(kHex[static_cast<unsigned char>(c) & 15]);
     }
   }
 }
 
 void JsonPull::raw_number(std::string* out) {
+  // Fast path: the number lies inside the buffer and is followed by a delimiter.
+  {
+    std::size_t i = pos_;
+    if (i < end_ && buf_[i] == '-') ++i;
+    std::size_t digits = i;
+    while (i < end_ && is_digit(buf_[i])) ++i;
+    bool ok = i > digits && !(buf_[digits] == '0' && i - digits > 1);
+    if (ok && i < end_ && buf_[i] == '.') {
+      std::size_t f = ++i;
+      while (i < end_ && is_digit(buf_[i])) ++i;
+      ok = i > f;
+    }
+    if (ok && i < end_ && buf_[i] != 'e' && buf_[i] != 'E' && !is_digit(buf_[i]) && buf_[i] != '.' && i - pos_ <= 400) {
+      if (out) out->append(buf_.data() + pos_, i - pos_);
+      pos_ = i;
+      return;
+    }
+  }
   std::string local;
   std::string& text = out ? *out : local;
   std::size_t begin = text.size();

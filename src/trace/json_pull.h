@@ -15,9 +15,22 @@ class JsonPull {
   JsonPull(ByteSource& source, std::string name);
 
   // Next non-whitespace character without consuming it; '\0' at the end of the data.
-  char peek();
-  bool at_end();
-  bool consume_if(char c);                       // after skipping whitespace
+  char peek() {
+    skip_space(nullptr);
+    return pos_ < end_ ? buf_[pos_] : '\0';
+  }
+  bool at_end() {
+    skip_space(nullptr);
+    return pos_ == end_;
+  }
+  bool consume_if(char c) {  // after skipping whitespace
+    skip_space(nullptr);
+    if (pos_ < end_ && buf_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
   void expect(char c, const char* where);        // fails naming `where`
   void read_string(std::string& out);            // a JSON string, decoded to UTF-8
   void read_number(std::string& out);            // a JSON number's text
@@ -31,7 +44,12 @@ class JsonPull {
  private:
   bool refill();
   char get();                  // consumes one byte; fails at the end of the data
-  void skip_space(std::string* keep);
+  static bool space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+  void skip_space(std::string* keep) {
+    if (pos_ < end_ && !space(buf_[pos_])) return;  // the common case, inline
+    skip_space_slow(keep);
+  }
+  void skip_space_slow(std::string* keep);
   void value(std::string* out);  // capture (out) or skip (nullptr)
   void raw_string(std::string* out);
   void raw_number(std::string* out);

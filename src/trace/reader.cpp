@@ -5,6 +5,9 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <tuple>
+#include <algorithm>
 #include <unordered_map>
 
 #include "trace/json_pull.h"
@@ -52,8 +55,9 @@ std::optional<double> parse_double(const std::string& json) {
 
 class Reader {
  public:
-  Reader(ByteSource& source, const std::string& name, Trace& out, const std::function<void(Event&&)>& on_event)
-      : p_(source, name), out_(out), on_event_(on_event) {}
+  Reader(ByteSource& source, const std::string& name, Trace& out, const std::function<void(Event&)>& on_event,
+         bool keep_flows = true)
+      : p_(source, name), out_(out), on_event_(on_event), keep_flows_(keep_flows) {}
 
   void read() {
     char c = p_.peek();
@@ -72,6 +76,7 @@ class Reader {
     }
     if (!p_.at_end()) p_.fail("not valid JSON: unexpected data after the end of the document");
     if (!saw_events_) p_.fail("not a Kineto/Chrome trace: no \"traceEvents\" array");
+    pair_flows();
   }
 
  private:
@@ -206,6 +211,30 @@ class Reader {
     std::size_t arg_count = 0;
   };
 
+  enum class Key { ph, cat, name, pid, tid, ts, dur, id, s, args, other };
+  static Key event_key(const std::string& k) {
+    const char* p = k.data();
+    switch (k.size()) {
+      case 1: return p[0] == 's' ? Key::s : Key::other;
+      case 2:
+        if (p[0] == 'p' && p[1] == 'h') return Key::ph;
+        if (p[0] == 't' && p[1] == 's') return Key::ts;
+        if (p[0] == 'i' && p[1] == 'd') return Key::id;
+        return Key::other;
+      case 3:
+        if (std::memcmp(p, "cat", 3) == 0) return Key::cat;
+        if (std::memcmp(p, "pid", 3) == 0) return Key::pid;
+        if (std::memcmp(p, "tid", 3) == 0) return Key::tid;
+        if (std::memcmp(p, "dur", 3) == 0) return Key::dur;
+        return Key::other;
+      case 4:
+        if (std::memcmp(p, "name", 4) == 0) return Key::name;
+        if (std::memcmp(p, "args", 4) == 0) return Key::args;
+        return Key::other;
+      default: return Key::other;
+    }
+  }
+
   void id_value(std::string& out) {
     char c = p_.peek();
     if (c == '"')
@@ -236,33 +265,49 @@ class Reader {
         p_.read_string(key_);
         p_.expect(':', "after a key");
         char c = p_.peek();
-        if (key_ == "ph" && c == '"') {
-          p_.read_string(r.ph);
-        } else if (key_ == "cat" && c == '"') {
-          p_.read_string(r.cat);
-          has_cat = true;
-        } else if (key_ == "name" && c == '"') {
-          p_.read_string(r.name);
-        } else if (key_ == "pid") {
-          id_value(r.pid);
-        } else if (key_ == "tid") {
-          id_value(r.tid);
-        } else if (key_ == "ts" && c != '"') {
-          p_.read_number(r.ts);
-          r.has_ts = true;
-        } else if (key_ == "dur" && c != '"') {
-          p_.read_number(r.dur);
-          r.has_dur = true;
-        } else if (key_ == "id") {
-          id_value(r.id);
-          r.has_id = true;
-        } else if (key_ == "s" && c == '"') {
-          p_.read_string(r.scope);
-        } else if (key_ == "args" && c == '{') {
-          args();
-          r.has_args = true;
-        } else {
-          p_.skip();
+        switch (event_key(key_)) {
+          case Key::ph:
+            if (c != '"') goto other;
+            p_.read_string(r.ph);
+            break;
+          case Key::cat:
+            if (c != '"') goto other;
+            p_.read_string(r.cat);
+            has_cat = true;
+            break;
+          case Key::name:
+            if (c != '"') goto other;
+            p_.read_string(r.name);
+            break;
+          case Key::pid: id_value(r.pid); break;
+          case Key::tid: id_value(r.tid); break;
+          case Key::ts:
+            if (c == '"') goto other;
+            p_.read_number(r.ts);
+            r.has_ts = true;
+            break;
+          case Key::dur:
+            if (c == '"') goto other;
+            p_.read_number(r.dur);
+            r.has_dur = true;
+            break;
+          case Key::id:
+            id_value(r.id);
+            r.has_id = true;
+            break;
+          case Key::s:
+            if (c != '"') goto other;
+            p_.read_string(r.scope);
+            break;
+          case Key::args:
+            if (c != '{') goto other;
+            args();
+            r.has_args = true;
+            break;
+          case Key::other:
+          other:
+            p_.skip();
+            break;
         }
       } while (p_.consume_if(','));
       p_.expect('}', "at the end of an event");
@@ -318,14 +363,22 @@ class Reader {
   void emit_event(char ph, bool has_cat) {
     Raw& r = raw_;
     require_ts();
-    Event e;
-    e.phase = ph;
+    Event& e = scratch_;
     e.category = has_cat ? parse_category(r.cat) : Category::other;
+    e.raw_category.clear();
     if (e.category == Category::other && has_cat) e.raw_category = r.cat;
-    e.name = std::move(r.name);
-    e.pid = std::move(r.pid);
-    e.tid = std::move(r.tid);
+    e.phase = ph;
+    e.name.swap(r.name);
+    e.pid.swap(r.pid);
+    e.tid.swap(r.tid);
     e.ts_ns = time_ns(r.ts, "ts");
+    e.dur_ns = 0;
+    e.scope = 0;
+    e.external_id = e.correlation = e.device = e.stream = -1;
+    e.bytes = e.total_allocated = -1;
+    e.launch.reset();
+    e.input_dims.clear();
+    e.input_types.clear();
     if (ph == 'X') {
       if (!r.has_dur)
         p_.fail(fmt::format("not a Kineto trace: event #{} ('{}', ph X) has no numeric \"dur\"", event_index_, e.name));
@@ -334,12 +387,13 @@ class Reader {
       e.scope = r.scope[0];
     }
     resolve_args(e);
-    on_event_(std::move(e));
+    on_event_(e);
   }
 
   // Known args become fields; the rest stay as written, in order.
   void resolve_args(Event& e) {
     const bool memory = e.category == Category::cpu_instant_event;
+    std::size_t other = 0;
     std::uint32_t seen = 0;  // bit per modelled key, so a repeated key stays raw
     auto once = [&](int bit) {
       if (seen & (1u << bit)) return false;
@@ -384,10 +438,10 @@ class Reader {
       } else if (k == "Total Allocated") {
         int_field(5, e.total_allocated);
       } else if (k == "Input Dims" && once(6)) {
-        e.input_dims = std::move(a.json);
+        e.input_dims = a.json;
         used = true;
       } else if (k == "Input type" && once(7)) {
-        e.input_types = std::move(a.json);
+        e.input_types = a.json;
         used = true;
       } else if (e.launch) {
         KernelLaunch& l = *e.launch;
@@ -413,8 +467,18 @@ class Reader {
           }
         }
       }
-      if (!used) e.other_args.push_back(RawArg{std::move(a.key), std::move(a.json)});
+      if (!used) {
+        // Reuse the scratch event's strings: no allocation per arg once warmed up.
+        if (other < e.other_args.size()) {
+          e.other_args[other].key = a.key;
+          e.other_args[other].json = a.json;
+        } else {
+          e.other_args.push_back(RawArg{a.key, a.json});
+        }
+        ++other;
+      }
     }
+    e.other_args.resize(other);
   }
 
   void emit_flow(char ph) {
@@ -422,32 +486,66 @@ class Reader {
     require_ts();
     if (!r.has_id) p_.fail(fmt::format("not a Kineto trace: flow event #{} has no \"id\"", event_index_));
     auto id = parse_integer(r.id);
-    if (!id) return;  // string flow ids are not part of the model
-    std::int64_t ts = time_ns(r.ts, "ts");
-    auto it = flow_index_.find(*id);
-    Flow* f = nullptr;
-    if (it != flow_index_.end()) {
-      Flow& existing = out_.flows[it->second];
-      if (!(ph == 's' ? existing.has_start : existing.has_end)) f = &existing;
+    if (!id || !keep_flows_) return;  // string flow ids are not part of the model
+    FlowEnd f;
+    f.id = *id;
+    f.start = ph == 's';
+    f.ts_ns = time_ns(r.ts, "ts");
+    f.pid = std::move(r.pid);
+    f.tid = std::move(r.tid);
+    f.category = r.cat;
+    f.name = r.name;
+    flow_ends_.push_back(std::move(f));
+  }
+
+  // Pairs flow ends by id: the k-th 's' of an id (in time order) with its k-th 'f', whatever
+  // order the file lists them in (Kineto writes each 'f' before its 's'). The result depends only
+  // on the set of ends, so write -> read -> write gives the same bytes.
+  void pair_flows() {
+    auto key = [](const FlowEnd& e) { return std::tie(e.id, e.start, e.ts_ns, e.pid, e.tid, e.category, e.name); };
+    std::sort(flow_ends_.begin(), flow_ends_.end(), [&](const FlowEnd& a, const FlowEnd& b) { return key(a) < key(b); });
+    std::vector<Flow> flows;
+    for (std::size_t i = 0; i < flow_ends_.size();) {
+      std::size_t j = i;
+      while (j < flow_ends_.size() && flow_ends_[j].id == flow_ends_[i].id) ++j;
+      std::size_t ends = i;  // sorted with 'f' (start=false) before 's'
+      std::size_t starts = i;
+      while (starts < j && !flow_ends_[starts].start) ++starts;
+      std::size_t n_end = starts - ends, n_start = j - starts;
+      for (std::size_t k = 0; k < std::max(n_end, n_start); ++k) {
+        Flow f;
+        f.id = flow_ends_[i].id;
+        if (k < n_start) {
+          FlowEnd& s = flow_ends_[starts + k];
+          f.has_start = true;
+          f.start_ts_ns = s.ts_ns;
+          f.start_pid = std::move(s.pid);
+          f.start_tid = std::move(s.tid);
+          f.category = s.category;
+          f.name = s.name;
+        }
+        if (k < n_end) {
+          FlowEnd& e = flow_ends_[ends + k];
+          f.has_end = true;
+          f.end_ts_ns = e.ts_ns;
+          f.end_pid = std::move(e.pid);
+          f.end_tid = std::move(e.tid);
+          if (!f.has_start) {
+            f.category = e.category;
+            f.name = e.name;
+          }
+        }
+        flows.push_back(std::move(f));
+      }
+      i = j;
     }
-    if (f == nullptr) {
-      flow_index_[*id] = out_.flows.size();
-      f = &out_.flows.emplace_back();
-      f->id = *id;
-      f->category = r.cat;
-      f->name = r.name;
-    }
-    if (ph == 's') {
-      f->has_start = true;
-      f->start_ts_ns = ts;
-      f->start_pid = std::move(r.pid);
-      f->start_tid = std::move(r.tid);
-    } else {
-      f->has_end = true;
-      f->end_ts_ns = ts;
-      f->end_pid = std::move(r.pid);
-      f->end_tid = std::move(r.tid);
-    }
+    flow_ends_.clear();
+    auto first_ts = [](const Flow& f) { return f.has_start ? f.start_ts_ns : f.end_ts_ns; };
+    std::stable_sort(flows.begin(), flows.end(), [&](const Flow& a, const Flow& b) {
+      if (first_ts(a) != first_ts(b)) return first_ts(a) < first_ts(b);
+      return a.id < b.id;
+    });
+    for (Flow& f : flows) out_.flows.push_back(std::move(f));
   }
 
   void emit_metadata() {
@@ -464,31 +562,40 @@ class Reader {
 
   JsonPull p_;
   Trace& out_;
-  const std::function<void(Event&&)>& on_event_;
+  const std::function<void(Event&)>& on_event_;
   std::string key_, text_;
   Raw raw_;
+  Event scratch_;
   bool saw_events_ = false;
   std::size_t event_index_ = 0;
-  std::unordered_map<std::int64_t, std::size_t> flow_index_;
+  struct FlowEnd {
+    std::int64_t id = 0;
+    bool start = false;
+    std::int64_t ts_ns = 0;
+    std::string pid, tid, category, name;
+  };
+  std::vector<FlowEnd> flow_ends_;
+  bool keep_flows_ = true;
 };
 
 }  // namespace
 
-void read_trace_file(const std::string& path, Trace& out, const std::function<void(Event&&)>& on_event) {
+void read_trace_file(const std::string& path, Trace& out, const std::function<void(Event&)>& on_event,
+                     bool keep_flows) {
   auto source = open_trace_bytes(path);
-  Reader(*source, path, out, on_event).read();
+  Reader(*source, path, out, on_event, keep_flows).read();
 }
 
 Trace read_trace_file(const std::string& path) {
   Trace t;
-  read_trace_file(path, t, [&](Event&& e) { t.events.push_back(std::move(e)); });
+  read_trace_file(path, t, [&](Event& e) { t.events.push_back(std::move(e)); });
   return t;
 }
 
 Trace read_trace_bytes(const std::string& name, const char* data, std::size_t size) {
   Trace t;
   auto source = memory_trace_bytes(name, data, size);
-  std::function<void(Event&&)> sink = [&](Event&& e) { t.events.push_back(std::move(e)); };
+  std::function<void(Event&)> sink = [&](Event& e) { t.events.push_back(std::move(e)); };
   Reader(*source, name, t, sink).read();
   return t;
 }

@@ -11,14 +11,16 @@ namespace {
 
 using Track = std::pair<std::string, std::string>;
 
-bool on_slice(const std::vector<const Event*>& track, std::int64_t ts) {
-  // track sorted by start: any X event with ts in [start, end].
-  for (const Event* e : track) {
-    if (e->ts_ns > ts) break;
-    if (ts <= e->end_ns()) return true;
+// A track's X events sorted by start, with the running maximum of their ends, so "does any
+// slice contain ts" is one binary search.
+struct SliceIndex {
+  std::vector<std::int64_t> starts, max_end;
+  bool contains(std::int64_t ts) const {
+    auto it = std::upper_bound(starts.begin(), starts.end(), ts);
+    if (it == starts.begin()) return false;
+    return max_end[static_cast<std::size_t>(it - starts.begin()) - 1] >= ts;
   }
-  return false;
-}
+};
 
 }  // namespace
 
@@ -55,6 +57,14 @@ std::vector<std::string> validate(const Trace& trace, const ValidateOptions& opt
       open.push_back(e);
     }
   }
+  std::map<Track, SliceIndex> slices;
+  for (const auto& [track, events] : tracks) {
+    SliceIndex& index = slices[track];
+    for (const Event* e : events) {
+      index.starts.push_back(e->ts_ns);
+      index.max_end.push_back(index.max_end.empty() ? e->end_ns() : std::max(index.max_end.back(), e->end_ns()));
+    }
+  }
   std::unordered_map<std::int64_t, int> starts, ends;
   for (const Flow& f : trace.flows) {
     if (f.has_start && ++starts[f.id] == 2) add(fmt::format("flow {} has more than one 's'", f.id));
@@ -64,14 +74,14 @@ std::vector<std::string> validate(const Trace& trace, const ValidateOptions& opt
     if (f.has_start && f.has_end && f.end_ts_ns < f.start_ts_ns)
       add(fmt::format("flow {} ends at {} ns before it starts at {} ns", f.id, f.end_ts_ns, f.start_ts_ns));
     if (f.has_start) {
-      auto it = tracks.find({f.start_pid, f.start_tid});
-      if (it == tracks.end() || !on_slice(it->second, f.start_ts_ns))
+      auto it = slices.find({f.start_pid, f.start_tid});
+      if (it == slices.end() || !it->second.contains(f.start_ts_ns))
         add(fmt::format("flow {} starts at {} ns on pid {} tid {} where no slice is", f.id, f.start_ts_ns,
                         f.start_pid, f.start_tid));
     }
     if (f.has_end) {
-      auto it = tracks.find({f.end_pid, f.end_tid});
-      if (it == tracks.end() || !on_slice(it->second, f.end_ts_ns))
+      auto it = slices.find({f.end_pid, f.end_tid});
+      if (it == slices.end() || !it->second.contains(f.end_ts_ns))
         add(fmt::format("flow {} ends at {} ns on pid {} tid {} where no slice is", f.id, f.end_ts_ns, f.end_pid,
                         f.end_tid));
     }

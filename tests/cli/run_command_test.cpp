@@ -112,3 +112,34 @@ TEST(Interrupt, LeavesNoPartialFile) {
 }
 
 }  // namespace
+
+namespace {
+
+// A CPU run's trace, read back by `attnprof inspect`, reports the work per step the run printed:
+// naive 6, inplace 5, fused 3, efficient 1, flash 1 (and math's 15-20), one attn_fwd per step.
+TEST(InspectOwnTrace, ReproducesTheRunsWorkPerForward) {
+  const std::map<std::string, std::pair<double, double>> expected{
+      {"naive", {6, 6}}, {"inplace", {5, 5}}, {"math", {15, 20}}, {"fused", {3, 3}}, {"efficient", {1, 1}},
+      {"flash", {1, 1}}};
+  for (auto& [variant, range] : expected) {
+    CliResult run = run_cli({"run", "--device", "cpu", "--variant", variant, "--batch", "1", "--heads", "2", "--seq",
+                             "64", "--format", "json", "--out", "{work}/traces"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    nlohmann::json r = nlohmann::json::parse(run.out);
+    double work = r["kernels_per_forward"].get<double>();
+    EXPECT_GE(work, range.first) << variant;
+    EXPECT_LE(work, range.second) << variant;
+    CliResult inspect = run_cli({"inspect", r["trace"].get<std::string>(), "--format", "json"});
+    ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+    nlohmann::json i = nlohmann::json::parse(inspect.out);
+    ASSERT_EQ(i["steps"].size(), 3u) << variant;  // the active steps of wait 1, warmup 1, active 3
+    for (auto& step : i["steps"]) {
+      EXPECT_EQ(step["kernels"].get<double>(), work) << variant << " " << step["name"];
+      EXPECT_EQ(step["memcpy"].get<double>(), 0) << variant;
+    }
+    std::filesystem::remove_all(run.work_dir);
+    std::filesystem::remove_all(inspect.work_dir);
+  }
+}
+
+}  // namespace

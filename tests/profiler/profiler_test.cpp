@@ -11,6 +11,9 @@
 
 #include "profiler/device_activity.h"
 #include "report/steps.h"
+#include "trace/writer.h"
+
+#include <nlohmann/json.hpp>
 #include "trace/validate.h"
 
 namespace attnprof::profiler {
@@ -71,6 +74,60 @@ TEST(Profiler, KeepsExactlyTheActiveStepsNumberedAsTorch) {
   EXPECT_FALSE(fw.on_device);
   ASSERT_EQ(fw.forwards.size(), 3u);
   EXPECT_DOUBLE_EQ(fw.kernels_per_forward, 2.0);
+}
+
+// Acceptance 2: the written file is valid per the Trace Event Format, checked with an
+// independent JSON parser, and ProfilerStep#N appears exactly for the active steps.
+TEST(Profiler, WrittenTraceFollowsTheTraceEventFormat) {
+  Options o;
+  o.record_shapes = true;
+  o.profile_memory = true;
+  o.schedule = Schedule{1, 1, 2, 2};  // two cycles: steps 2, 3 and 6, 7 are active
+  Profiler prof(o);
+  prof.start();
+  while (!prof.finished()) {
+    Tensor t = Tensor::empty({4, 4}, DType::fp32);
+    {
+      Range fwd(Category::user_annotation, "attn_fwd");
+      Range op(Category::cpu_op, "aten::mm", {&t, &t});
+      Range k(Category::cpu_kernel, "sgemm");
+    }
+    prof.step();
+  }
+  prof.stop();
+  trace::Trace t = prof.take_trace();
+  EXPECT_EQ(step_names(t), (std::vector<std::string>{"ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#6",
+                                                      "ProfilerStep#7"}));
+  EXPECT_TRUE(trace::validate(t).empty());
+  nlohmann::json doc = nlohmann::json::parse(trace::to_json(t));
+  ASSERT_TRUE(doc["traceEvents"].is_array());
+  int fwd = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    ASSERT_TRUE(e["ph"].is_string());
+    std::string ph = e["ph"];
+    ASSERT_TRUE(ph == "X" || ph == "i" || ph == "M" || ph == "s" || ph == "f") << ph;
+    EXPECT_TRUE(e["name"].is_string());
+    EXPECT_TRUE(e["pid"].is_number_integer());
+    EXPECT_TRUE(e["tid"].is_number_integer());
+    EXPECT_TRUE(e["ts"].is_number());
+    if (ph == "X") {
+      EXPECT_TRUE(e["dur"].is_number());
+      EXPECT_GE(e["dur"].get<double>(), 0.0);
+      EXPECT_TRUE(e["cat"].is_string());
+      EXPECT_TRUE(e["args"]["External id"].is_number_integer());
+      fwd += e["name"] == "attn_fwd";
+    }
+    if (ph == "i") {
+      EXPECT_EQ(e["s"], "t");
+      EXPECT_TRUE(e["args"]["Bytes"].is_number_integer());
+      EXPECT_TRUE(e["args"]["Total Allocated"].is_number_integer());
+    }
+    if (e.value("name", "") == "aten::mm") {
+      EXPECT_EQ(e["args"]["Input Dims"], nlohmann::json::parse("[[4, 4], [4, 4]]"));
+      EXPECT_EQ(e["args"]["Input type"], nlohmann::json::parse(R"(["float", "float"])"));
+    }
+  }
+  EXPECT_EQ(fwd, 4);  // one attn_fwd per active step
 }
 
 TEST(Profiler, EventsNestStrictlyInsideTheirParentsAndCarryExternalIds) {

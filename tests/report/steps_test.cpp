@@ -1,5 +1,9 @@
 // Acceptance 1 (steps): work launched in each active step of PyTorch's own traces.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
 
 #include "../trace/trace_test_util.h"
 #include "report/steps.h"
@@ -42,6 +46,33 @@ TEST_P(AnchorSteps, EveryActiveStepLaunchesTheBlogsWork) {
 INSTANTIATE_TEST_SUITE_P(PyTorch, AnchorSteps,
                          ::testing::Values(Expected{"naive", 5, 1, 1}, Expected{"math", 20, 0, 0},
                                            Expected{"flash", 1, 0, 0}));
+
+// The same through the command line: `attnprof inspect --format json` on each anchor trace.
+TEST_P(AnchorSteps, InspectJsonReportsThemToo) {
+  const char* bin = std::getenv("ATTNPROF_BIN");
+  if (bin == nullptr || !std::filesystem::exists(bin)) GTEST_SKIP() << "ATTNPROF_BIN not set";
+  const Expected& x = GetParam();
+  std::string cmd = std::string(bin) + " inspect --format json " + testing::anchor_trace(x.variant);
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
+  ASSERT_EQ(::pclose(pipe), 0) << out;
+  auto doc = nlohmann::json::parse(out);
+  ASSERT_EQ(doc["steps"].size(), 3u);
+  for (const auto& step : doc["steps"]) {
+    EXPECT_EQ(step["kernels"], x.kernels);
+    EXPECT_EQ(step["memcpy"], x.memcpy);
+    EXPECT_EQ(step["memset"], x.memset);
+    EXPECT_GT(step["device_time_us"].get<double>(), 0);
+    EXPECT_GT(step["cpu_time_us"].get<double>(), 0);
+  }
+  EXPECT_GT(doc["totals"]["self_cpu_us"].get<double>(), 0);
+  EXPECT_GT(doc["totals"]["self_device_us"].get<double>(), 0);
+  EXPECT_FALSE(doc["key_averages"].empty());
+}
 
 TEST(Steps, NaiveTraceHasTwoKernelsLaunchedBeforeTheWindowThatNoStepOwns) {
   // Kineto keeps kernels that ran in the window although their launch (in the warmup step) is

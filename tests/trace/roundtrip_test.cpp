@@ -75,6 +75,36 @@ TEST(RoundTrip, PyTorchTracesAreStableAfterOneRewrite) {
   }
 }
 
+TEST(RoundTrip, FlowsPairByIdWhateverTheFileOrder) {
+  // Kineto writes each 'f' before its 's'; ids may repeat (found by the fuzzer: the pairing used
+  // to depend on the file order, so a rewrite re-paired the ends differently).
+  std::string text = R"({"traceEvents": [
+    {"ph": "f", "id": 7, "pid": 0, "tid": 7, "ts": 5.000, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+    {"ph": "s", "id": 7, "pid": 1, "tid": 1, "ts": 1.000, "cat": "ac2g", "name": "ac2g"},
+    {"ph": "f", "id": 9, "pid": 0, "tid": 7, "ts": 2.000, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+    {"ph": "f", "id": 9, "pid": 0, "tid": 7, "ts": 9.000, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+    {"ph": "s", "id": 9, "pid": 1, "tid": 1, "ts": 8.000, "cat": "ac2g", "name": "ac2g"},
+    {"ph": "s", "id": 9, "pid": 1, "tid": 1, "ts": 1.500, "cat": "ac2g", "name": "ac2g"},
+    {"ph": "s", "id": 9, "pid": 1, "tid": 1, "ts": 0.500, "cat": "ac2g", "name": "ac2g"}]})";
+  Trace t = reread(text);
+  ASSERT_EQ(t.flows.size(), 4u);
+  // In time order of their first end: 9 (0.5 -> 2), 7 (1 -> 5), 9 (1.5 -> 9), 9 (8, no 'f').
+  EXPECT_EQ(t.flows[0].id, 9);
+  EXPECT_EQ(t.flows[0].start_ts_ns, 500);
+  EXPECT_EQ(t.flows[0].end_ts_ns, 2000);
+  EXPECT_EQ(t.flows[1].id, 7);
+  EXPECT_TRUE(t.flows[1].has_start && t.flows[1].has_end);
+  EXPECT_EQ(t.flows[1].end_pid, "0");
+  EXPECT_EQ(t.flows[2].end_ts_ns, 9000);
+  EXPECT_TRUE(t.flows[3].has_start);
+  EXPECT_FALSE(t.flows[3].has_end);
+  std::string first = to_json(t);
+  EXPECT_EQ(first, to_json(reread(first)));
+  std::string crash = testing::read_bytes(testing::source_dir() + "/tests/data/fuzz-regressions/duplicate-flow-ids.json");
+  std::string again = to_json(reread(crash));
+  EXPECT_EQ(again, to_json(reread(again)));
+}
+
 TEST(RoundTrip, OurProfilerTraceWithShapesAndMemory) {
   profiler::Options o;
   o.record_shapes = true;

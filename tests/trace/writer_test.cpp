@@ -2,7 +2,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <filesystem>
+
+#include "core/atomic_file.h"
 
 #include "sample_trace.h"
 #include "trace/writer.h"
@@ -78,6 +84,41 @@ TEST(Writer, GzipByExtensionAtomicallyAndNoTemporaryLeftBehind) {
     EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << entry.path();
   }
   EXPECT_EQ(files, 2);
+  fs::remove_all(dir);
+}
+
+// Issue 8 item 6: SIGTERM while traces are being written leaves no temporary and no partial
+// file: every file that exists afterwards is complete.
+TEST(Writer, SigtermDuringWritesLeavesOnlyCompleteFiles) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::path(testing::temp_dir()) / ("attnprof_sig_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  Trace big = testing::sample_trace();
+  for (int i = 0; i < 12; ++i) big.events.insert(big.events.end(), big.events.begin(), big.events.end());  // 32 k events
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    install_signal_cleanup();
+    for (int i = 0;; ++i) write_trace_file((dir / ("t" + std::to_string(i) + ".json.gz")).string(), big);
+  }
+  bool started = false;
+  for (int i = 0; i < 2000 && !started; ++i) {
+    for (const auto& entry : fs::directory_iterator(dir)) started = started || entry.path().filename().string().find(".tmp") != std::string::npos;
+    if (!started) ::usleep(1000);
+  }
+  ASSERT_TRUE(started) << "the writer never created its temporary";
+  ::kill(child, SIGTERM);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
+  std::string expected = to_json(big);
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    std::string name = entry.path().filename().string();
+    EXPECT_EQ(name.find(".tmp"), std::string::npos) << "temporary left behind: " << name;
+    if (name.find(".tmp") == std::string::npos)
+      EXPECT_EQ(testing::gunzip_file(entry.path().string()), expected) << "partial file: " << name;
+  }
   fs::remove_all(dir);
 }
 

@@ -1,4 +1,4 @@
-#include "report/timeline.h"
+#include "report/step_timeline.h"
 
 #include <gtest/gtest.h>
 
@@ -19,8 +19,8 @@ trace::Trace stepped_naive() {
   return b.trace;
 }
 
-TEST(Timeline, MiddleStepWithItsDeviceWork) {
-  Timeline t = extract_timeline(stepped_naive());
+TEST(StepTimeline, MiddleStepWithItsDeviceWork) {
+  StepTimeline t = extract_step_timeline(stepped_naive());
   EXPECT_EQ(t.step, "ProfilerStep#3");
   EXPECT_EQ(t.device_lane, "GPU");
   // memset, bmm, mul, memcpy, masked_fill, softmax, bmm
@@ -37,10 +37,10 @@ TEST(Timeline, MiddleStepWithItsDeviceWork) {
   for (const auto& s : t.cpu) EXPECT_NE(s.name, "aten::empty");
 }
 
-TEST(Timeline, JsonRoundTripAndSvg) {
-  Timeline t = extract_timeline(stepped_naive(), 300, 3);
+TEST(StepTimeline, JsonRoundTripAndSvg) {
+  StepTimeline t = extract_step_timeline(stepped_naive(), 300, 3);
   EXPECT_EQ(t.cpu_depth, 3);
-  Timeline back = timeline_from_json(timeline_json(t));
+  StepTimeline back = step_timeline_from_json(step_timeline_json(t));
   EXPECT_EQ(back.step, t.step);
   EXPECT_EQ(back.cpu.size(), t.cpu.size());
   EXPECT_EQ(back.device.size(), t.device.size());
@@ -54,8 +54,8 @@ TEST(Timeline, JsonRoundTripAndSvg) {
   EXPECT_NE(svg.find("<title>Memcpy DtoD (memcpy,"), std::string::npos);
 }
 
-TEST(Timeline, KeepsTheLongestSlicesWhenThereAreTooMany) {
-  Timeline t = extract_timeline(stepped_naive(), 3, 6);
+TEST(StepTimeline, KeepsTheLongestSlicesWhenThereAreTooMany) {
+  StepTimeline t = extract_step_timeline(stepped_naive(), 3, 6);
   EXPECT_EQ(t.device.size(), 3u);  // masked_fill 367, softmax 284, mul 128
   EXPECT_EQ(t.device[0].kind, "elementwise");
   EXPECT_EQ(t.device[1].kind, "mask");

@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""PyTorch vs attnprof on the GPU, in one run, at the anchor shapes (../shared/anchors/README.md).
+
+PyTorch side: the blog's modules (naive, inplace), torch.compile of the in-place module (compile,
+paired with our `fused`), and F.scaled_dot_product_attention pinned with sdpa_kernel to one
+backend (math, efficient, flash, cudnn). Three input sets rotated, CUDA events, median of 30 runs
+(10 at S=16384). Our side: the gpu_bench executable (same method, JSON lines), run from here.
+Prints ours, PyTorch's and the ratio PyTorch/ours (> 1: ours is faster), and writes JSON.
+
+  python3 bench/pytorch_side_by_side.py --bench build/bench/gpu_bench --out $OUT/side_by_side.json
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+ANCHOR_SHAPES = [(8, 16, 1024, 64), (4, 16, 4096, 64), (4, 16, 4096, 128), (1, 16, 16384, 128), (16, 32, 512, 128)]
+OURS_TO_TORCH = {
+    "naive": "naive", "inplace": "inplace", "math": "math", "fused": "compile",
+    "efficient": "efficient", "flash": "flash", "cudnn": "cudnn",
+}
+
+
+class Naive(torch.nn.Module):
+    """The blog's naive attention: out-of-place masked_fill (a hidden copy)."""
+
+    def __init__(self, mask):
+        super().__init__()
+        self.mask = mask
+
+    def forward(self, q, k, v):
+        attn = q @ k.transpose(-2, -1)
+        attn = attn * (1.0 / math.sqrt(q.size(-1)))
+        attn = attn.masked_fill(self.mask, float("-inf"))
+        attn = torch.softmax(attn, dim=-1)
+        return attn @ v
+
+
+class InPlace(Naive):
+    def forward(self, q, k, v):
+        attn = q @ k.transpose(-2, -1)
+        attn.mul_(1.0 / math.sqrt(q.size(-1)))
+        attn.masked_fill_(self.mask, float("-inf"))
+        attn = torch.softmax(attn, dim=-1)
+        return attn @ v
+
+
+def sdpa(backend):
+    def run(q, k, v):
+        with sdpa_kernel([backend]):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    return run
+
+
+def torch_forward(name, b, h, s, d):
+    mask = torch.triu(torch.ones(s, s, dtype=torch.bool, device="cuda"), diagonal=1)
+    if name == "naive":
+        return Naive(mask)
+    if name == "inplace":
+        return InPlace(mask)
+    if name == "compile":
+        return torch.compile(InPlace(mask))
+    return sdpa({"math": SDPBackend.MATH, "efficient": SDPBackend.EFFICIENT_ATTENTION,
+                 "flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}[name])
+
+
+def time_torch(name, b, h, s, d, reps):
+    torch.manual_seed(0)
+    sets = [tuple(torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3)) for _ in range(3)]
+    fn = torch_forward(name, b, h, s, d)
+    with torch.no_grad():
+        for i in range(3):
+            fn(*sets[i % 3])
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
+        out = fn(*sets[0])
+        torch.cuda.synchronize()
+        peak_mib = (torch.cuda.max_memory_allocated() - before) / 2**20
+        # Error vs fp64 on the first 64 rows of (0, 0) (the anchors' convention: whole-tensor where cheap).
+        q, k, v = (t[0:1, 0:1].double() for t in sets[0])
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(d)
+        scores = scores.masked_fill(torch.triu(torch.ones(s, s, dtype=torch.bool, device="cuda"), 1), float("-inf"))
+        ref = torch.softmax(scores, -1) @ v
+        got = out[0:1, 0:1].double()
+        err = ((got - ref).norm() / ref.norm()).item()
+        del out
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        host = []
+        for i in range(reps):
+            starts[i].record()
+            t0 = time.perf_counter()
+            fn(*sets[i % 3])
+            host.append((time.perf_counter() - t0) * 1e6)
+            ends[i].record()
+        torch.cuda.synchronize()
+    ms = sorted(st.elapsed_time(en) for st, en in zip(starts, ends))
+    host.sort()
+    return {"median_ms": ms[len(ms) // 2], "peak_extra_mib": peak_mib, "host_us_per_fwd": host[len(host) // 2],
+            "rel_err_vs_fp64": err}
+
+
+def run_ours(bench, variants, shapes, reps):
+    cmd = [bench, "--variants", ",".join(variants), "--shapes", ",".join(f"{b}x{h}x{s}x{d}" for b, h, s, d in shapes),
+           "--reps", str(reps)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        print(proc.stderr, file=sys.stderr)
+    rows = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("{"):
+            r = json.loads(line)
+            rows[(r["variant"], r["B"], r["H"], r["S"], r["D"])] = r
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bench", required=True, help="path to the gpu_bench executable")
+    ap.add_argument("--variants", default="naive,inplace,math,fused,efficient,flash,cudnn")
+    ap.add_argument("--shapes", default="anchors", help="'anchors' or BxHxSxD,...")
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--out", default="")
+    args = ap.parse_args()
+    shapes = ANCHOR_SHAPES if args.shapes == "anchors" else [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
+    variants = args.variants.split(",")
+    print(f"torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, {torch.cuda.get_device_name()}", flush=True)
+    ours = run_ours(args.bench, variants, shapes, args.reps)
+    results = []
+    for (b, h, s, d) in shapes:
+        reps = 10 if s >= 16384 else args.reps
+        torch_rows = {}
+        for v in variants:
+            base = v.split("@")[0]  # flash@k: our flash with tile configuration k, against the same PyTorch row
+            mine = ours.get((v, b, h, s, d), {"error": "no result from gpu_bench"})
+            if base not in torch_rows:
+                try:
+                    torch_rows[base] = time_torch(OURS_TO_TORCH[base], b, h, s, d, reps)
+                except Exception as e:  # noqa: BLE001 - report and go on (e.g. out of memory)
+                    torch_rows[base] = {"error": str(e).splitlines()[0][:200]}
+            theirs = torch_rows[base]
+            row = {"B": b, "H": h, "S": s, "D": d, "variant": v, "torch_variant": OURS_TO_TORCH[base], "ours": mine, "torch": theirs}
+            if "median_ms" in mine and "median_ms" in theirs:
+                row["ratio_torch_over_ours"] = theirs["median_ms"] / mine["median_ms"]
+            results.append(row)
+            torch.cuda.empty_cache()
+    flops = lambda r: 4 * r["B"] * r["H"] * r["S"] * r["S"] * r["D"] / 2  # noqa: E731
+    print(f"\n{'shape':>16} {'variant':>9} {'ours ms':>9} {'torch ms':>9} {'ratio':>6} {'ours TF/s':>9} "
+          f"{'ours MiB':>9} {'torch MiB':>9} {'ours err':>9} {'torch err':>9}")
+    for r in results:
+        o, t = r["ours"], r["torch"]
+        shape = f"{r['B']}x{r['H']}x{r['S']}x{r['D']}"
+        if "median_ms" not in o or "median_ms" not in t:
+            print(f"{shape:>16} {r['variant']:>9}  ours: {o.get('error', '')[:60]}  torch: {t.get('error', '')[:60]}")
+            continue
+        print(f"{shape:>16} {r['variant']:>9} {o['median_ms']:9.3f} {t['median_ms']:9.3f} {r['ratio_torch_over_ours']:6.2f} "
+              f"{flops(r) / o['median_ms'] / 1e9:9.1f} {o['peak_extra_mib']:9.1f} {t['peak_extra_mib']:9.1f} "
+              f"{o['rel_err_vs_fp64']:9.1e} {t['rel_err_vs_fp64']:9.1e}")
+    if args.out:
+        tmp = args.out + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(results, f, indent=1)
+        os.replace(tmp, args.out)
+
+
+if __name__ == "__main__":
+    main()

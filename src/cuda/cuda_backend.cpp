@@ -1,0 +1,218 @@
+#include "cuda/cuda_backend.h"
+
+#include <attnprof/error.h>
+#include <attnprof/profiler.h>
+
+#include <fmt/format.h>
+
+#include <mutex>
+
+#include "cuda/check.h"
+#include "cuda/problem_text.h"
+#include "cuda/device_memory.h"
+#include "cuda/fused_attention.h"
+#include "cuda/gemm_cublaslt.h"
+#include "cuda/kernels.h"
+#include "cuda/nvtx.h"
+
+namespace attnprof::cuda {
+namespace {
+
+bool is_host(const Tensor& t) { return t.device() == Device::cpu; }
+
+FusedAttentionArgs fused_args(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k,
+                              const Tensor& v, Tensor* lse) {
+  for (const Tensor* t : std::initializer_list<const Tensor*>{&out, &q, &k, &v})
+    if (t->stride(3) != 1)
+      throw Error(fmt::format("fused attention: {} needs unit stride in the head dim", t->describe()));
+  // cp.async moves 16-byte chunks: every row must start 16-byte aligned.
+  for (const Tensor* t : std::initializer_list<const Tensor*>{&out, &q, &k, &v})
+    if (reinterpret_cast<std::uintptr_t>(t->raw()) % 16 != 0 || t->stride(0) % 8 != 0 || t->stride(1) % 8 != 0 ||
+        t->stride(2) % 8 != 0)
+      throw Error(fmt::format("fused attention: {} is not 16-byte aligned in every row", t->describe()));
+  if (lse != nullptr && (lse->dtype() != DType::fp32 || !lse->is_contiguous() ||
+                         lse->numel() != spec.batch * spec.heads * spec.seq_q))
+    throw Error("fused attention: lse must be a contiguous fp32 [B, H, Sq] tensor");
+  FusedAttentionArgs a;
+  a.q = q.raw();
+  a.k = k.raw();
+  a.v = v.raw();
+  a.o = out.raw();
+  a.lse = lse ? lse->data<float>() : nullptr;
+  a.batch = spec.batch;
+  a.heads = spec.heads;
+  a.kv_heads = spec.kv_heads;
+  a.seq_q = spec.seq_q;
+  a.seq_k = spec.seq_k;
+  a.head_dim = spec.head_dim;
+  for (int d = 0; d < 3; ++d) {
+    a.q_stride[d] = q.stride(d);
+    a.k_stride[d] = k.stride(d);
+    a.v_stride[d] = v.stride(d);
+    a.o_stride[d] = out.stride(d);
+  }
+  a.softmax_scale = static_cast<float>(softmax_scale_of(spec));
+  a.causal = spec.causal;
+  a.dtype = spec.dtype;
+  return a;
+}
+
+class CudaBackend final : public ops::Backend {
+ public:
+  CudaBackend() {
+    ATTNPROF_CUDA_CHECK(cudaSetDevice(0));
+    ATTNPROF_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    set_allocation_stream(stream_);
+    gemm_ = std::make_unique<CublasLtGemm>();
+  }
+  ~CudaBackend() override = default;  // process lifetime: the driver may be gone at exit
+
+  cudaStream_t stream() const { return stream_; }
+
+  void batched_gemm(Tensor& dst, const Tensor& a, const Tensor& bm, bool transpose_b, float alpha,
+                    bool allow_tensor_cores) override {
+    NvtxRange range("gemm");
+    cuda::batched_gemm(*gemm_, dst, a, bm, transpose_b, alpha, allow_tensor_cores, stream_);
+  }
+
+  void copy(Tensor& dst, const Tensor& src) override {
+    NvtxRange range("copy");
+    if (is_host(dst) || is_host(src)) {
+      copy_host_device(dst, src);
+      return;
+    }
+    // A same-dtype contiguous copy is a DMA (Memcpy DtoD in the trace, as PyTorch's clone).
+    if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous() && dst.shape() == src.shape()) {
+      ATTNPROF_CUDA_CHECK(cudaMemcpyAsync(dst.raw(), src.raw(), static_cast<std::size_t>(src.numel()) * dtype_size(src.dtype()),
+                                          cudaMemcpyDeviceToDevice, stream_));
+      return;
+    }
+    launch_convert(make_arg(dst), make_arg(src), stream_);
+  }
+
+  void fill(Tensor& dst, double value) override {
+    NvtxRange range("fill");
+    launch_fill(make_arg(dst), value, stream_);
+  }
+  void mul_scalar(Tensor& dst, const Tensor& src, double scalar) override {
+    NvtxRange range("mul");
+    launch_mul_scalar(make_arg(dst), make_arg(src), scalar, stream_);
+  }
+  void add(Tensor& dst, const Tensor& a, const Tensor& b) override {
+    NvtxRange range("add");
+    launch_add(make_arg(dst), make_arg(a), make_arg(b), stream_);
+  }
+  void masked_fill(Tensor& dst, const Tensor& src, const Tensor& mask, double value) override {
+    NvtxRange range("masked_fill");
+    launch_masked_fill(make_arg(dst), make_arg(src), make_arg(mask), value, stream_);
+  }
+  void where(Tensor& dst, const Tensor& condition, const Tensor& if_true, const Tensor& if_false) override {
+    NvtxRange range("where");
+    launch_where(make_arg(dst), make_arg(condition), make_arg(if_true), make_arg(if_false), stream_);
+  }
+  void logical_not(Tensor& dst, const Tensor& src) override {
+    NvtxRange range("logical_not");
+    launch_logical_not(make_arg(dst), make_arg(src), stream_);
+  }
+  void isneginf(Tensor& dst, const Tensor& src) override {
+    NvtxRange range("isneginf");
+    launch_isneginf(make_arg(dst), make_arg(src), stream_);
+  }
+  void tril(Tensor& dst, const Tensor& src, std::int64_t diagonal) override {
+    NvtxRange range("tril");
+    launch_triangle(make_arg(dst), make_arg(src), diagonal, true, stream_);
+  }
+  void triu(Tensor& dst, const Tensor& src, std::int64_t diagonal) override {
+    NvtxRange range("triu");
+    launch_triangle(make_arg(dst), make_arg(src), diagonal, false, stream_);
+  }
+  void softmax_lastdim(Tensor& dst, const Tensor& src) override {
+    NvtxRange range("softmax");
+    launch_softmax_lastdim(make_arg(dst), make_arg(src), stream_);
+  }
+  void all_lastdim(Tensor& dst, const Tensor& src) override {
+    NvtxRange range("all");
+    launch_all_lastdim(make_arg(dst), make_arg(src), stream_);
+  }
+  void scale_mask_softmax(Tensor& dst, const Tensor& src, double scale, bool causal) override {
+    NvtxRange range("scale_mask_softmax");
+    launch_scale_mask_softmax(make_arg(dst), make_arg(src), static_cast<float>(scale), causal, stream_);
+  }
+  void attention_efficient(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
+                           Tensor* lse) override {
+    NvtxRange range("attention_efficient");
+    if (auto why = fused_attention_refusal(spec)) throw UsageError(*why);
+    launch_efficient_attention(fused_args(spec, out, q, k, v, lse), stream_);
+  }
+  void attention_flash(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
+                       Tensor* lse) override {
+    NvtxRange range("attention_flash");
+    if (auto why = fused_attention_refusal(spec)) throw UsageError(*why);
+    launch_flash_attention(fused_args(spec, out, q, k, v, lse), stream_);
+  }
+  std::optional<std::string> fused_refusal(const AttentionSpec& spec) const override {
+    return fused_attention_refusal(spec);
+  }
+  void synchronize() override { ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+ private:
+  void copy_host_device(Tensor& dst, const Tensor& src) {
+    if (dst.dtype() != src.dtype() || dst.shape() != src.shape() || !dst.is_contiguous() || !src.is_contiguous())
+      throw Error(fmt::format("cuda copy between host and device needs one shape and one dtype, both contiguous: {} <- {}",
+                              dst.describe(), src.describe()));
+    const std::size_t bytes = static_cast<std::size_t>(src.numel()) * dtype_size(src.dtype());
+    const cudaMemcpyKind kind = is_host(dst) ? (is_host(src) ? cudaMemcpyHostToHost : cudaMemcpyDeviceToHost)
+                                             : cudaMemcpyHostToDevice;
+    ATTNPROF_CUDA_CHECK(cudaMemcpyAsync(dst.raw(), src.raw(), bytes, kind, stream_));
+    // Pageable host memory: the host side must not change before the copy is done.
+    ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<CublasLtGemm> gemm_;
+};
+
+std::mutex& creation_mutex() {
+  static std::mutex m;
+  return m;
+}
+CudaBackend* g_backend = nullptr;
+
+}  // namespace
+
+std::optional<std::string> fused_attention_refusal(const AttentionSpec& spec) {
+  if (spec.dtype != DType::bf16 && spec.dtype != DType::fp16)
+    return fmt::format("--dtype {}: the fused GPU kernels take bf16 or fp16", dtype_name(spec.dtype));
+  if (spec.head_dim != 64 && spec.head_dim != 128)
+    return fmt::format("--head-dim {}: the fused GPU kernels take 64 or 128", spec.head_dim);
+  return std::nullopt;
+}
+
+std::optional<std::string> device_unavailable_reason() {
+  int count = 0;
+  cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    return fmt::format("{} ({})", cudaGetErrorString(status), cudaGetErrorName(status));
+  }
+  if (count == 0) return std::string("no CUDA device is present");
+  return std::nullopt;
+}
+
+ops::Backend& cuda_backend() {
+  std::lock_guard lock(creation_mutex());
+  if (g_backend == nullptr) {
+    if (auto why = device_unavailable_reason())
+      throw UsageError(fmt::format("--device cuda: no usable GPU: {}; allowed here: cpu", *why));
+    // Never destroyed: CUDA objects must not be released after the driver unloads at exit.
+    g_backend = new CudaBackend();
+  }
+  return *g_backend;
+}
+
+cudaStream_t backend_stream() {
+  cuda_backend();
+  return g_backend->stream();
+}
+
+}  // namespace attnprof::cuda

@@ -1,0 +1,452 @@
+#include "cuda/cudnn_sdpa.h"
+
+#include <attnprof/error.h>
+#include <attnprof/memory.h>
+#include <cudnn.h>
+
+#include <fmt/format.h>
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include "cuda/check.h"
+#include "cuda/problem_text.h"
+
+namespace attnprof::cuda {
+namespace {
+
+// PyTorch's tensor UIDs (MHA.cpp), kept so logs diff cleanly against observed_*.json.
+enum Uid : std::int64_t {
+  kQ = 0, kK = 1, kV = 2, kO = 3, kS = 4, kScale = 5, kScaled = 6, kRow = 7, kCol = 8, kMask = 9, kNegInf = 10,
+  kMasked = 11, kStats = 12, kP = 13, kMax = 14, kSubMax = 15, kExp = 16, kSum = 17, kLogSum = 18,
+};
+
+class Desc {
+ public:
+  explicit Desc(cudnnBackendDescriptorType_t type) { ATTNPROF_CUDNN_CHECK(cudnnBackendCreateDescriptor(type, &d_)); }
+  ~Desc() {
+    if (d_) cudnnBackendDestroyDescriptor(d_);
+  }
+  Desc(const Desc&) = delete;
+  Desc& operator=(const Desc&) = delete;
+  cudnnBackendDescriptor_t get() const { return d_; }
+  template <class T>
+  void set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, const T* values, std::int64_t count = 1) {
+    ATTNPROF_CUDNN_CHECK(cudnnBackendSetAttribute(d_, name, type, count, values));
+  }
+  void set_desc(cudnnBackendAttributeName_t name, const Desc& other) {
+    cudnnBackendDescriptor_t raw = other.get();
+    set(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, &raw);
+  }
+  void finalize() { ATTNPROF_CUDNN_CHECK(cudnnBackendFinalize(d_)); }
+
+ private:
+  cudnnBackendDescriptor_t d_ = nullptr;
+};
+using DescPtr = std::shared_ptr<Desc>;
+
+cudnnDataType_t io_type(DType dtype) {
+  if (dtype == DType::bf16) return CUDNN_DATA_BFLOAT16;
+  if (dtype == DType::fp16) return CUDNN_DATA_HALF;
+  throw UsageError(fmt::format("--dtype {}: cudnn takes bf16 or fp16", dtype_name(dtype)));
+}
+
+using Dims = std::array<std::int64_t, 4>;
+
+struct GraphBuilder {
+  std::vector<DescPtr> keep;  // every descriptor the plan refers to stays alive with it
+
+  DescPtr tensor(std::int64_t uid, Dims dims, Dims strides, cudnnDataType_t type, bool is_virtual = false,
+                 bool by_value = false) {
+    auto t = std::make_shared<Desc>(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    std::int64_t alignment = 16;
+    t->set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, &type);
+    t->set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, dims.data(), 4);
+    t->set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, strides.data(), 4);
+    t->set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, &uid);
+    t->set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, &alignment);
+    if (is_virtual) {
+      bool yes = true;
+      t->set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, &yes);
+    }
+    if (by_value) {
+      bool yes = true;
+      t->set(CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, &yes);
+    }
+    t->finalize();
+    keep.push_back(t);
+    return t;
+  }
+
+  DescPtr pointwise(cudnnPointwiseMode_t mode, cudnnDataType_t precision, const DescPtr& x, const DescPtr& b,
+                    const DescPtr& t, const DescPtr& y, std::int64_t axis = -1) {
+    auto pw = std::make_shared<Desc>(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+    pw->set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, &mode);
+    pw->set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, &precision);
+    if (axis >= 0) pw->set(CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, &axis);
+    pw->finalize();
+    keep.push_back(pw);
+    auto op = std::make_shared<Desc>(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+    op->set_desc(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, *pw);
+    op->set_desc(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, *x);
+    if (b) op->set_desc(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b);
+    if (t) op->set_desc(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, *t);
+    op->set_desc(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, *y);
+    float one = 1.0f;
+    op->set(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, CUDNN_TYPE_FLOAT, &one);
+    op->set(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, CUDNN_TYPE_FLOAT, &one);
+    op->finalize();
+    keep.push_back(op);
+    return op;
+  }
+
+  DescPtr matmul(const DescPtr& a, const DescPtr& b, const DescPtr& c) {
+    auto mm = std::make_shared<Desc>(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
+    cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+    mm->set(CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, &compute);
+    mm->finalize();
+    keep.push_back(mm);
+    auto op = std::make_shared<Desc>(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
+    op->set_desc(CUDNN_ATTR_OPERATION_MATMUL_ADESC, *a);
+    op->set_desc(CUDNN_ATTR_OPERATION_MATMUL_BDESC, *b);
+    op->set_desc(CUDNN_ATTR_OPERATION_MATMUL_CDESC, *c);
+    op->set_desc(CUDNN_ATTR_OPERATION_MATMUL_DESC, *mm);
+    op->finalize();
+    keep.push_back(op);
+    return op;
+  }
+
+  DescPtr reduction(cudnnReduceTensorOp_t reduce, const DescPtr& x, const DescPtr& y) {
+    auto r = std::make_shared<Desc>(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
+    cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+    bool deterministic = false;  // as the frontend sets on 9.11+ ([OBS])
+    r->set(CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, &reduce);
+    r->set(CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, &compute);
+    r->set(CUDNN_ATTR_REDUCTION_IS_DETERMINISTIC, CUDNN_TYPE_BOOLEAN, &deterministic);
+    r->finalize();
+    keep.push_back(r);
+    auto op = std::make_shared<Desc>(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
+    op->set_desc(CUDNN_ATTR_OPERATION_REDUCTION_XDESC, *x);
+    op->set_desc(CUDNN_ATTR_OPERATION_REDUCTION_YDESC, *y);
+    op->set_desc(CUDNN_ATTR_OPERATION_REDUCTION_DESC, *r);
+    op->finalize();
+    keep.push_back(op);
+    return op;
+  }
+};
+
+Dims dims_of(const Tensor& t) { return {t.size(0), t.size(1), t.size(2), t.size(3)}; }
+Dims strides_of(const Tensor& t) { return {t.stride(0), t.stride(1), t.stride(2), t.stride(3)}; }
+
+// The causal composite graph of research/cudnn-sdpa.md §1 (14 ops, 19 tensors).
+std::vector<DescPtr> causal_graph(GraphBuilder& g, const AttentionSpec& spec, const Tensor& out, const Tensor& q,
+                                  const Tensor& k, const Tensor& v, bool with_lse) {
+  const cudnnDataType_t io = io_type(spec.dtype);
+  const std::int64_t b = spec.batch, h = spec.heads, sq = spec.seq_q, skv = spec.seq_k;
+  const Dims s_dims{b, h, sq, skv}, s_strides{h * sq * skv, sq * skv, skv, 1};
+  const Dims row_dims{b, h, sq, 1}, row_strides{h * sq, sq, 1, 1};
+  const Dims one{1, 1, 1, 1};
+  auto tq = g.tensor(kQ, dims_of(q), strides_of(q), io);
+  // Kᵀ: K's dims and strides with the last two swapped.
+  auto tk = g.tensor(kK, {k.size(0), k.size(1), k.size(3), k.size(2)}, {k.stride(0), k.stride(1), k.stride(3), k.stride(2)}, io);
+  auto tv = g.tensor(kV, dims_of(v), strides_of(v), io);
+  auto to = g.tensor(kO, dims_of(out), strides_of(out), io);
+  auto t_scale = g.tensor(kScale, one, one, CUDNN_DATA_FLOAT, false, true);
+  auto t_neg_inf = g.tensor(kNegInf, one, one, CUDNN_DATA_FLOAT, false, true);
+  auto ts = g.tensor(kS, s_dims, s_strides, CUDNN_DATA_FLOAT, true);
+  auto t_scaled = g.tensor(kScaled, s_dims, s_strides, CUDNN_DATA_FLOAT, true);
+  auto t_row = g.tensor(kRow, s_dims, s_strides, CUDNN_DATA_INT32, true);
+  auto t_col = g.tensor(kCol, s_dims, s_strides, CUDNN_DATA_INT32, true);
+  auto t_mask = g.tensor(kMask, s_dims, s_strides, CUDNN_DATA_BOOLEAN, true);
+  auto t_masked = g.tensor(kMasked, s_dims, s_strides, CUDNN_DATA_FLOAT, true);
+  auto t_max = g.tensor(kMax, row_dims, row_strides, CUDNN_DATA_FLOAT, true);
+  auto t_sub = g.tensor(kSubMax, s_dims, s_strides, CUDNN_DATA_FLOAT, true);
+  auto t_exp = g.tensor(kExp, s_dims, s_strides, CUDNN_DATA_FLOAT, true);
+  auto t_sum = g.tensor(kSum, row_dims, row_strides, CUDNN_DATA_FLOAT, true);
+  auto t_log = g.tensor(kLogSum, row_dims, row_strides, CUDNN_DATA_FLOAT, true);
+  auto t_stats = g.tensor(kStats, row_dims, row_strides, CUDNN_DATA_FLOAT, !with_lse);
+  auto t_p = g.tensor(kP, s_dims, s_strides, io, true);
+  std::vector<DescPtr> ops;
+  ops.push_back(g.matmul(tq, tk, ts));
+  ops.push_back(g.pointwise(CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, ts, t_scale, nullptr, t_scaled));
+  ops.push_back(g.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, t_scaled, nullptr, nullptr, t_row, 2));
+  ops.push_back(g.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, t_scaled, nullptr, nullptr, t_col, 3));
+  ops.push_back(g.pointwise(CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, t_row, t_col, nullptr, t_mask));
+  ops.push_back(g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, t_scaled, t_neg_inf, t_mask, t_masked));
+  ops.push_back(g.reduction(CUDNN_REDUCE_TENSOR_MAX, t_masked, t_max));
+  ops.push_back(g.pointwise(CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, t_masked, t_max, nullptr, t_sub));
+  ops.push_back(g.pointwise(CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, t_sub, nullptr, nullptr, t_exp));
+  ops.push_back(g.reduction(CUDNN_REDUCE_TENSOR_ADD, t_exp, t_sum));
+  ops.push_back(g.pointwise(CUDNN_POINTWISE_LOG, CUDNN_DATA_FLOAT, t_sum, nullptr, nullptr, t_log));
+  ops.push_back(g.pointwise(CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, t_max, t_log, nullptr, t_stats));
+  ops.push_back(g.pointwise(CUDNN_POINTWISE_DIV, CUDNN_DATA_FLOAT, t_exp, t_sum, nullptr, t_p));
+  ops.push_back(g.matmul(t_p, tv, to));
+  return ops;
+}
+
+// Non-causal: the single SDPA_FWD operation (K not transposed), as PyTorch 2.11 auto-selects.
+std::vector<DescPtr> unified_graph(GraphBuilder& g, const AttentionSpec& spec, const Tensor& out, const Tensor& q,
+                                   const Tensor& k, const Tensor& v, bool with_lse) {
+  const cudnnDataType_t io = io_type(spec.dtype);
+  const Dims one{1, 1, 1, 1};
+  auto tq = g.tensor(kQ, dims_of(q), strides_of(q), io);
+  auto tk = g.tensor(kK, dims_of(k), strides_of(k), io);
+  auto tv = g.tensor(kV, dims_of(v), strides_of(v), io);
+  auto to = g.tensor(kO, dims_of(out), strides_of(out), io);
+  auto t_scale = g.tensor(kScale, one, one, CUDNN_DATA_FLOAT, false, true);
+  auto op = std::make_shared<Desc>(CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR);
+  op->set_desc(CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, *tq);
+  op->set_desc(CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC, *tk);
+  op->set_desc(CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC, *tv);
+  op->set_desc(CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, *to);
+  op->set_desc(CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, *t_scale);
+  if (with_lse) {
+    const std::int64_t b = spec.batch, h = spec.heads, sq = spec.seq_q;
+    auto t_stats = g.tensor(kStats, {b, h, sq, 1}, {h * sq, sq, 1, 1}, CUDNN_DATA_FLOAT);
+    op->set_desc(CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC, *t_stats);
+  }
+  op->finalize();
+  g.keep.push_back(op);
+  return {op};
+}
+
+std::string last_cudnn_error() {
+  char message[2048] = {0};
+  cudnnGetLastErrorString(message, sizeof message);
+  std::string text(message);
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  return text.empty() ? "no reason given" : text;
+}
+
+using PlanKey = std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                           Dims, Dims, Dims, Dims, bool, bool, int>;
+
+struct Plan {
+  GraphBuilder graph;
+  std::unique_ptr<Desc> operation_graph;
+  std::vector<cudnnBackendDescriptor_t> configs;  // heuristic results (owned; destroyed below)
+  std::unique_ptr<Desc> plan;
+  CudnnPlanInfo info;
+  void* workspace = nullptr;
+  std::size_t workspace_alloc = 0;
+  float scale = 1.0f;
+  // Variant packs for the last few pointer sets (repeated forwards reuse them: no per-call descriptors).
+  struct Pack {
+    std::array<const void*, 5> pointers;
+    std::unique_ptr<Desc> desc;
+  };
+  std::list<Pack> packs;
+  ~Plan() {
+    for (auto c : configs) cudnnBackendDestroyDescriptor(c);
+    if (workspace) memory::release(Device::cuda, workspace, workspace_alloc);
+  }
+};
+
+std::int64_t get_int64(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name) {
+  std::int64_t value = -1, count = 0;
+  if (cudnnBackendGetAttribute(d, name, CUDNN_TYPE_INT64, 1, &count, &value) != CUDNN_STATUS_SUCCESS) return -1;
+  return value;
+}
+
+void read_engine_info(cudnnBackendDescriptor_t config, CudnnPlanInfo& info) {
+  Desc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  cudnnBackendDescriptor_t raw = engine.get();
+  std::int64_t count = 0;
+  if (cudnnBackendGetAttribute(config, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count, &raw) ==
+      CUDNN_STATUS_SUCCESS)
+    info.engine_id = get_int64(raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX);
+  std::array<std::unique_ptr<Desc>, 32> knobs;
+  std::array<cudnnBackendDescriptor_t, 32> raw_knobs{};
+  for (std::size_t i = 0; i < knobs.size(); ++i) {
+    knobs[i] = std::make_unique<Desc>(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR);
+    raw_knobs[i] = knobs[i]->get();
+  }
+  if (cudnnBackendGetAttribute(config, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                               static_cast<std::int64_t>(raw_knobs.size()), &count, raw_knobs.data()) != CUDNN_STATUS_SUCCESS)
+    return;
+  for (std::int64_t i = 0; i < count && i < static_cast<std::int64_t>(raw_knobs.size()); ++i) {
+    cudnnBackendKnobType_t type{};
+    std::int64_t n = 0;
+    if (cudnnBackendGetAttribute(raw_knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &n, &type) !=
+        CUDNN_STATUS_SUCCESS)
+      continue;
+    if (type == CUDNN_KNOB_TYPE_KERNEL_CFG) info.kernel_cfg = get_int64(raw_knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE);
+  }
+}
+
+class SdpaCache {
+ public:
+  SdpaCache() { ATTNPROF_CUDNN_CHECK(cudnnCreate(&handle_)); }
+  // Process lifetime (no destructor work after the driver unloads).
+
+  Plan& plan(const AttentionSpec& spec, const Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
+             bool with_lse) {
+    int device = 0;
+    ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
+    PlanKey key{static_cast<int>(spec.dtype), spec.batch, spec.heads, spec.kv_heads, spec.seq_q, spec.seq_k,
+                spec.head_dim, strides_of(q), strides_of(k), strides_of(v), strides_of(out), spec.causal, with_lse,
+                device};
+    auto found = plans_.find(key);
+    if (found != plans_.end()) {
+      found->second->info.cache_hit = true;
+      found->second->info.build_ms = 0.0;
+      return *found->second;
+    }
+    auto start = std::chrono::steady_clock::now();
+    auto plan = std::make_unique<Plan>();
+    build(*plan, spec, out, q, k, v, with_lse);
+    plan->info.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    plan->info.cache_hit = false;
+    return *plans_.emplace(key, std::move(plan)).first->second;
+  }
+
+  cudnnHandle_t handle() const { return handle_; }
+  std::mutex& mutex() { return mutex_; }
+
+ private:
+  void build(Plan& p, const AttentionSpec& spec, const Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
+             bool with_lse) {
+    std::vector<DescPtr> ops = spec.causal ? causal_graph(p.graph, spec, out, q, k, v, with_lse)
+                                           : unified_graph(p.graph, spec, out, q, k, v, with_lse);
+    p.info.graph = spec.causal ? "composite causal graph (14 ops)" : "unified SDPA_FWD operation";
+    p.operation_graph = std::make_unique<Desc>(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    std::vector<cudnnBackendDescriptor_t> raw_ops;
+    for (auto& op : ops) raw_ops.push_back(op->get());
+    p.operation_graph->set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, raw_ops.data(),
+                           static_cast<std::int64_t>(raw_ops.size()));
+    p.operation_graph->set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, &handle_);
+    if (cudnnBackendFinalize(p.operation_graph->get()) != CUDNN_STATUS_SUCCESS)
+      throw UsageError(fmt::format("cudnn: the SDPA graph for {} is not supported: {}", problem_text(spec),
+                                   last_cudnn_error()));
+
+    Desc heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    heuristics.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, *p.operation_graph);
+    cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
+    heuristics.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, &mode);
+    if (cudnnBackendFinalize(heuristics.get()) != CUDNN_STATUS_SUCCESS)
+      throw UsageError(fmt::format("cudnn: no engine for {}: {}", problem_text(spec), last_cudnn_error()));
+    std::int64_t available = 0;
+    ATTNPROF_CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &available, nullptr));
+    if (available <= 0)
+      throw UsageError(fmt::format("cudnn: no engine takes {}: {}", problem_text(spec), last_cudnn_error()));
+    p.configs.resize(static_cast<std::size_t>(available));
+    for (auto& c : p.configs) ATTNPROF_CUDNN_CHECK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &c));
+    std::int64_t returned = 0;
+    ATTNPROF_CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, available, &returned,
+                                                  p.configs.data()));
+    std::string reasons;
+    // The first config whose plan finalizes wins (the NVRTC compile happens at finalize).
+    for (std::int64_t i = 0; i < returned; ++i) {
+      auto plan = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+      cudnnBackendDescriptor_t config = p.configs[static_cast<std::size_t>(i)];
+      plan->set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, &config);
+      if (cudnnBackendFinalize(plan->get()) != CUDNN_STATUS_SUCCESS) {
+        reasons += (reasons.empty() ? "" : "; ") + last_cudnn_error();
+        continue;
+      }
+      p.info.workspace_bytes = get_int64(plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE);
+      read_engine_info(config, p.info);
+      p.plan = std::move(plan);
+      break;
+    }
+    if (!p.plan)
+      throw UsageError(fmt::format("cudnn: no execution plan builds for {}: {}", problem_text(spec), reasons));
+    // The kernel uses its workspace (a tile counter it memsets): never pass NULL.
+    p.workspace_alloc = static_cast<std::size_t>(std::max<std::int64_t>(p.info.workspace_bytes, 256));
+    p.workspace = memory::allocate(Device::cuda, p.workspace_alloc);
+  }
+
+  cudnnHandle_t handle_ = nullptr;
+  std::mutex mutex_;  // plans are not guaranteed thread-safe ([PT]): one caller at a time
+  std::map<PlanKey, std::unique_ptr<Plan>> plans_;
+};
+
+SdpaCache& cache() {
+  static SdpaCache* instance = new SdpaCache();
+  return *instance;
+}
+
+constexpr std::size_t kPacksPerPlan = 8;
+
+cudnnBackendDescriptor_t variant_pack(Plan& p, const std::array<const void*, 5>& pointers, const float* scale,
+                                      const float* neg_inf, bool with_lse, bool causal) {
+  for (auto it = p.packs.begin(); it != p.packs.end(); ++it) {
+    if (it->pointers == pointers) {
+      p.packs.splice(p.packs.begin(), p.packs, it);  // most recent first
+      return p.packs.front().desc->get();
+    }
+  }
+  std::vector<std::int64_t> uids{kQ, kK, kV, kO, kScale};
+  std::vector<void*> data{const_cast<void*>(pointers[0]), const_cast<void*>(pointers[1]),
+                          const_cast<void*>(pointers[2]), const_cast<void*>(pointers[3]), const_cast<float*>(scale)};
+  if (causal) {
+    uids.push_back(kNegInf);
+    data.push_back(const_cast<float*>(neg_inf));
+  }
+  if (with_lse) {
+    uids.push_back(kStats);
+    data.push_back(const_cast<void*>(pointers[4]));
+  }
+  auto desc = std::make_unique<Desc>(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  desc->set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids.data(), static_cast<std::int64_t>(uids.size()));
+  desc->set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, data.data(), static_cast<std::int64_t>(data.size()));
+  desc->set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &p.workspace);
+  desc->finalize();
+  p.packs.push_front(Plan::Pack{pointers, std::move(desc)});
+  if (p.packs.size() > kPacksPerPlan) p.packs.pop_back();
+  return p.packs.front().desc->get();
+}
+
+void check_tensors(const AttentionSpec& spec, const Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v) {
+  if (spec.head_dim % 8 != 0 || spec.head_dim > 256)
+    throw UsageError(fmt::format("--head-dim {}: cudnn takes multiples of 8 up to 256", spec.head_dim));
+  for (const Tensor* t : {&out, &q, &k, &v})
+    if (t->rank() != 4 || t->stride(3) != 1 || t->device() != Device::cuda)
+      throw Error(fmt::format("cudnn: {} must be a rank-4 CUDA tensor with unit stride in the head dim", t->describe()));
+}
+
+}  // namespace
+
+std::int64_t cudnn_version() { return static_cast<std::int64_t>(cudnnGetVersion()); }
+
+CudnnPlanInfo cudnn_sdpa_prepare(const AttentionSpec& spec, const Tensor& out, const Tensor& q, const Tensor& k,
+                                 const Tensor& v, bool with_lse) {
+  check_tensors(spec, out, q, k, v);
+  std::lock_guard lock(cache().mutex());
+  return cache().plan(spec, out, q, k, v, with_lse).info;
+}
+
+CudnnPlanInfo cudnn_sdpa_forward(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k,
+                                 const Tensor& v, Tensor* lse, cudaStream_t stream) {
+  check_tensors(spec, out, q, k, v);
+  if (lse != nullptr && (lse->dtype() != DType::fp32 || !lse->is_contiguous()))
+    throw Error("cudnn: lse must be a contiguous fp32 [B, H, Sq] tensor");
+  SdpaCache& c = cache();
+  std::lock_guard lock(c.mutex());
+  Plan& plan = c.plan(spec, out, q, k, v, lse != nullptr);
+  // By-value scalars: host pointers read at execute time.
+  static const float neg_inf = -std::numeric_limits<float>::infinity();
+  const float scale = static_cast<float>(softmax_scale_of(spec));
+  plan.scale = scale;  // the pack holds &plan.scale; the scale is fixed by head_dim, which is in the key
+  std::array<const void*, 5> pointers{q.raw(), k.raw(), v.raw(), out.raw(), lse ? lse->raw() : nullptr};
+  cudnnBackendDescriptor_t pack = variant_pack(plan, pointers, &plan.scale, &neg_inf, lse != nullptr, spec.causal);
+  ATTNPROF_CUDNN_CHECK(cudnnSetStream(c.handle(), stream));
+  cudnnStatus_t status = cudnnBackendExecute(c.handle(), plan.plan->get(), pack);
+  if (status != CUDNN_STATUS_SUCCESS)
+    throw Error(fmt::format("cudnnBackendExecute failed for {}: {}: {}", problem_text(spec), cudnnGetErrorString(status),
+                            last_cudnn_error()));
+  return plan.info;
+}
+
+}  // namespace attnprof::cuda

@@ -1,0 +1,22 @@
+// `efficient`: the memory-efficient forward in the xformers/CUTLASS style (kernel body shared with
+// flash in attention_kernel.cuh, different traits).
+//
+// Tiling: 64×64 tiles — 64 query rows per CTA, 4 warps × 16 rows, 64-key K/V tiles through one
+// shared-memory stage (load, wait, compute: no double buffering), accumulators in registers,
+// mma.sync m16n8k16 with fp32 accumulation, online softmax. sm80 and later.
+// Shared memory: Q 64·D·2 + (K + V) 64·D·2 = 24 KiB (D=64), 48 KiB (D=128).
+// FLOPs: 4·B·H·Sq·Sk·D (halved for causal). Bytes: 2·(2·B·H·Sq·D + 2·B·Hkv·Sk·D); O(S·D).
+// Versions (H200, bf16 causal): v1 this file: see bench/RESULTS.md (GPU section).
+#include "cuda/attention_launch.cuh"
+
+namespace attnprof::cuda {
+namespace {
+template <int D>
+using EfficientTraits = attention::Traits<D, /*kBlockM=*/64, /*kBlockN=*/64, /*kWarps=*/4, /*kPipelined=*/false>;
+}  // namespace
+
+void launch_efficient_attention(const FusedAttentionArgs& args, cudaStream_t stream) {
+  attention::launch<EfficientTraits>(args, stream);
+}
+
+}  // namespace attnprof::cuda

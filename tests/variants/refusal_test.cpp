@@ -1,0 +1,89 @@
+// Variants refuse what they cannot run with one line naming the flag and the allowed values, and
+// the registry lists the built-ins in DESIGN.md's order.
+#include <attnprof/attention.h>
+#include <attnprof/error.h>
+#include <attnprof/variant.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace attnprof {
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST(Registry, BuiltinsInOrder) { EXPECT_EQ(variant_names(), "naive|inplace|math|fused|efficient|flash|cudnn"); }
+
+TEST(Refusal, CpuVariantsTakeTheBlogShape) {
+  AttentionSpec spec;  // the defaults: 8, 16, 1024, 64, bf16, causal, cpu
+  for (const char* name : {"naive", "inplace", "math", "fused", "efficient", "flash"}) {
+    EXPECT_FALSE(find_variant(name)->refusal(spec).has_value()) << name;
+  }
+}
+
+TEST(Refusal, CudnnNeedsCudaAndSaysWhatTheCpuHas) {
+  AttentionSpec spec;
+  const auto why = find_variant("cudnn")->refusal(spec);
+#if !ATTNPROF_HAVE_CUDA
+  ASSERT_TRUE(why.has_value());
+  EXPECT_TRUE(contains(*why, "--device cuda")) << *why;
+  EXPECT_TRUE(contains(*why, "cuDNN")) << *why;
+  EXPECT_TRUE(contains(*why, "naive, inplace, math, fused, efficient, flash")) << *why;
+  Tensor none;
+  EXPECT_THROW(find_variant("cudnn")->forward(spec, none, none, none, none), UsageError);
+#else
+  (void)why;
+#endif
+}
+
+TEST(Refusal, DtypeNamesTheAllowedValues) {
+  AttentionSpec spec;
+  spec.dtype = DType::fp64;
+  for (const char* name : {"naive", "math", "flash"}) {
+    const auto why = find_variant(name)->refusal(spec);
+    ASSERT_TRUE(why.has_value()) << name;
+    EXPECT_TRUE(contains(*why, "--dtype fp64")) << *why;
+    EXPECT_TRUE(contains(*why, "bf16, fp16, fp32")) << *why;
+  }
+}
+
+TEST(Refusal, FusedKernelsBoundTheHeadDim) {
+  AttentionSpec spec;
+  spec.head_dim = 1024;
+  for (const char* name : {"flash", "efficient"}) {
+    const auto why = find_variant(name)->refusal(spec);
+    ASSERT_TRUE(why.has_value()) << name;
+    EXPECT_TRUE(contains(*why, "--head-dim 1024")) << *why;
+    EXPECT_TRUE(contains(*why, "1..512")) << *why;
+  }
+  EXPECT_FALSE(find_variant("naive")->refusal(spec).has_value());
+}
+
+TEST(Refusal, CudaDeviceWithoutBackend) {
+#if !ATTNPROF_HAVE_CUDA
+  AttentionSpec spec;
+  spec.device = Device::cuda;
+  const auto why = find_variant("flash")->refusal(spec);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_TRUE(contains(*why, "--device cuda")) << *why;
+  EXPECT_TRUE(contains(*why, "allowed: cpu")) << *why;
+#endif
+}
+
+TEST(Prepare, NaiveWithoutPrepareIsAnError) {
+  AttentionSpec spec;
+  spec.batch = 1;
+  spec.heads = spec.kv_heads = 1;
+  spec.seq_q = spec.seq_k = 8;
+  spec.head_dim = 16;
+  const AttentionInputs in = make_inputs(spec, 1);
+  Tensor out = make_output(spec);
+  Variant* naive = find_variant("naive");
+  spec.seq_q = spec.seq_k = 9;
+  naive->prepare(spec);  // prepared for another shape
+  spec.seq_q = spec.seq_k = 8;
+  EXPECT_THROW(naive->forward(spec, in.q, in.k, in.v, out), Error);
+}
+
+}  // namespace
+}  // namespace attnprof
