@@ -4,12 +4,14 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "cli/commands.h"
 #include "core/atomic_file.h"
 #include "report/html_report.h"
+#include "trace/reader.h"
 
 namespace attnprof::cli {
 namespace {
@@ -24,7 +26,20 @@ int run_report_command(const ReportArgs& args) {
   report::ReportInputs inputs = report::read_report_inputs(args.dir);
   inputs.title = args.title;
   const std::string out = args.out.empty() ? args.dir + "/report.html" : args.out;
-  const std::string html = report::render_html_report(inputs);
+  // A compare row without a timeline (older results) gets one from its trace, found as written
+  // or relative to DIR; a trace that cannot be read leaves the row without a timeline.
+  auto load_trace = [&](const std::string& path) -> std::optional<trace::Trace> {
+    for (const std::filesystem::path& candidate : {std::filesystem::path(path), std::filesystem::path(args.dir) / path}) {
+      if (!std::filesystem::exists(candidate)) continue;
+      try {
+        return trace::read_trace_file(candidate.string());
+      } catch (const UsageError& e) {
+        std::fprintf(stderr, "attnprof: report: no timeline from %s: %s\n", candidate.c_str(), e.what());
+      }
+    }
+    return std::nullopt;
+  };
+  const std::string html = report::render_html_report(inputs, load_trace);
   install_signal_cleanup();
   write_file_atomically(out, html, "--out");
   std::printf("wrote %s (%.1f KiB%s%s)\n", out.c_str(), static_cast<double>(html.size()) / 1024.0,

@@ -7,6 +7,9 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "ops/backend.h"
+#include "report/insights.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -113,6 +116,8 @@ const Ceilings& measured_ceilings(Device device) {
     c = probe->second();
   } else if (device == Device::cpu) {
     c = measure_cpu_ceilings();
+  } else if (ops::has_backend(device)) {
+    c = measure_backend_ceilings(device);
   } else {
     c.device = device;
     c.device_name = std::string(device_name(device));
@@ -120,6 +125,83 @@ const Ceilings& measured_ceilings(Device device) {
     c.copy_what = c.matmul_what;
   }
   return r.measured.emplace(device, std::move(c)).first->second;
+}
+
+namespace {
+
+// Repeats `work` (which must finish its device work before returning) until `min_seconds`
+// have passed, at least twice after one warm-up; returns seconds per run.
+template <typename Work>
+double seconds_per_run(double min_seconds, int& runs, Work work) {
+  work();
+  double seconds = 0;
+  runs = 0;
+  while (runs < 2 || seconds < min_seconds) {
+    auto start = Clock::now();
+    work();
+    seconds += seconds_since(start);
+    ++runs;
+  }
+  return seconds / runs;
+}
+
+// Reads element [row, col] of a [1, 1, n, n] device tensor through a host copy.
+double device_entry(ops::Backend& backend, const Tensor& device_tensor, std::int64_t row, std::int64_t col) {
+  Tensor host = Tensor::empty(device_tensor.shape(), device_tensor.dtype(), Device::cpu);
+  backend.copy(host, device_tensor);
+  backend.synchronize();
+  const std::int64_t n = device_tensor.size(-1);
+  switch (host.dtype()) {
+    case DType::bf16: return bf16_to_float(host.data<bf16>()[row * n + col]);
+    case DType::fp32: return host.data<float>()[row * n + col];
+    default: return NAN;
+  }
+}
+
+}  // namespace
+
+Ceilings measure_backend_ceilings(Device device, std::int64_t gemm_n, std::int64_t copy_bytes) {
+  const auto begin = Clock::now();
+  ops::Backend& backend = ops::backend(device);
+  Ceilings c;
+  c.device = device;
+  c.device_name = std::string(device_name(device));
+
+  // Constant operands (0.5 and 0.25, exact in bf16): every output entry is 0.125 · K.
+  auto gemm_rate = [&](DType dtype, std::int64_t n, bool tensor_cores, int& runs) {
+    Tensor a = Tensor::empty({1, 1, n, n}, dtype, device), b = Tensor::empty({1, 1, n, n}, dtype, device),
+           out = Tensor::empty({1, 1, n, n}, dtype, device);
+    backend.fill(a, 0.5);
+    backend.fill(b, 0.25);
+    const double seconds = seconds_per_run(0.2, runs, [&] {
+      backend.batched_gemm(out, a, b, /*transpose_b=*/false, 1.0f, tensor_cores);
+      backend.synchronize();
+    });
+    const double entry = device_entry(backend, out, 17 % n, 1029 % n);
+    if (std::fabs(entry - 0.125 * static_cast<double>(n)) > 1e-2 * static_cast<double>(n)) {
+      throw Error(fmt::format("ceilings: {} GEMM on {} gave {} where {} was expected", dtype_name(dtype),
+                              device_name(device), entry, 0.125 * static_cast<double>(n)));
+    }
+    return 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / seconds / 1e12;
+  };
+  int runs = 0;
+  c.matmul_bf16_tflops = gemm_rate(DType::bf16, gemm_n, true, runs);
+  c.matmul_bf16_what = fmt::format("bf16 GEMM {}\u00b3 through the backend, {} runs", gemm_n, runs);
+  const std::int64_t fp32_n = std::max<std::int64_t>(gemm_n / 2, 1);
+  c.matmul_tflops = gemm_rate(DType::fp32, fp32_n, false, runs);
+  c.matmul_what = fmt::format("fp32 GEMM {}\u00b3 off the tensor cores, {} runs", fp32_n, runs);
+
+  const std::int64_t elements = std::max<std::int64_t>(copy_bytes / 4, 1);
+  Tensor src = Tensor::empty({elements}, DType::fp32, device), dst = Tensor::empty({elements}, DType::fp32, device);
+  backend.fill(src, 1.0);
+  const double copy_seconds = seconds_per_run(0.1, runs, [&] {
+    backend.copy(dst, src);
+    backend.synchronize();
+  });
+  c.copy_gbps = 2.0 * static_cast<double>(elements) * 4 / copy_seconds / 1e9;
+  c.copy_what = fmt::format("device copy of {}, read + write, {} runs", format_bytes(static_cast<double>(elements) * 4), runs);
+  c.seconds_spent = seconds_since(begin);
+  return c;
 }
 
 Ceilings measure_cpu_ceilings() {

@@ -38,6 +38,12 @@ void install_ceiling_probe(Device device, CeilingProbe probe);
 // probe gets unmeasured ceilings (zeros) naming why.
 const Ceilings& measured_ceilings(Device device);
 
+// A device's ceilings through its ops::Backend alone (what measured_ceilings uses for a device
+// with a backend and no probe): a bf16 GEMM of gemm_n³ on the tensor cores, an fp32 FFMA GEMM of
+// (gemm_n/2)³, each repeated for at least 0.2 s and checked on one entry, and a copy of
+// copy_bytes repeated for at least 0.1 s (read + write). Throws UsageError without a backend.
+Ceilings measure_backend_ceilings(Device device, std::int64_t gemm_n = 8192, std::int64_t copy_bytes = 1LL << 30);
+
 // OpenBLAS sgemm and oneDNN's bf16 matmul (2048³, each repeated for at least 0.2 s) and a
 // memcpy of 128 MiB (at least 0.1 s).
 Ceilings measure_cpu_ceilings();

@@ -76,7 +76,9 @@ bool is_out_of_place_op(const trace::Event* owner, const Forward& forward) {
 
 std::string share_text(double part_ns, double whole_ns) {
   if (whole_ns <= 0) return {};
-  return fmt::format(", {:.0f}% of the forward's work", 100.0 * part_ns / whole_ns);
+  const double percent = 100.0 * part_ns / whole_ns;
+  if (percent < 1) return ", under 1% of the forward's work";
+  return fmt::format(", {:.0f}% of the forward's work", percent);
 }
 
 double forwards_count(const TraceWork& work) { return work.forwards.empty() ? 1.0 : static_cast<double>(work.forwards.size()); }

@@ -134,3 +134,21 @@ TEST(Ceilings, CpuMeasurementIsPlausibleAndCached) {
 
 }  // namespace
 }  // namespace attnprof::report
+
+namespace attnprof::report {
+namespace {
+
+// The backend path that measures a GPU's ceilings, run on the CPU backend (same seam, small sizes).
+TEST(Ceilings, ThroughABackendWithItsChecks) {
+  Ceilings c = measure_backend_ceilings(Device::cpu, 256, 8 << 20);
+  EXPECT_GT(c.matmul_bf16_tflops, 1e-4);
+  EXPECT_GT(c.matmul_tflops, 1e-4);
+  EXPECT_GT(c.copy_gbps, 0.1);
+  EXPECT_NE(c.matmul_bf16_what.find("bf16 GEMM 256\u00b3"), std::string::npos) << c.matmul_bf16_what;
+  EXPECT_NE(c.matmul_what.find("fp32 GEMM 128\u00b3"), std::string::npos) << c.matmul_what;
+  EXPECT_NE(c.copy_what.find("device copy of 8.0 MiB"), std::string::npos) << c.copy_what;
+  EXPECT_GE(c.seconds_spent, 0.5);
+}
+
+}  // namespace
+}  // namespace attnprof::report
