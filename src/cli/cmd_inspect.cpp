@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "report/expect.h"
+#include "report/insights.h"
 #include "report/key_averages.h"
 #include "report/steps.h"
 #include "report/timeline.h"
@@ -21,7 +24,14 @@ struct InspectOptions {
   std::string sort_by;  // empty: device_time_total when the trace has device columns, else cpu_time_total
   int row_limit = 100;
   std::string format = "text";
+  std::string expect;     // the guessed work of one forward
+  bool insights = false;  // force the insight rules on a trace of any size
+  bool no_insights = false;
 };
+
+// The insight rules and --expect need the whole Trace (footprints, op chains), not the compact
+// timeline; above this many events they run only when asked (--insights), and say so.
+constexpr std::size_t kInsightEventLimit = 1000000;
 
 std::string us(std::int64_t ns) {
   std::string s;
@@ -78,7 +88,8 @@ std::string inspect_json(const std::string& path, const report::KeyAverages& tab
 
 int run_inspect(const InspectOptions& o) {
   if (o.format != "text" && o.format != "json")
-    throw UsageError(fmt::format("--format {}: use text or json", o.format));
+    throw UsageError(fmt::format("--format: unknown format '{}'; allowed: text, json", o.format));
+  if (!o.expect.empty()) (void)report::parse_expect(o.expect);  // a bad word fails before reading
   std::vector<std::string> outputs;
   for (const std::string& path : o.traces) {
     // Streams the file into the compact timeline: memory grows with the events, not the text.
@@ -90,8 +101,29 @@ int run_inspect(const InspectOptions& o) {
     report::KeyAverages table = report::key_averages(t, sort_by, o.row_limit);
     auto steps = report::summarize_steps(t);
     auto fw = report::summarize_forwards(t);
+    std::vector<report::Insight> insights;
+    std::optional<report::ExpectResult> expected;
+    std::string insights_note;
+    bool want_full = !o.no_insights || !o.expect.empty();
+    if (want_full && (o.insights || !o.expect.empty() || t.events().size() <= kInsightEventLimit)) {
+      trace::Trace full = trace::read_trace_file(path);
+      if (!o.no_insights) insights = report::derive_insights(full, {});
+      if (!o.expect.empty()) expected = report::compare_expect(report::parse_expect(o.expect), full);
+    } else if (want_full) {
+      insights_note = fmt::format("insights not computed: {} events is over {} (they need the whole trace in memory); "
+                                  "--insights computes them anyway",
+                                  t.events().size(), kInsightEventLimit);
+    }
     if (o.format == "json") {
-      outputs.push_back(inspect_json(path, table, steps, fw));
+      std::string json = inspect_json(path, table, steps, fw);
+      json.pop_back();  // reopen the object for the insights and the expect comparison
+      json += ",\n \"insights\": " + report::insights_json(insights).dump();
+      if (!insights_note.empty()) {
+        json += ", \"insights_note\": ";
+        trace::append_json_string(json, insights_note);
+      }
+      if (expected) json += ",\n \"expect\": " + report::expect_json(*expected).dump();
+      outputs.push_back(json + "}");
     } else {
       std::string text;
       if (o.traces.size() > 1) text += fmt::format("== {} ==\n", path);
@@ -107,6 +139,9 @@ int run_inspect(const InspectOptions& o) {
             format_time(static_cast<std::int64_t>(fw.device_time_per_forward_ns)),
             format_time(static_cast<std::int64_t>(fw.cpu_time_per_forward_ns)));
       }
+      if (!insights.empty()) text += "\nwhat the trace revealed\n" + report::insights_text(insights);
+      if (!insights_note.empty()) text += "\n" + insights_note + "\n";
+      if (expected) text += "\n" + report::expect_text(*expected);
       outputs.push_back(std::move(text));
     }
   }
@@ -138,6 +173,11 @@ Command add_inspect(CLI::App& app) {
                   "device work, else cpu_time_total)");
   sub->add_option("--row-limit", options->row_limit, "Rows of the table; -1 for all")->default_val(100);
   sub->add_option("--format", options->format, "text or json")->default_val("text");
+  sub->add_option("--expect", options->expect,
+                  "guess one forward's work first (e.g. gemm,mul,masked_fill,softmax,gemm); the trace checks it");
+  CLI::Option* force = sub->add_flag("--insights", options->insights,
+                                     "derive insights even for traces over a million events");
+  sub->add_flag("--no-insights", options->no_insights, "skip the insight rules")->excludes(force);
   return [options] { return run_inspect(*options); };
 }
 

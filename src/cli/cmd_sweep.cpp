@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "run/preflight.h"
 #include "cli/shape_flags.h"
 #include "core/atomic_file.h"
 #include "report/ceilings.h"
@@ -61,8 +62,8 @@ std::optional<report::SweepRecord> precheck_point(const report::SweepPoint& poin
     return report::record_not_run(point, "refused", fmt::format("unknown variant; allowed: {}", variant_names()));
   }
   if (auto refusal = variant->refusal(point.spec)) return report::record_not_run(point, "refused", *refusal);
-  const std::int64_t needed = report::memory_estimate(*variant, point.spec);
-  if (auto reason = report::memory_skip_reason(needed, report::available_memory_bytes(point.spec.device))) {
+  const std::int64_t needed = estimate_run_bytes(point.spec, *variant);
+  if (auto reason = report::memory_skip_reason(needed, free_device_bytes(point.spec.device))) {
     return report::record_not_run(point, "skipped", *reason);
   }
   return std::nullopt;

@@ -71,54 +71,7 @@ std::vector<std::int64_t> parse_int_list(std::string_view text, std::string_view
 }
 
 namespace {
-struct ProbeRegistry {
-  std::mutex mutex;
-  std::map<Device, FreeMemoryProbe> probes;
-};
-ProbeRegistry& probes() {
-  static ProbeRegistry r;
-  return r;
-}
 }  // namespace
-
-void install_free_memory_probe(Device device, FreeMemoryProbe probe) {
-  std::lock_guard lock(probes().mutex);
-  probes().probes[device] = probe;
-}
-
-std::optional<std::int64_t> parse_mem_available(const std::string& meminfo) {
-  std::istringstream in(meminfo);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("MemAvailable:", 0) != 0) continue;
-    std::istringstream fields(line.substr(13));
-    std::int64_t kib = 0;
-    std::string unit;
-    if (fields >> kib >> unit && unit == "kB") return kib * 1024;
-  }
-  return std::nullopt;
-}
-
-std::optional<std::int64_t> available_memory_bytes(Device device) {
-  {
-    std::lock_guard lock(probes().mutex);
-    auto it = probes().probes.find(device);
-    if (it != probes().probes.end() && it->second) return it->second();
-  }
-  if (device != Device::cpu) return std::nullopt;
-  std::ifstream in("/proc/meminfo");
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_mem_available(text.str());
-}
-
-std::int64_t memory_estimate(const Variant& variant, const AttentionSpec& spec) {
-  const auto element = static_cast<std::int64_t>(dtype_size(spec.dtype));
-  const std::int64_t q_or_out = spec.batch * spec.heads * spec.seq_q * spec.head_dim * element;
-  const std::int64_t k_or_v = spec.batch * spec.kv_heads * spec.seq_k * spec.head_dim * element;
-  return 2 * q_or_out + 2 * k_or_v + variant.workspace_estimate(spec);
-}
 
 std::optional<std::string> memory_skip_reason(std::int64_t needed, std::optional<std::int64_t> available) {
   if (!available || needed <= *available) return std::nullopt;

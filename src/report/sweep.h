@@ -23,15 +23,6 @@ namespace attnprof::report {
 // after it. Throws UsageError naming `flag` for anything else, non-positive or not increasing.
 std::vector<std::int64_t> parse_int_list(std::string_view text, std::string_view flag);
 
-// Bytes free for a run: MemAvailable from /proc/meminfo on the CPU; a device's installed probe
-// otherwise. nullopt when unknown (the check is then skipped).
-using FreeMemoryProbe = std::optional<std::int64_t> (*)();
-void install_free_memory_probe(Device device, FreeMemoryProbe probe);
-std::optional<std::int64_t> available_memory_bytes(Device device);
-std::optional<std::int64_t> parse_mem_available(const std::string& meminfo);  // bytes
-
-// q, k, v and out plus the variant's own workspace for one forward.
-std::int64_t memory_estimate(const Variant& variant, const AttentionSpec& spec);
 // nullopt when it fits; otherwise "needs 12.3 GiB (inputs + workspace), 7.1 GiB free".
 std::optional<std::string> memory_skip_reason(std::int64_t needed, std::optional<std::int64_t> available);
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "ops/backend.h"
@@ -19,17 +20,26 @@ std::int64_t estimate_run_bytes(const AttentionSpec& spec, const Variant& varian
   return total > 9.0e18 ? INT64_MAX : static_cast<std::int64_t>(total);
 }
 
-std::optional<std::int64_t> free_device_bytes(Device device) {
-  if (device == Device::cuda) return ops::backend(Device::cuda).free_bytes();
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  std::int64_t value = 0;
-  std::string unit;
-  while (meminfo >> key >> value) {
-    std::getline(meminfo, unit);
-    if (key == "MemAvailable:") return value * 1024;
+std::optional<std::int64_t> parse_mem_available(const std::string& meminfo) {
+  std::istringstream in(meminfo);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("MemAvailable:", 0) != 0) continue;
+    std::istringstream fields(line.substr(13));
+    std::int64_t kib = 0;
+    std::string unit;
+    if (fields >> kib >> unit && unit == "kB") return kib * 1024;
   }
   return std::nullopt;
+}
+
+std::optional<std::int64_t> free_device_bytes(Device device) {
+  if (device == Device::cuda) return ops::backend(Device::cuda).free_bytes();
+  std::ifstream in("/proc/meminfo");
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_mem_available(text.str());
 }
 
 std::int64_t largest_fitting_seq(const AttentionSpec& spec, const Variant& variant, std::int64_t free_bytes) {

@@ -12,6 +12,8 @@ namespace attnprof {
 
 // q, k, v, out, the fp64 reference rows and the variant's workspace.
 std::int64_t estimate_run_bytes(const AttentionSpec& spec, const Variant& variant);
+// MemAvailable (bytes) from the text of /proc/meminfo; nullopt when absent.
+std::optional<std::int64_t> parse_mem_available(const std::string& meminfo);
 // MemAvailable on the CPU; cudaMemGetInfo's free bytes on the GPU. nullopt when unknown.
 std::optional<std::int64_t> free_device_bytes(Device device);
 // The largest S (seq_q = seq_k = S, other sizes kept) whose estimate fits in `free_bytes`; 0 if none.

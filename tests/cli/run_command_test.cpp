@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "cli/cli_runner.h"
@@ -140,6 +141,56 @@ TEST(InspectOwnTrace, ReproducesTheRunsWorkPerForward) {
     std::filesystem::remove_all(run.work_dir);
     std::filesystem::remove_all(inspect.work_dir);
   }
+}
+
+}  // namespace
+
+namespace {
+
+std::set<std::string> inspect_codes(const std::string& variant) {
+  CliResult r = run_cli({"inspect", source_dir() + "/tests/data/pytorch-traces/8_16_1024_64_" + variant + ".json.gz",
+                         "--format", "json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::set<std::string> codes;
+  const nlohmann::json parsed = nlohmann::json::parse(r.out);  // the loop must not outlive it
+  for (auto& insight : parsed["insights"]) codes.insert(insight["code"].get<std::string>());
+  std::filesystem::remove_all(r.work_dir);
+  return codes;
+}
+
+// Issue 7, acceptance 2: the rules on PyTorch's own traces.
+TEST(InspectPyTorchTraces, InsightsFromTheRules) {
+  std::set<std::string> naive = inspect_codes("naive");
+  EXPECT_TRUE(naive.count("hidden_copy"));
+  std::set<std::string> math = inspect_codes("math");
+  for (const char* code : {"fp32_gemm_cuda_cores", "mask_rebuilt", "safe_softmax"}) EXPECT_TRUE(math.count(code)) << code;
+  std::set<std::string> flash = inspect_codes("flash");
+  EXPECT_TRUE(flash.count("single_fused_kernel"));
+  EXPECT_TRUE(flash.count("low_occupancy_by_design"));
+}
+
+TEST(InspectPyTorchTraces, LowOccupancyShowsTheRegisterArithmetic) {
+  CliResult r = run_cli(
+      {"inspect", source_dir() + "/tests/data/pytorch-traces/8_16_1024_64_flash.json.gz", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json parsed = nlohmann::json::parse(r.out);
+  std::string text;
+  for (auto& insight : parsed["insights"]) {
+    if (insight["code"] == "low_occupancy_by_design") text = insight["text"];
+  }
+  EXPECT_NE(text.find("255 regs × 128 threads = 32,640 of 65,536 → 2 blocks → 8 of 64 warps = 12.5%"),
+            std::string::npos)
+      << text;
+  std::filesystem::remove_all(r.work_dir);
+}
+
+TEST(InspectPyTorchTraces, ExpectNamesTheMissedCopy) {
+  CliResult r = run_cli({"inspect", source_dir() + "/tests/data/pytorch-traces/8_16_1024_64_naive.json.gz", "--expect",
+                         "gemm,mul,masked_fill,softmax,gemm", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json expect = nlohmann::json::parse(r.out)["expect"];
+  EXPECT_NE(expect.dump().find("Memcpy DtoD"), std::string::npos) << expect.dump();
+  std::filesystem::remove_all(r.work_dir);
 }
 
 }  // namespace

@@ -60,28 +60,12 @@ TEST(ParseIntList, RejectsBadListsNamingTheFlag) {
   }
 }
 
-TEST(Memory, MemAvailableFromMeminfo) {
-  EXPECT_EQ(parse_mem_available("MemTotal:       16384000 kB\nMemFree:  100 kB\nMemAvailable:    8000000 kB\n"),
-            8000000LL * 1024);
-  EXPECT_FALSE(parse_mem_available("MemTotal: 1 kB\n"));
-  auto real = available_memory_bytes(Device::cpu);
-  ASSERT_TRUE(real);
-  EXPECT_GT(*real, 0);
-}
-
 TEST(Memory, SkipReasonOnlyWhenItDoesNotFit) {
   EXPECT_FALSE(memory_skip_reason(1 << 20, 2 << 20));
   EXPECT_FALSE(memory_skip_reason(1LL << 40, std::nullopt));
   auto reason = memory_skip_reason(12LL << 30, 7LL << 30);
   ASSERT_TRUE(reason);
   EXPECT_EQ(*reason, "needs 12.00 GiB (inputs, output and workspace), 7.00 GiB free");
-}
-
-TEST(Memory, FreeMemoryProbeForADevice) {
-  EXPECT_FALSE(available_memory_bytes(Device::cuda));
-  install_free_memory_probe(Device::cuda, [] { return std::optional<std::int64_t>(80LL << 30); });
-  EXPECT_EQ(available_memory_bytes(Device::cuda), 80LL << 30);
-  install_free_memory_probe(Device::cuda, nullptr);
 }
 
 TEST(SweepGrid, VariantsFastestThenHeadDimsThenSeqs) {
