@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "ops/backend.h"
+#include "report/ceilings.h"
 
 namespace attnprof::cli {
 namespace {
@@ -53,10 +54,11 @@ Command add_devices(CLI::App& app) {
     }
     fmt::print("  vector features      {}\n", features.empty() ? "none of avx2/avx512/amx" : features);
     fmt::print("  BLAS                 {}\n", openblas_get_config());
+    fmt::print("  measured ceilings    {}\n", report::ceilings_text(report::measured_ceilings(Device::cpu)));
     std::string cuda_line;
     try {
       (void)ops::backend(Device::cuda);
-      cuda_line = "available";
+      cuda_line = "available\n  measured ceilings    " + report::ceilings_text(report::measured_ceilings(Device::cuda));
     } catch (const Error& e) {
       cuda_line = e.what();
     }
