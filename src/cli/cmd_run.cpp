@@ -11,15 +11,11 @@
 #include "run/preflight.h"
 #include "report/compare_glance.h"
 #include "report/expect.h"
+#include "report/insights.h"
 #include "run/run_json.h"
 
 namespace attnprof::cli {
 namespace {
-
-std::string format_time(double ns) {
-  if (ns >= 1e6) return fmt::format("{:.3f} ms", ns / 1e6);
-  return fmt::format("{:.1f} us", ns / 1e3);
-}
 
 void print_text(const RunResult& r) {
   const AttentionSpec& s = r.spec;
@@ -27,11 +23,11 @@ void print_text(const RunResult& r) {
              dtype_name(s.dtype), s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k, s.head_dim,
              s.causal ? "causal" : "non-causal", layout_name(s.layout));
   fmt::print("  {:<26}{}\n", "what it runs", r.summary);
-  fmt::print("  {:<26}{}  ({})\n", "median time / forward", format_time(r.median_ns), r.timing_source);
-  fmt::print("  {:<26}{}\n", "CPU time / forward", format_time(r.cpu_ns));
+  fmt::print("  {:<26}{}  ({})\n", "median time / forward", report::format_duration_ns(r.median_ns), r.timing_source);
+  fmt::print("  {:<26}{}\n", "CPU time / forward", report::format_duration_ns(r.cpu_ns));
   double rate = r.median_ns > 0 ? r.flops / r.median_ns : 0;  // GFLOP/s
   fmt::print("  {:<26}{:.1f} GFLOP/s\n", "throughput", rate);
-  fmt::print("  {:<26}{}\n", "peak extra memory", format_bytes(r.peak_extra_bytes));
+  fmt::print("  {:<26}{}\n", "peak extra memory", report::format_bytes(static_cast<double>(r.peak_extra_bytes)));
   fmt::print("  {:<26}{:.2e}  ({}){}\n", "error vs fp64", r.rel_err, r.err_scope,
              r.nan_output ? "  OUTPUT HOLDS NaN" : "");
   fmt::print("  {:<26}{:g} kernels, {:g} memcpy, {:g} memset\n", "work / forward", r.kernels_per_forward,

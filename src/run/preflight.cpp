@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ops/backend.h"
+#include "report/insights.h"
 
 namespace attnprof {
 
@@ -61,14 +62,6 @@ std::int64_t largest_fitting_seq(const AttentionSpec& spec, const Variant& varia
   return lo;
 }
 
-std::string format_bytes(std::int64_t bytes) {
-  double b = static_cast<double>(bytes);
-  if (b >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} GiB", b / (1024.0 * 1024 * 1024));
-  if (b >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", b / (1024.0 * 1024));
-  if (b >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
-  return fmt::format("{} B", bytes);
-}
-
 void preflight_memory(const AttentionSpec& spec, const Variant& variant) {
   std::optional<std::int64_t> free_bytes = free_device_bytes(spec.device);
   if (!free_bytes) return;
@@ -77,7 +70,7 @@ void preflight_memory(const AttentionSpec& spec, const Variant& variant) {
   std::int64_t largest = largest_fitting_seq(spec, variant, *free_bytes);
   throw UsageError(fmt::format(
       "--seq: {} {} needs about {} on {} but only {} is free; the largest --seq that fits with these other sizes is {}",
-      variant.name(), spec.shape_string(), format_bytes(needed), device_name(spec.device), format_bytes(*free_bytes),
+      variant.name(), spec.shape_string(), report::format_bytes(static_cast<double>(needed)), device_name(spec.device), report::format_bytes(static_cast<double>(*free_bytes)),
       largest));
 }
 

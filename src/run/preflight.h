@@ -20,7 +20,5 @@ std::optional<std::int64_t> free_device_bytes(Device device);
 std::int64_t largest_fitting_seq(const AttentionSpec& spec, const Variant& variant, std::int64_t free_bytes);
 // Throws UsageError when the estimate exceeds the free bytes.
 void preflight_memory(const AttentionSpec& spec, const Variant& variant);
-// "1.50 GiB"
-std::string format_bytes(std::int64_t bytes);
 
 }  // namespace attnprof
