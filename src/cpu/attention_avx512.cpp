@@ -124,7 +124,7 @@ struct PolicyAvx512Fp32 {
 namespace detail {
 void fused_attention_avx512_fp32(const FusedProblem& p, const TileConfig& c, void* prepack, void* scratch,
                                  int threads) {
-  TileDriver<PolicyAvx512Fp32>(p, c).run(prepack, scratch, threads);
+  TileDriver<PolicyAvx512Fp32>(p, c, threads).run(prepack, scratch, threads);
 }
 }  // namespace detail
 

@@ -39,10 +39,10 @@ void require_cpu(const char* op, std::initializer_list<const Tensor*> tensors) {
 // L2 beside the K/V panels; per-row softmax bookkeeping is amortised over 256 keys. Measured on the
 // Zen 5 dev machine, 1 thread, causal, GFLOP/s per CPU-second (D=64 fp32 / bf16, D=128 fp32 / bf16):
 // 64×256: 216 / 359, 186 / 327; 128×128: 201 / 337, 186 / 334; 192×192 and 64×512 were 3-8% slower.
-constexpr TileConfig kFlashTiles{64, 256, true, true};
+constexpr TileConfig kFlashTiles{64, 256, true};
 // efficient: xformers-style 64×64 tiles, K/V packed tile by tile as each q-block reaches them,
 // static schedule in memory order.
-constexpr TileConfig kEfficientTiles{64, 64, false, false};
+constexpr TileConfig kEfficientTiles{64, 64, false};
 
 FusedProblem fused_problem(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
                            Tensor* lse) {
@@ -97,7 +97,7 @@ class CpuBackend final : public ops::Backend {
                     bool allow_tensor_cores) override {
     (void)allow_tensor_cores;  // the CPU has no tensor cores: every GEMM here is fp32 FMA already
     require_cpu("gemm", {&dst, &a, &bm});
-    Range r(Category::cpu_kernel, gemm_kernel_name(a.dtype(), dst.dtype()));
+    Range r(Category::cpu_kernel, gemm_kernel_name(dst, a, bm, transpose_b));
     cpu::batched_gemm(dst, a, bm, transpose_b, alpha);
   }
   void copy(Tensor& dst, const Tensor& src) override {
@@ -197,8 +197,8 @@ class CpuBackend final : public ops::Backend {
     Range r(Category::cpu_kernel,
             intern_name(fmt::format("cpu::{}_{}_{}", what, dtype_name(spec.dtype), isa_name(isa))));
     const FusedProblem problem = fused_problem(spec, out, q, k, v, lse);
-    const FusedWorkspace ws = fused_workspace(problem, tiles, isa);
     const int threads = omp_get_max_threads();
+    const FusedWorkspace ws = fused_workspace(problem, tiles, isa, threads);
     // Workspace through the allocator, so peak-memory statistics see it.
     Tensor prepack, scratch;
     if (ws.prepack_bytes > 0) prepack = Tensor::empty({ws.prepack_bytes}, DType::boolean, Device::cpu);
@@ -225,7 +225,8 @@ std::int64_t fused_workspace_bytes(const AttentionSpec& spec, bool flash) {
   p.seq_k = spec.seq_k;
   p.head_dim = spec.head_dim;
   p.causal = spec.causal;
-  const FusedWorkspace ws = fused_workspace(p, flash ? kFlashTiles : kEfficientTiles, fused_isa(spec.dtype, kernel_isa()));
+  const FusedWorkspace ws = fused_workspace(p, flash ? kFlashTiles : kEfficientTiles, fused_isa(spec.dtype, kernel_isa()),
+                                            omp_get_max_threads());
   return ws.prepack_bytes + ws.per_thread_bytes * omp_get_max_threads();
 }
 
