@@ -1,5 +1,5 @@
 // Fused attention for bf16 inputs on CPUs with AVX512_BF16: both GEMMs on vdpbf16ps, which sums
-// a pair of bf16 products into each fp32 lane (2× the fp32 FMA rate on Zen 4). Q and K stay bf16;
+// a pair of bf16 products into each fp32 lane (2× the fp32 FMA rate on Zen 4 and Zen 5). Q and K stay bf16;
 // P is rounded to bf16 for the PV product while the row sums use the unrounded fp32 values, and
 // m, l and O are fp32 throughout (as PyTorch's CPU flash kernel does). Compiled with AVX-512 and
 // AVX512_BF16 flags. Tiling, FLOPs and bytes: attention_tiles.h.
