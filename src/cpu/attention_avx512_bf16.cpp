@@ -1,11 +1,10 @@
 // Fused attention for bf16 inputs on CPUs with AVX512_BF16: both GEMMs on vdpbf16ps, which sums
-// a pair of bf16 products into each fp32 lane (2× the fp32 FMA rate on Zen 4). Q and K stay bf16;
+// a pair of bf16 products into each fp32 lane (2× the fp32 FMA rate on Zen 4 and Zen 5). Q and K stay bf16;
 // P is rounded to bf16 for the PV product while the row sums use the unrounded fp32 values, and
 // m, l and O are fp32 throughout (as PyTorch's CPU flash kernel does). Compiled with AVX-512 and
 // AVX512_BF16 flags. Tiling, FLOPs and bytes: attention_tiles.h.
 //
-// Micro-kernel: C[R][16·NZ] (+)= A[R][K] · B[K][16·NZ] with A rows as bf16 pairs (one 32-bit
-// broadcast per row and pair) and B packed [K/2][16·NZ][2]; R ≤ 6, NZ ≤ 4.
+// Micro-kernel: microkernel_bf16_avx512.h (shared with the bf16 GEMM).
 //
 // Versions (Zen 5 dev machine, 1 thread, causal, GFLOP/s per CPU-second, D=64 / D=128;
 // 2-thread numbers in bench/RESULTS.md):
@@ -14,54 +13,16 @@
 //   v2 softmax row max/exp inlined, α for all rows in one vector pass, K packed d-outer,
 //      Br=64 × Bc=256: fp32 216 / 186, bf16 359 / 327 (peak of one core: fp32 FMA 278,
 //      vdpbf16ps 513).
+//   v3 vector K/V packing (16×16 transposes, pair interleave); with ≥ 2 heads per thread each
+//      thread packs its head right before the head's q-blocks. 2 threads, per CPU-second:
+//      fp32 414 / 415, bf16 729 / 773 (78% / 73–78% of the 2-core peaks 528 / 993).
 #include "cpu/attention_tiles.h"
+#include "cpu/microkernel_bf16_avx512.h"
 #include "cpu/vec_avx512.h"
 
 namespace attnprof::cpu {
 namespace {
 
-template <int R, int NZ>
-void tile_bf16(float* c, std::int64_t ldc, const std::uint16_t* a, std::int64_t lda, const std::uint16_t* b,
-               std::int64_t ldb, std::int64_t k_count, const float* row_scale) {
-  __m512 acc[R][NZ];
-  if (row_scale != nullptr) {
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      __m512 sc = _mm512_set1_ps(row_scale[r]);
-#pragma GCC unroll 4
-      for (int z = 0; z < NZ; ++z) acc[r][z] = _mm512_mul_ps(_mm512_loadu_ps(c + r * ldc + 16 * z), sc);
-    }
-  } else {
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
-      for (int z = 0; z < NZ; ++z) acc[r][z] = _mm512_setzero_ps();
-  }
-  for (std::int64_t k = 0; k < k_count; k += 2) {
-    __m512i bv[NZ];
-#pragma GCC unroll 4
-    for (int z = 0; z < NZ; ++z) bv[z] = _mm512_loadu_si512(b + (k / 2) * ldb + 32 * z);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      std::uint32_t pair;
-      __builtin_memcpy(&pair, a + r * lda + k, sizeof pair);
-      __m512i av = _mm512_set1_epi32(static_cast<int>(pair));
-#pragma GCC unroll 4
-      for (int z = 0; z < NZ; ++z) acc[r][z] = _mm512_dpbf16_ps(acc[r][z], (__m512bh)av, (__m512bh)bv[z]);
-    }
-  }
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
-    for (int z = 0; z < NZ; ++z) _mm512_storeu_ps(c + r * ldc + 16 * z, acc[r][z]);
-}
-
-using TileFn = void (*)(float*, std::int64_t, const std::uint16_t*, std::int64_t, const std::uint16_t*, std::int64_t,
-                        std::int64_t, const float*);
-#define ATTNPROF_TILE_ROW(R) {&tile_bf16<R, 1>, &tile_bf16<R, 2>, &tile_bf16<R, 3>, &tile_bf16<R, 4>}
-const TileFn kTiles[6][4] = {ATTNPROF_TILE_ROW(1), ATTNPROF_TILE_ROW(2), ATTNPROF_TILE_ROW(3),
-                             ATTNPROF_TILE_ROW(4), ATTNPROF_TILE_ROW(5), ATTNPROF_TILE_ROW(6)};
-#undef ATTNPROF_TILE_ROW
 
 // p[i] = bf16(2^((s[i] − m)·c)); returns the fp32 sum of the unrounded values. Two vectors per
 // step so one vcvtne2ps2bf16 converts 32 probabilities.
@@ -116,7 +77,7 @@ struct PolicyAvx512Bf16 {
   }
   static void tile(int nr, int nz, float* c, std::int64_t ldc, const std::uint16_t* a, std::int64_t lda,
                    const std::uint16_t* b, std::int64_t ldb, std::int64_t k_count, const float* row_scale) {
-    kTiles[nr - 1][nz - 1](c, ldc, a, lda, b, ldb, k_count, row_scale);
+    tile_bf16_dispatch(nr, nz, c, ldc, a, lda, b, ldb, k_count, row_scale);
   }
 };
 
@@ -125,10 +86,10 @@ struct PolicyAvx512Bf16 {
 namespace detail {
 void fused_attention_avx512_bf16(const FusedProblem& p, const TileConfig& c, void* prepack, void* scratch,
                                  int threads) {
-  TileDriver<PolicyAvx512Bf16>(p, c).run(prepack, scratch, threads);
+  TileDriver<PolicyAvx512Bf16>(p, c, threads).run(prepack, scratch, threads);
 }
-FusedWorkspace workspace_bf16(const FusedProblem& p, const TileConfig& c) {
-  return TileDriver<PolicyAvx512Bf16>(p, c).workspace();
+FusedWorkspace workspace_bf16(const FusedProblem& p, const TileConfig& c, int threads) {
+  return TileDriver<PolicyAvx512Bf16>(p, c, threads).workspace();
 }
 }  // namespace detail
 

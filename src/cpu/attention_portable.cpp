@@ -44,12 +44,12 @@ struct PolicyPortable {
 
 namespace detail {
 void fused_attention_portable(const FusedProblem& p, const TileConfig& c, void* prepack, void* scratch, int threads) {
-  TileDriver<PolicyPortable>(p, c).run(prepack, scratch, threads);
+  TileDriver<PolicyPortable>(p, c, threads).run(prepack, scratch, threads);
 }
 // The AVX-512 fp32 build has this layout too (float packs, probabilities over the scores); computed
 // here so sizing never runs code compiled for AVX-512.
-FusedWorkspace workspace_fp32(const FusedProblem& p, const TileConfig& c) {
-  return TileDriver<PolicyPortable>(p, c).workspace();
+FusedWorkspace workspace_fp32(const FusedProblem& p, const TileConfig& c, int threads) {
+  return TileDriver<PolicyPortable>(p, c, threads).workspace();
 }
 }  // namespace detail
 

@@ -58,7 +58,12 @@ class TileDriver {
   using E = typename Policy::Elem;
   static constexpr std::int64_t kPair = Policy::kPair;
 
-  TileDriver(const FusedProblem& p, const TileConfig& c) : p_(p), c_(c) {
+  TileDriver(const FusedProblem& p, const TileConfig& c, int threads) : p_(p), c_(c) {
+    // With enough heads to keep every thread busy, each thread takes whole heads and packs that
+    // head's K/V into its own scratch right before its q-blocks (hot in L2, O(threads·Sk·D)
+    // memory). With few heads (long single sequences, many threads) K/V is packed once up front
+    // and the (head, q-block) items are shared out.
+    head_major_ = c.prepack_kv && p.batch * p.heads >= 2 * static_cast<std::int64_t>(threads);
     br_ = c.block_q;
     bc_ = c.block_k;
     dk_ = round_up(p.head_dim, kPair);
@@ -75,12 +80,13 @@ class TileDriver {
     off_o_ = off_p_ + (Policy::kProbsAliasScores ? 0 : align(br_ * bcp_ * sizeof(E)));
     off_stats_ = off_o_ + align(br_ * dv_ * sizeof(float));
     off_kv_ = off_stats_ + align(5 * br_ * sizeof(float));
-    per_thread_ = off_kv_ + (c.prepack_kv ? 0 : align((k_tile_ + v_tile_) * sizeof(E)));
+    const std::int64_t kv_panel_tiles = head_major_ ? kv_tiles_ : (c.prepack_kv ? 0 : 1);
+    per_thread_ = off_kv_ + align(kv_panel_tiles * (k_tile_ + v_tile_) * sizeof(E));
   }
 
   FusedWorkspace workspace() const {
     FusedWorkspace w;
-    w.prepack_bytes = c_.prepack_kv ? p_.batch * p_.kv_heads * kv_tiles_ * (k_tile_ + v_tile_) *
+    w.prepack_bytes = c_.prepack_kv && !head_major_ ? p_.batch * p_.kv_heads * kv_tiles_ * (k_tile_ + v_tile_) *
                                           static_cast<std::int64_t>(sizeof(E))
                                     : 0;
     w.per_thread_bytes = per_thread_;
@@ -91,32 +97,48 @@ class TileDriver {
     const std::int64_t bh = p_.batch * p_.heads;
     const std::int64_t items = bh * q_blocks_;
     const std::int64_t pack_items = p_.batch * p_.kv_heads * kv_tiles_;
+    const std::int64_t head_panel = kv_tiles_ * (k_tile_ + v_tile_);
 #pragma omp parallel num_threads(threads)
     {
       char* mine = static_cast<char*>(scratch) + per_thread_ * omp_get_thread_num();
-      if (c_.prepack_kv) {
+      if (head_major_) {
+        E* panel = reinterpret_cast<E*>(mine + off_kv_);
+#pragma omp for schedule(dynamic, 1)
+        for (std::int64_t head = 0; head < bh; ++head) {
+          const std::int64_t b = head / p_.heads, h = head % p_.heads;
+          const std::int64_t hk = h / (p_.heads / p_.kv_heads);
+          for (std::int64_t t = 0; t < kv_tiles_; ++t) {
+            if (p_.causal && t * bc_ >= p_.seq_q) break;  // no query row reaches these keys
+            E* kt = panel + t * (k_tile_ + v_tile_);
+            pack_kv(kt, kt + k_tile_, b, hk, t);
+          }
+          for (std::int64_t qb = q_blocks_; qb-- > 0;) process(mine, panel, b, h, qb);
+        }
+      } else if (c_.prepack_kv) {
 #pragma omp for schedule(static)
         for (std::int64_t i = 0; i < pack_items; ++i) {
-          std::int64_t t = i % kv_tiles_;
-          std::int64_t bhk = i / kv_tiles_;
+          const std::int64_t t = i % kv_tiles_;
+          const std::int64_t bhk = i / kv_tiles_;
           if (p_.causal && t * bc_ >= p_.seq_q) continue;  // no query row reaches these keys
           E* kt = static_cast<E*>(prepack) + i * (k_tile_ + v_tile_);
           pack_kv(kt, kt + k_tile_, bhk / p_.kv_heads, bhk % p_.kv_heads, t);
         }
-      }
-      if (c_.heaviest_first) {
-        // Causal q-block i costs ∝ i+1: hand out the last blocks (most keys) first.
+        // Causal q-block i costs ∝ i+1: within each head hand out the last blocks (most keys)
+        // first, so the cheapest blocks fill the tail; heads in order so a head's packed K/V
+        // stays in cache while its blocks run.
 #pragma omp for schedule(dynamic, 1)
         for (std::int64_t i = 0; i < items; ++i) {
-          std::int64_t qb = q_blocks_ - 1 - i / bh;
-          std::int64_t head = i % bh;
-          process(mine, prepack, head / p_.heads, head % p_.heads, qb);
+          const std::int64_t head = i / q_blocks_;
+          const std::int64_t qb = q_blocks_ - 1 - i % q_blocks_;
+          const std::int64_t b = head / p_.heads, h = head % p_.heads;
+          const std::int64_t hk = h / (p_.heads / p_.kv_heads);
+          process(mine, static_cast<E*>(prepack) + (b * p_.kv_heads + hk) * head_panel, b, h, qb);
         }
       } else {
 #pragma omp for schedule(static)
         for (std::int64_t i = 0; i < items; ++i) {
-          std::int64_t head = i / q_blocks_;
-          process(mine, prepack, head / p_.heads, head % p_.heads, i % q_blocks_);
+          const std::int64_t head = i / q_blocks_;
+          process(mine, nullptr, head / p_.heads, head % p_.heads, i % q_blocks_);
         }
       }
     }
@@ -184,7 +206,8 @@ class TileDriver {
     }
   }
 
-  void process(char* mine, void* prepack, std::int64_t b, std::int64_t h, std::int64_t qb) const {
+  // kv_panel: this head's packed K/V tiles, or null to pack each tile as it is reached.
+  void process(char* mine, const E* kv_panel, std::int64_t b, std::int64_t h, std::int64_t qb) const {
     E* qp = reinterpret_cast<E*>(mine + off_q_);
     float* s = reinterpret_cast<float*>(mine + off_s_);
     E* probs = Policy::kProbsAliasScores ? reinterpret_cast<E*>(s) : reinterpret_cast<E*>(mine + off_p_);
@@ -217,8 +240,8 @@ class TileDriver {
       const std::int64_t cols_pair = round_up(cols, kPair);
       const E* kt;
       const E* vt;
-      if (c_.prepack_kv) {
-        kt = static_cast<const E*>(prepack) + ((b * p_.kv_heads + hk) * kv_tiles_ + t) * (k_tile_ + v_tile_);
+      if (kv_panel != nullptr) {
+        kt = kv_panel + t * (k_tile_ + v_tile_);
         vt = kt + k_tile_;
       } else {
         E* kbuf = reinterpret_cast<E*>(mine + off_kv_);
@@ -302,6 +325,7 @@ class TileDriver {
   TileConfig c_;
   std::int64_t br_, bc_, dk_, dv_, bcp_, k_tile_, v_tile_, kv_tiles_, q_blocks_;
   std::int64_t off_q_, off_s_, off_p_, off_o_, off_stats_, off_kv_, per_thread_;
+  bool head_major_ = false;
 };
 
 }  // namespace

@@ -21,8 +21,20 @@
 namespace attnprof::cpu {
 namespace {
 
-using profiler::Range;
 using trace::Category;
+
+std::vector<std::string>* g_kernel_log = nullptr;
+
+// One piece of work: a `cpu_kernel` range named for it (and a line in the test log when installed).
+class KernelRange {
+ public:
+  explicit KernelRange(const char* name) : range_(Category::cpu_kernel, name) {
+    if (g_kernel_log != nullptr) g_kernel_log->emplace_back(name);
+  }
+
+ private:
+  profiler::Range range_;
+};
 
 const char* named(const char* op, DType dtype) {
   return intern_name(fmt::format("cpu::{}_{}", op, dtype_name(dtype)));
@@ -39,10 +51,10 @@ void require_cpu(const char* op, std::initializer_list<const Tensor*> tensors) {
 // L2 beside the K/V panels; per-row softmax bookkeeping is amortised over 256 keys. Measured on the
 // Zen 5 dev machine, 1 thread, causal, GFLOP/s per CPU-second (D=64 fp32 / bf16, D=128 fp32 / bf16):
 // 64×256: 216 / 359, 186 / 327; 128×128: 201 / 337, 186 / 334; 192×192 and 64×512 were 3-8% slower.
-constexpr TileConfig kFlashTiles{64, 256, true, true};
+constexpr TileConfig kFlashTiles{64, 256, true};
 // efficient: xformers-style 64×64 tiles, K/V packed tile by tile as each q-block reaches them,
 // static schedule in memory order.
-constexpr TileConfig kEfficientTiles{64, 64, false, false};
+constexpr TileConfig kEfficientTiles{64, 64, false};
 
 FusedProblem fused_problem(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
                            Tensor* lse) {
@@ -97,73 +109,72 @@ class CpuBackend final : public ops::Backend {
                     bool allow_tensor_cores) override {
     (void)allow_tensor_cores;  // the CPU has no tensor cores: every GEMM here is fp32 FMA already
     require_cpu("gemm", {&dst, &a, &bm});
-    Range r(Category::cpu_kernel, gemm_kernel_name(a.dtype(), dst.dtype()));
+    KernelRange r(gemm_kernel_name(dst, a, bm, transpose_b));
     cpu::batched_gemm(dst, a, bm, transpose_b, alpha);
   }
   void copy(Tensor& dst, const Tensor& src) override {
     require_cpu("copy", {&dst, &src});
-    Range r(Category::cpu_kernel,
-            intern_name(fmt::format("cpu::copy_{}_to_{}", dtype_name(src.dtype()), dtype_name(dst.dtype()))));
+    KernelRange r(intern_name(fmt::format("cpu::copy_{}_to_{}", dtype_name(src.dtype()), dtype_name(dst.dtype()))));
     kernels::copy(dst, src);
   }
   void fill(Tensor& dst, double value) override {
     require_cpu("fill", {&dst});
-    Range r(Category::cpu_kernel, named("fill", dst.dtype()));
+    KernelRange r(named("fill", dst.dtype()));
     kernels::fill(dst, value);
   }
   void mul_scalar(Tensor& dst, const Tensor& src, double scalar) override {
     require_cpu("mul", {&dst, &src});
-    Range r(Category::cpu_kernel, named("mul", dst.dtype()));
+    KernelRange r(named("mul", dst.dtype()));
     kernels::mul_scalar(dst, src, scalar);
   }
   void add(Tensor& dst, const Tensor& a, const Tensor& b) override {
     require_cpu("add", {&dst, &a, &b});
-    Range r(Category::cpu_kernel, named("add", dst.dtype()));
+    KernelRange r(named("add", dst.dtype()));
     kernels::add(dst, a, b);
   }
   void masked_fill(Tensor& dst, const Tensor& src, const Tensor& mask, double value) override {
     require_cpu("masked_fill", {&dst, &src, &mask});
-    Range r(Category::cpu_kernel, named("masked_fill", dst.dtype()));
+    KernelRange r(named("masked_fill", dst.dtype()));
     kernels::masked_fill(dst, src, mask, value);
   }
   void where(Tensor& dst, const Tensor& condition, const Tensor& if_true, const Tensor& if_false) override {
     require_cpu("where", {&dst, &condition, &if_true, &if_false});
-    Range r(Category::cpu_kernel, named("where", dst.dtype()));
+    KernelRange r(named("where", dst.dtype()));
     kernels::where(dst, condition, if_true, if_false);
   }
   void logical_not(Tensor& dst, const Tensor& src) override {
     require_cpu("logical_not", {&dst, &src});
-    Range r(Category::cpu_kernel, named("logical_not", dst.dtype()));
+    KernelRange r(named("logical_not", dst.dtype()));
     kernels::logical_not(dst, src);
   }
   void isneginf(Tensor& dst, const Tensor& src) override {
     require_cpu("isneginf", {&dst, &src});
-    Range r(Category::cpu_kernel, named("isneginf", src.dtype()));
+    KernelRange r(named("isneginf", src.dtype()));
     kernels::isneginf(dst, src);
   }
   void tril(Tensor& dst, const Tensor& src, std::int64_t diagonal) override {
     require_cpu("tril", {&dst, &src});
-    Range r(Category::cpu_kernel, named("tril", dst.dtype()));
+    KernelRange r(named("tril", dst.dtype()));
     kernels::triangle(dst, src, diagonal, false);
   }
   void triu(Tensor& dst, const Tensor& src, std::int64_t diagonal) override {
     require_cpu("triu", {&dst, &src});
-    Range r(Category::cpu_kernel, named("triu", dst.dtype()));
+    KernelRange r(named("triu", dst.dtype()));
     kernels::triangle(dst, src, diagonal, true);
   }
   void softmax_lastdim(Tensor& dst, const Tensor& src) override {
     require_cpu("softmax", {&dst, &src});
-    Range r(Category::cpu_kernel, named("softmax", dst.dtype()));
+    KernelRange r(named("softmax", dst.dtype()));
     kernels::softmax_lastdim(dst, src);
   }
   void all_lastdim(Tensor& dst, const Tensor& src) override {
     require_cpu("all", {&dst, &src});
-    Range r(Category::cpu_kernel, named("all", src.dtype()));
+    KernelRange r(named("all", src.dtype()));
     kernels::all_lastdim(dst, src);
   }
   void scale_mask_softmax(Tensor& dst, const Tensor& src, double scale, bool causal) override {
     require_cpu("scale_mask_softmax", {&dst, &src});
-    Range r(Category::cpu_kernel, named("scale_mask_softmax", dst.dtype()));
+    KernelRange r(named("scale_mask_softmax", dst.dtype()));
     kernels::scale_mask_softmax(dst, src, scale, causal);
   }
   void attention_efficient(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
@@ -194,11 +205,10 @@ class CpuBackend final : public ops::Backend {
     if (auto why = fused_refusal(spec)) throw UsageError(*why);
     check_fused_operands(spec, out, q, k, v);
     const Isa isa = fused_isa(spec.dtype, kernel_isa());
-    Range r(Category::cpu_kernel,
-            intern_name(fmt::format("cpu::{}_{}_{}", what, dtype_name(spec.dtype), isa_name(isa))));
+    KernelRange r(intern_name(fmt::format("cpu::{}_{}_{}", what, dtype_name(spec.dtype), isa_name(isa))));
     const FusedProblem problem = fused_problem(spec, out, q, k, v, lse);
-    const FusedWorkspace ws = fused_workspace(problem, tiles, isa);
     const int threads = omp_get_max_threads();
+    const FusedWorkspace ws = fused_workspace(problem, tiles, isa, threads);
     // Workspace through the allocator, so peak-memory statistics see it.
     Tensor prepack, scratch;
     if (ws.prepack_bytes > 0) prepack = Tensor::empty({ws.prepack_bytes}, DType::boolean, Device::cpu);
@@ -208,6 +218,8 @@ class CpuBackend final : public ops::Backend {
 };
 
 }  // namespace
+
+void set_kernel_log(std::vector<std::string>* log) { g_kernel_log = log; }
 
 ops::Backend& cpu_backend() {
   static CpuBackend backend;
@@ -225,7 +237,8 @@ std::int64_t fused_workspace_bytes(const AttentionSpec& spec, bool flash) {
   p.seq_k = spec.seq_k;
   p.head_dim = spec.head_dim;
   p.causal = spec.causal;
-  const FusedWorkspace ws = fused_workspace(p, flash ? kFlashTiles : kEfficientTiles, fused_isa(spec.dtype, kernel_isa()));
+  const FusedWorkspace ws = fused_workspace(p, flash ? kFlashTiles : kEfficientTiles, fused_isa(spec.dtype, kernel_isa()),
+                                            omp_get_max_threads());
   return ws.prepack_bytes + ws.per_thread_bytes * omp_get_max_threads();
 }
 

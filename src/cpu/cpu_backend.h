@@ -2,6 +2,8 @@
 #include <attnprof/attention.h>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "ops/backend.h"
 
@@ -10,4 +12,8 @@ namespace attnprof::cpu {
 ops::Backend& cpu_backend();
 // Bytes the CPU flash (or efficient) kernel allocates for one forward of this spec.
 std::int64_t fused_workspace_bytes(const AttentionSpec& spec, bool flash);
+// Test seam: while a log is installed, every CPU backend call (one piece of work) appends its
+// kernel name, so tests can check a variant's sequence without the profiler. Calls come from the
+// thread running the forward; install and read the log from that thread. nullptr uninstalls.
+void set_kernel_log(std::vector<std::string>* log);
 }  // namespace attnprof::cpu

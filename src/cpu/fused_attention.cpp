@@ -8,10 +8,10 @@ Isa fused_isa(DType dtype, Isa isa) {
   return Isa::avx512;
 }
 
-FusedWorkspace fused_workspace(const FusedProblem& problem, const TileConfig& config, Isa isa) {
+FusedWorkspace fused_workspace(const FusedProblem& problem, const TileConfig& config, Isa isa, int threads) {
   // The portable build has the fp32 build's layout (fp32 packs, probabilities over the scores).
-  return fused_isa(problem.dtype, isa) == Isa::avx512_bf16 ? detail::workspace_bf16(problem, config)
-                                                           : detail::workspace_fp32(problem, config);
+  return fused_isa(problem.dtype, isa) == Isa::avx512_bf16 ? detail::workspace_bf16(problem, config, threads)
+                                                           : detail::workspace_fp32(problem, config, threads);
 }
 
 void fused_attention(const FusedProblem& problem, const TileConfig& config, Isa isa, void* prepack, void* scratch,

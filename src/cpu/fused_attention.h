@@ -27,18 +27,21 @@ struct FusedProblem {
 struct TileConfig {
   int block_q = 64;       // query rows per work item (Br)
   int block_k = 256;      // keys per tile (Bc); a causal block's last tile is clamped to its last row
-  bool prepack_kv = true;  // pack K/V once per kv head before the main loop (flash); else per tile (efficient)
-  bool heaviest_first = true;  // dynamic schedule, costliest q-blocks first; else static in order
+  // true (flash): pack a head's K/V once before its q-blocks, dynamic schedule with each head's
+  // costliest (causal: last) q-blocks first. false (efficient): pack K/V tile by tile as each
+  // q-block reaches it, static schedule in memory order.
+  bool prepack_kv = true;
 };
 
 struct FusedWorkspace {
-  std::int64_t prepack_bytes = 0;     // shared packed K/V panels
-  std::int64_t per_thread_bytes = 0;  // Q pack, score/probability tiles, accumulator, row statistics
+  std::int64_t prepack_bytes = 0;     // shared packed K/V panels (few heads, many threads)
+  std::int64_t per_thread_bytes = 0;  // Q pack, score/probability tiles, accumulator, row statistics,
+                                      // and the packed K/V of the thread's current head
 };
 
 // The compute path fused_attention takes for this dtype on this ISA ("avx512_bf16", "avx512", "portable").
 Isa fused_isa(DType dtype, Isa isa);
-FusedWorkspace fused_workspace(const FusedProblem& problem, const TileConfig& config, Isa isa);
+FusedWorkspace fused_workspace(const FusedProblem& problem, const TileConfig& config, Isa isa, int threads);
 // prepack: prepack_bytes, scratch: threads · per_thread_bytes, both 64-byte aligned.
 void fused_attention(const FusedProblem& problem, const TileConfig& config, Isa isa, void* prepack, void* scratch,
                      int threads);
@@ -47,8 +50,8 @@ namespace detail {
 void fused_attention_portable(const FusedProblem&, const TileConfig&, void*, void*, int);
 void fused_attention_avx512_fp32(const FusedProblem&, const TileConfig&, void*, void*, int);
 void fused_attention_avx512_bf16(const FusedProblem&, const TileConfig&, void*, void*, int);
-FusedWorkspace workspace_fp32(const FusedProblem&, const TileConfig&);
-FusedWorkspace workspace_bf16(const FusedProblem&, const TileConfig&);
+FusedWorkspace workspace_fp32(const FusedProblem&, const TileConfig&, int threads);
+FusedWorkspace workspace_bf16(const FusedProblem&, const TileConfig&, int threads);
 }  // namespace detail
 
 }  // namespace attnprof::cpu

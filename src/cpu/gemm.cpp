@@ -18,6 +18,8 @@
 #include <algorithm>
 #include <mutex>
 
+#include "cpu/cpu_features.h"
+#include "cpu/gemm_bf16.h"
 #include "cpu/row_kernels.h"
 #include "cpu/strided.h"
 
@@ -71,12 +73,52 @@ void openblas_init() {
   });
 }
 
-const char* gemm_kernel_name(DType a_dtype, DType dst_dtype) {
-  if (a_dtype == DType::fp32 && dst_dtype == DType::fp32) return "cpu::gemm_fp32_openblas";
-  if (a_dtype == DType::bf16) return "cpu::gemm_bf16_via_fp32_openblas";
-  if (a_dtype == DType::fp16) return "cpu::gemm_fp16_via_fp32_openblas";
+// Whether the vdpbf16ps kernel takes these operands (shapes already checked).
+bool bf16_kernel_applies(const Tensor& dst, const Tensor& a, const Tensor& bm, bool transpose_b) {
+  return kernel_isa() == Isa::avx512_bf16 && a.dtype() == DType::bf16 && bm.dtype() == DType::bf16 &&
+         (dst.dtype() == DType::bf16 || dst.dtype() == DType::fp32) && a.stride(3) == 1 && bm.stride(3) == 1 &&
+         dst.stride(3) == 1 && a.size(3) % 2 == 0 && (!transpose_b || bm.stride(2) % 2 == 0);
+}
+
+const char* gemm_kernel_name(const Tensor& dst, const Tensor& a, const Tensor& bm, bool transpose_b) {
+  if (bf16_kernel_applies(dst, a, bm, transpose_b)) return "cpu::gemm_bf16_avx512bf16";
+  if (a.dtype() == DType::fp32 && dst.dtype() == DType::fp32) return "cpu::gemm_fp32_openblas";
+  if (a.dtype() == DType::bf16) return "cpu::gemm_bf16_via_fp32_openblas";
+  if (a.dtype() == DType::fp16) return "cpu::gemm_fp16_via_fp32_openblas";
   return "cpu::gemm_mixed_via_fp32_openblas";
 }
+
+namespace {
+void batched_gemm_bf16(Tensor& dst, const Tensor& a, const Tensor& bm, bool transpose_b, float alpha) {
+  const std::int64_t batch = a.size(0), heads = a.size(1), m = a.size(2), k = a.size(3);
+  const std::int64_t n = dst.size(3);
+  const std::int64_t group = heads / bm.size(1);
+  const std::int64_t per_thread =
+      detail::bf16_gemm_pack_elements(n, k) / 2 + detail::kBf16GemmStagingFloats;  // in floats
+  const int threads = omp_get_max_threads();
+  Tensor scratch = Tensor::empty({threads, per_thread}, DType::fp32, Device::cpu);  // counted extra memory
+  const std::int64_t c_esize = static_cast<std::int64_t>(dtype_size(dst.dtype()));
+#pragma omp parallel for schedule(static) num_threads(threads) if (batch * heads > 1)
+  for (std::int64_t bh = 0; bh < batch * heads; ++bh) {
+    const std::int64_t b = bh / heads, h = bh % heads;
+    float* mine = scratch.data<float>() + omp_get_thread_num() * per_thread;
+    detail::Bf16Gemm g;
+    g.a = a.data<std::uint16_t>() + b * a.stride(0) + h * a.stride(1);
+    g.lda = a.stride(2);
+    g.b = bm.data<std::uint16_t>() + b * bm.stride(0) + (h / group) * bm.stride(1);
+    g.ldb = bm.stride(2);
+    g.b_rows_are_n = transpose_b;
+    g.c = static_cast<char*>(dst.raw()) + (b * dst.stride(0) + h * dst.stride(1)) * c_esize;
+    g.ldc = dst.stride(2);
+    g.c_is_fp32 = dst.dtype() == DType::fp32;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.alpha = alpha;
+    detail::gemm_bf16_avx512(g, reinterpret_cast<std::uint16_t*>(mine + detail::kBf16GemmStagingFloats), mine);
+  }
+}
+}  // namespace
 
 std::string openblas_description() {
   static const char* names[] = {"sequential", "pthreads", "OpenMP"};
@@ -99,6 +141,10 @@ void batched_gemm(Tensor& dst, const Tensor& a, const Tensor& bm, bool transpose
       dst.size(1) != heads || dst.size(2) != m || dst.size(3) != n) {
     throw Error(fmt::format("cpu gemm: shapes do not fit: {} · {}{} -> {}", a.describe(), bm.describe(),
                             transpose_b ? "ᵀ" : "", dst.describe()));
+  }
+  if (bf16_kernel_applies(dst, a, bm, transpose_b)) {
+    batched_gemm_bf16(dst, a, bm, transpose_b, alpha);
+    return;
   }
   const std::int64_t group = heads / b_heads;
   auto matrix = [](const Tensor& t, std::int64_t b, std::int64_t h, bool transposed) {

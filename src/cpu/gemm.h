@@ -1,6 +1,7 @@
 #pragma once
 // Batched GEMM on the CPU: dst[b,h] = alpha · a[b,h] · op(bm[b, h / (H/Hb)]).
-// fp32 operands with a unit stride go straight to OpenBLAS sgemm; bf16/fp16 (and fp32 with no unit
+// bf16 operands on a CPU with AVX512_BF16 run our vdpbf16ps kernel (gemm_bf16_avx512.cpp);
+// fp32 operands with a unit stride go straight to OpenBLAS sgemm; other bf16/fp16 (and fp32 with no unit
 // stride) are converted per (b, h) into fp32 panels in per-thread scratch (A and the result
 // 256 rows at a time), multiplied by sgemm
 // (fp32 accumulation), and the result converted into dst. Parallel over B·H with OpenMP, OpenBLAS
@@ -14,8 +15,9 @@ namespace attnprof::cpu {
 // Checks the shapes; throws Error naming them when they do not fit.
 void batched_gemm(Tensor& dst, const Tensor& a, const Tensor& bm, bool transpose_b, float alpha);
 
-// The kernel name batched_gemm records for these dtypes ("cpu::gemm_fp32_openblas", ...).
-const char* gemm_kernel_name(DType a_dtype, DType dst_dtype);
+// The kernel name for what batched_gemm will run on these operands ("cpu::gemm_fp32_openblas",
+// "cpu::gemm_bf16_avx512bf16", ...).
+const char* gemm_kernel_name(const Tensor& dst, const Tensor& a, const Tensor& bm, bool transpose_b);
 
 // Applies the OpenBLAS threading settings once (see gemm.cpp); the backend calls it at start-up so
 // OpenBLAS's own thread pool never competes with our OpenMP threads.

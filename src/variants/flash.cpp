@@ -1,8 +1,9 @@
-// flash: FlashAttention-2 style, one piece of work per forward. On the CPU: 128×128 tiles, K/V
-// packed once per kv head into micro-kernel panels, register-blocked AVX-512 micro-kernel (fp32
-// FMA, or vdpbf16ps for bf16), softmax on the score tile while it is in L1, causal tiles past
-// the diagonal skipped and only diagonal tiles masked, heaviest q-blocks scheduled first.
-// Memory O(B·Hkv·Sk·D) for the packed K/V plus O(threads · tile). A fully masked row gives 0.
+// flash: FlashAttention-2 style, one piece of work per forward. On the CPU: 64 query rows × 256
+// keys per tile, each head's K/V packed once into micro-kernel panels, a register-blocked AVX-512
+// micro-kernel (fp32 FMA, or vdpbf16ps for bf16), softmax on the score tile while it is in cache,
+// causal tiles past the diagonal skipped and only the crossing tile masked, each head's costliest
+// q-blocks scheduled first (src/cpu/attention_tiles.h). Memory: packed K/V (O(threads·Sk·D), or
+// O(B·Hkv·Sk·D) with fewer than 2 heads per thread) plus O(threads · tile). A fully masked row gives 0.
 #include <memory>
 
 #include "ops/ops.h"

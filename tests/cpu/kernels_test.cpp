@@ -234,7 +234,18 @@ double gemm_ref(const Tensor& a, const Tensor& bm, bool tb, std::int64_t b, std:
   return alpha * s;
 }
 
-TEST(CpuKernels, GemmFp32AndBf16AgainstFp64) {
+// Every GEMM path: bf16 on vdpbf16ps (avx512_bf16), bf16/fp16 through fp32 panels and sgemm
+// (avx512, portable), fp32 straight to sgemm.
+class GemmTest : public ::testing::TestWithParam<Isa> {
+ protected:
+  void SetUp() override {
+    if (static_cast<int>(detected_isa()) < static_cast<int>(GetParam())) GTEST_SKIP() << "CPU lacks this ISA";
+    set_isa_limit(GetParam());
+  }
+  void TearDown() override { set_isa_limit(Isa::avx512_bf16); }
+};
+
+TEST_P(GemmTest, Fp32Bf16Fp16AgainstFp64) {
   for (DType dtype : {DType::fp32, DType::bf16, DType::fp16}) {
     for (bool tb : {true, false}) {
       Tensor a = Tensor::empty({2, 4, 19, 40}, dtype);
@@ -256,6 +267,9 @@ TEST(CpuKernels, GemmFp32AndBf16AgainstFp64) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Cpu, GemmTest, ::testing::Values(Isa::portable, Isa::avx512, Isa::avx512_bf16),
+                         [](const ::testing::TestParamInfo<Isa>& info) { return isa_name(info.param); });
 
 TEST(CpuKernels, GemmRejectsMismatchedShapes) {
   Tensor a = Tensor::empty({1, 2, 3, 4}, DType::fp32), bm = Tensor::empty({1, 2, 5, 5}, DType::fp32);
