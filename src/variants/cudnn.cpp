@@ -30,8 +30,8 @@ class CudnnVariant final : public Variant {
   }
   std::optional<std::string> refusal(const AttentionSpec& spec) const override {
     if (spec.device != Device::cuda)
-      return std::string("--variant cudnn: runs on --device cuda only; variants for --device cpu: naive, inplace, math, "
-                         "fused, efficient, flash");
+      return std::string("runs on --device cuda only; variants for --device cpu: naive, inplace, math, fused, efficient, "
+                         "flash");
     if (spec.dtype != DType::bf16 && spec.dtype != DType::fp16)
       return fmt::format("--dtype {}: variant cudnn takes bf16, fp16", dtype_name(spec.dtype));
     if (spec.head_dim % 8 != 0 || spec.head_dim > 256)
