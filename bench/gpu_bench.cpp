@@ -149,7 +149,7 @@ std::vector<Forward> forwards() {
   return {
       {"naive", 6, [](const AttentionSpec& s, const Inputs& in, Tensor& out) { naive(s, in, out, false); }},
       {"inplace", 5, [](const AttentionSpec& s, const Inputs& in, Tensor& out) { naive(s, in, out, true); }},
-      {"math", 18, [](const AttentionSpec& s, const Inputs& in, Tensor& out) { math(s, in, out); }},
+      {"math", 19, [](const AttentionSpec& s, const Inputs& in, Tensor& out) { math(s, in, out); }},
       {"fused", 3, [](const AttentionSpec& s, const Inputs& in, Tensor& out) { fused(s, in, out); }},
       {"efficient", 1,
        [](const AttentionSpec& s, const Inputs& in, Tensor& out) { be().attention_efficient(s, out, in.q, in.k, in.v, nullptr); }},

@@ -146,19 +146,34 @@ struct GraphBuilder {
 Dims dims_of(const Tensor& t) { return {t.size(0), t.size(1), t.size(2), t.size(3)}; }
 Dims strides_of(const Tensor& t) { return {t.stride(0), t.stride(1), t.stride(2), t.stride(3)}; }
 
+// What the descriptors bake in about one tensor: its [B, H, S, D] dims and strides.
+struct Geometry {
+  Dims dims, strides;
+};
+Geometry geometry_of(const Tensor& t) { return {dims_of(t), strides_of(t)}; }
+// A tensor as make_inputs/make_output lay it out (contiguous bhsd, or bshd through strides).
+Geometry geometry_of(std::int64_t b, std::int64_t h, std::int64_t s, std::int64_t d, Layout layout) {
+  if (layout == Layout::bshd) return {{b, h, s, d}, {s * h * d, d, h * d, 1}};
+  return {{b, h, s, d}, {h * s * d, s * d, d, 1}};
+}
+struct ProblemGeometry {
+  Geometry q, k, v, o;
+};
+
 // The causal composite graph of research/cudnn-sdpa.md §1 (14 ops, 19 tensors).
-std::vector<DescPtr> causal_graph(GraphBuilder& g, const AttentionSpec& spec, const Tensor& out, const Tensor& q,
-                                  const Tensor& k, const Tensor& v, bool with_lse) {
+std::vector<DescPtr> causal_graph(GraphBuilder& g, const AttentionSpec& spec, const ProblemGeometry& p, bool with_lse) {
   const cudnnDataType_t io = io_type(spec.dtype);
   const std::int64_t b = spec.batch, h = spec.heads, sq = spec.seq_q, skv = spec.seq_k;
   const Dims s_dims{b, h, sq, skv}, s_strides{h * sq * skv, sq * skv, skv, 1};
   const Dims row_dims{b, h, sq, 1}, row_strides{h * sq, sq, 1, 1};
   const Dims one{1, 1, 1, 1};
-  auto tq = g.tensor(kQ, dims_of(q), strides_of(q), io);
+  auto tq = g.tensor(kQ, p.q.dims, p.q.strides, io);
   // Kᵀ: K's dims and strides with the last two swapped.
-  auto tk = g.tensor(kK, {k.size(0), k.size(1), k.size(3), k.size(2)}, {k.stride(0), k.stride(1), k.stride(3), k.stride(2)}, io);
-  auto tv = g.tensor(kV, dims_of(v), strides_of(v), io);
-  auto to = g.tensor(kO, dims_of(out), strides_of(out), io);
+  const Dims& kd = p.k.dims;
+  const Dims& ks = p.k.strides;
+  auto tk = g.tensor(kK, {kd[0], kd[1], kd[3], kd[2]}, {ks[0], ks[1], ks[3], ks[2]}, io);
+  auto tv = g.tensor(kV, p.v.dims, p.v.strides, io);
+  auto to = g.tensor(kO, p.o.dims, p.o.strides, io);
   auto t_scale = g.tensor(kScale, one, one, CUDNN_DATA_FLOAT, false, true);
   auto t_neg_inf = g.tensor(kNegInf, one, one, CUDNN_DATA_FLOAT, false, true);
   auto ts = g.tensor(kS, s_dims, s_strides, CUDNN_DATA_FLOAT, true);
@@ -193,14 +208,13 @@ std::vector<DescPtr> causal_graph(GraphBuilder& g, const AttentionSpec& spec, co
 }
 
 // Non-causal: the single SDPA_FWD operation (K not transposed), as PyTorch 2.11 auto-selects.
-std::vector<DescPtr> unified_graph(GraphBuilder& g, const AttentionSpec& spec, const Tensor& out, const Tensor& q,
-                                   const Tensor& k, const Tensor& v, bool with_lse) {
+std::vector<DescPtr> unified_graph(GraphBuilder& g, const AttentionSpec& spec, const ProblemGeometry& p, bool with_lse) {
   const cudnnDataType_t io = io_type(spec.dtype);
   const Dims one{1, 1, 1, 1};
-  auto tq = g.tensor(kQ, dims_of(q), strides_of(q), io);
-  auto tk = g.tensor(kK, dims_of(k), strides_of(k), io);
-  auto tv = g.tensor(kV, dims_of(v), strides_of(v), io);
-  auto to = g.tensor(kO, dims_of(out), strides_of(out), io);
+  auto tq = g.tensor(kQ, p.q.dims, p.q.strides, io);
+  auto tk = g.tensor(kK, p.k.dims, p.k.strides, io);
+  auto tv = g.tensor(kV, p.v.dims, p.v.strides, io);
+  auto to = g.tensor(kO, p.o.dims, p.o.strides, io);
   auto t_scale = g.tensor(kScale, one, one, CUDNN_DATA_FLOAT, false, true);
   auto op = std::make_shared<Desc>(CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR);
   op->set_desc(CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, *tq);
@@ -288,13 +302,12 @@ class SdpaCache {
   SdpaCache() { ATTNPROF_CUDNN_CHECK(cudnnCreate(&handle_)); }
   // Process lifetime (no destructor work after the driver unloads).
 
-  Plan& plan(const AttentionSpec& spec, const Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
-             bool with_lse) {
+  Plan& plan(const AttentionSpec& spec, const ProblemGeometry& geometry, bool with_lse) {
     int device = 0;
     ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
     PlanKey key{static_cast<int>(spec.dtype), spec.batch, spec.heads, spec.kv_heads, spec.seq_q, spec.seq_k,
-                spec.head_dim, strides_of(q), strides_of(k), strides_of(v), strides_of(out), spec.causal, with_lse,
-                device};
+                spec.head_dim, geometry.q.strides, geometry.k.strides, geometry.v.strides, geometry.o.strides, spec.causal,
+                with_lse, device};
     auto found = plans_.find(key);
     if (found != plans_.end()) {
       found->second->info.cache_hit = true;
@@ -303,7 +316,7 @@ class SdpaCache {
     }
     auto start = std::chrono::steady_clock::now();
     auto plan = std::make_unique<Plan>();
-    build(*plan, spec, out, q, k, v, with_lse);
+    build(*plan, spec, geometry, with_lse);
     plan->info.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     plan->info.cache_hit = false;
     return *plans_.emplace(key, std::move(plan)).first->second;
@@ -313,10 +326,9 @@ class SdpaCache {
   std::mutex& mutex() { return mutex_; }
 
  private:
-  void build(Plan& p, const AttentionSpec& spec, const Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
-             bool with_lse) {
-    std::vector<DescPtr> ops = spec.causal ? causal_graph(p.graph, spec, out, q, k, v, with_lse)
-                                           : unified_graph(p.graph, spec, out, q, k, v, with_lse);
+  void build(Plan& p, const AttentionSpec& spec, const ProblemGeometry& geometry, bool with_lse) {
+    std::vector<DescPtr> ops = spec.causal ? causal_graph(p.graph, spec, geometry, with_lse)
+                                           : unified_graph(p.graph, spec, geometry, with_lse);
     p.info.graph = spec.causal ? "composite causal graph (14 ops)" : "unified SDPA_FWD operation";
     p.operation_graph = std::make_unique<Desc>(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
     std::vector<cudnnBackendDescriptor_t> raw_ops;
@@ -424,7 +436,18 @@ CudnnPlanInfo cudnn_sdpa_prepare(const AttentionSpec& spec, const Tensor& out, c
                                  const Tensor& v, bool with_lse) {
   check_tensors(spec, out, q, k, v);
   std::lock_guard lock(cache().mutex());
-  return cache().plan(spec, out, q, k, v, with_lse).info;
+  return cache().plan(spec, {geometry_of(q), geometry_of(k), geometry_of(v), geometry_of(out)}, with_lse).info;
+}
+
+CudnnPlanInfo cudnn_sdpa_prepare(const AttentionSpec& spec, bool with_lse) {
+  if (spec.head_dim % 8 != 0 || spec.head_dim > 256)
+    throw UsageError(fmt::format("--head-dim {}: cudnn takes multiples of 8 up to 256", spec.head_dim));
+  const ProblemGeometry geometry{geometry_of(spec.batch, spec.heads, spec.seq_q, spec.head_dim, spec.layout),
+                                 geometry_of(spec.batch, spec.kv_heads, spec.seq_k, spec.head_dim, spec.layout),
+                                 geometry_of(spec.batch, spec.kv_heads, spec.seq_k, spec.head_dim, spec.layout),
+                                 geometry_of(spec.batch, spec.heads, spec.seq_q, spec.head_dim, spec.layout)};
+  std::lock_guard lock(cache().mutex());
+  return cache().plan(spec, geometry, with_lse).info;
 }
 
 CudnnPlanInfo cudnn_sdpa_forward(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k,
@@ -434,7 +457,7 @@ CudnnPlanInfo cudnn_sdpa_forward(const AttentionSpec& spec, Tensor& out, const T
     throw Error("cudnn: lse must be a contiguous fp32 [B, H, Sq] tensor");
   SdpaCache& c = cache();
   std::lock_guard lock(c.mutex());
-  Plan& plan = c.plan(spec, out, q, k, v, lse != nullptr);
+  Plan& plan = c.plan(spec, {geometry_of(q), geometry_of(k), geometry_of(v), geometry_of(out)}, lse != nullptr);
   // By-value scalars: host pointers read at execute time.
   static const float neg_inf = -std::numeric_limits<float>::infinity();
   const float scale = static_cast<float>(softmax_scale_of(spec));

@@ -26,6 +26,8 @@ struct CudnnPlanInfo {
 // (cudnnGetLastErrorString) in one line when no engine takes the problem.
 CudnnPlanInfo cudnn_sdpa_prepare(const AttentionSpec& spec, const Tensor& out, const Tensor& q, const Tensor& k,
                                  const Tensor& v, bool with_lse);
+// The same for tensors laid out as make_inputs/make_output make them (spec.layout), before any exist.
+CudnnPlanInfo cudnn_sdpa_prepare(const AttentionSpec& spec, bool with_lse);
 // One forward (prepares on a cache miss). lse: optional fp32 [B,H,Sq].
 CudnnPlanInfo cudnn_sdpa_forward(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k,
                                  const Tensor& v, Tensor* lse, cudaStream_t stream);

@@ -98,6 +98,8 @@ class RealCuptiApi final : public CuptiApi {
     }
     subscribed_ = true;
     try {
+      // Thread ids as gettid() reports them, the profiler's CPU lanes' ids.
+      ATTNPROF_CUPTI_CHECK(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
       ATTNPROF_CUPTI_CHECK(cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API));
       ATTNPROF_CUPTI_CHECK(cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API));
       ATTNPROF_CUPTI_CHECK(cuptiActivityRegisterCallbacks(&RealCuptiApi::on_buffer_requested,

@@ -8,6 +8,8 @@
 #include "cpu/cpu_backend.h"
 #ifdef ATTNPROF_HAVE_CUDA
 #include "cuda/cuda_backend.h"
+#include "cuda/cupti_collector.h"
+#include "profiler/device_activity.h"
 #endif
 
 namespace attnprof::ops {
@@ -20,6 +22,15 @@ std::mutex& install_mutex() {
   static std::mutex m;
   return m;
 }
+#ifdef ATTNPROF_HAVE_CUDA
+// A CUDA build always offers the CUPTI collector to the profiler; creating one creates the backend
+// (and says clearly when there is no GPU). backend.o is in every program that runs ops.
+const bool g_cuda_activity_installed = [] {
+  profiler::install_device_activity_factory(&cuda::make_cupti_activity_source);
+  return true;
+}();
+#endif
+
 }  // namespace
 
 void install_backend(Device device, Backend* backend) {

@@ -1,13 +1,64 @@
 // cudnn: cuDNN's fused SDPA (one kernel per forward, O(S·D) memory) through the backend graph API,
-// CUDA only. This is the CPU-only form: the name exists so `--variant cudnn` gets a clear refusal.
+// CUDA only. In a CUDA build the body is src/cuda/cudnn_sdpa.cpp (the 14-op causal graph or the
+// SDPA_FWD operation, plans cached); the CPU-only form keeps the name so `--variant cudnn` gets a
+// clear refusal.
 #include "variants/cudnn.h"
 
 #include <attnprof/error.h>
+#include <attnprof/profiler.h>
+
+#include <cstdio>
+#include <fmt/format.h>
 
 #include "variants/common.h"
 
+#ifdef ATTNPROF_HAVE_CUDA
+#include "cuda/cuda_backend.h"
+#include "cuda/cudnn_sdpa.h"
+#endif
+
 namespace attnprof::variants {
 namespace {
+
+#ifdef ATTNPROF_HAVE_CUDA
+
+class CudnnVariant final : public Variant {
+ public:
+  std::string_view name() const override { return "cudnn"; }
+  std::string_view summary() const override {
+    return "cuDNN fused SDPA through the backend graph API (14-op causal graph / SDPA_FWD), plans cached per shape";
+  }
+  std::optional<std::string> refusal(const AttentionSpec& spec) const override {
+    if (spec.device != Device::cuda)
+      return std::string("runs on --device cuda only; variants for --device cpu: naive, inplace, math, fused, efficient, "
+                         "flash");
+    if (spec.dtype != DType::bf16 && spec.dtype != DType::fp16)
+      return fmt::format("--dtype {}: variant cudnn takes bf16, fp16", dtype_name(spec.dtype));
+    if (spec.head_dim % 8 != 0 || spec.head_dim > 256)
+      return fmt::format("--head-dim {}: variant cudnn takes multiples of 8 up to 256", spec.head_dim);
+    return common_refusal("cudnn", spec);
+  }
+  // The plan (cuDNN compiles its kernel here) is built outside the timed forward; its cost is
+  // printed once, apart from the per-call time.
+  void prepare(const AttentionSpec& spec) override {
+    cuda::CudnnPlanInfo info = cuda::cudnn_sdpa_prepare(spec, false);
+    if (!info.cache_hit)
+      std::fprintf(stderr, "cudnn: plan built in %.1f ms (%s, engine %lld, kernel cfg %lld, workspace %lld B)\n",
+                   info.build_ms, info.graph.c_str(), static_cast<long long>(info.engine_id),
+                   static_cast<long long>(info.kernel_cfg), static_cast<long long>(info.workspace_bytes));
+  }
+  void forward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) override {
+    profiler::Range r(trace::Category::cpu_op, "aten::scaled_dot_product_attention", {&q, &k, &v});
+    profiler::Range inner(trace::Category::cpu_op, "aten::_scaled_dot_product_cudnn_attention", {&q, &k, &v});
+    cuda::cudnn_sdpa_forward(spec, out, q, k, v, nullptr, cuda::backend_stream());
+  }
+  std::int64_t workspace_estimate(const AttentionSpec& spec) const override {
+    (void)spec;
+    return 256;  // the plan's workspace (a tile counter the kernel memsets); no S² and no LSE in inference
+  }
+};
+
+#else
 
 constexpr const char* kNeedsCuda =
     "--variant cudnn: needs --device cuda with a CUDA build and cuDNN (this build has no CUDA); "
@@ -29,6 +80,8 @@ class CudnnVariant final : public Variant {
     return spec.batch * spec.heads * spec.seq_q * 4;  // the fp32 log-sum-exp cuDNN writes
   }
 };
+
+#endif
 
 }  // namespace
 

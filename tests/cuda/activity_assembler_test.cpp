@@ -174,3 +174,20 @@ TEST(ActivityAssembler, MemcpyNamesFollowKineto) {
   EXPECT_EQ(memcpy_event_name(CopyKind::host_to_device), "Memcpy HtoD (Pageable -> Device)");
   EXPECT_EQ(memcpy_event_name(CopyKind::device_to_device), "Memcpy DtoD (Device -> Device)");
 }
+
+// The profiler merges CPU and device events after collect(): the annotation is derived on the merged trace.
+TEST(ActivityAssembler, AnnotationsOnAMergedTrace) {
+  trace::Trace device;
+  assemble_activity(device, forward_batch(), offset_clock(0), fakes::h200());
+  EXPECT_EQ(find(device, Category::gpu_user_annotation, "attn_fwd"), nullptr);  // no CPU ranges yet
+  trace::Trace merged = trace_with_annotation(0);
+  trace::Event step = merged.events[0];
+  step.name = "ProfilerStep#2";
+  merged.events.push_back(step);
+  for (auto& e : device.events) merged.events.push_back(e);
+  EXPECT_EQ(add_gpu_user_annotations(merged), 1);  // attn_fwd, not the step
+  const trace::Event* a = find(merged, Category::gpu_user_annotation, "attn_fwd");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->ts_ns, 2000);
+  EXPECT_EQ(a->end_ns(), 5601);
+}
