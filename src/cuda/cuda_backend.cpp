@@ -154,6 +154,11 @@ class CudaBackend final : public ops::Backend {
     return fused_attention_refusal(spec);
   }
   void synchronize() override { ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  std::optional<std::int64_t> free_bytes() const override {
+    std::size_t free = 0, total = 0;
+    ATTNPROF_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    return static_cast<std::int64_t>(free);
+  }
 
  private:
   void copy_host_device(Tensor& dst, const Tensor& src) {
