@@ -9,6 +9,7 @@
 
 #include "cuda/check.h"
 #include "cuda/problem_text.h"
+#include "cuda/tensor_layout.h"
 #include "cuda/device_memory.h"
 #include "cuda/fused_attention.h"
 #include "cuda/gemm_cublaslt.h"
@@ -81,8 +82,8 @@ class CudaBackend final : public ops::Backend {
       copy_host_device(dst, src);
       return;
     }
-    // A same-dtype contiguous copy is a DMA (Memcpy DtoD in the trace, as PyTorch's clone).
-    if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous() && dst.shape() == src.shape()) {
+    // A same-dtype dense copy with one layout is a DMA (Memcpy DtoD in the trace, as PyTorch's clone).
+    if (copyable_as_bytes(dst, src)) {
       ATTNPROF_CUDA_CHECK(cudaMemcpyAsync(dst.raw(), src.raw(), static_cast<std::size_t>(src.numel()) * dtype_size(src.dtype()),
                                           cudaMemcpyDeviceToDevice, stream_));
       return;
@@ -162,8 +163,9 @@ class CudaBackend final : public ops::Backend {
 
  private:
   void copy_host_device(Tensor& dst, const Tensor& src) {
-    if (dst.dtype() != src.dtype() || dst.shape() != src.shape() || !dst.is_contiguous() || !src.is_contiguous())
-      throw Error(fmt::format("cuda copy between host and device needs one shape and one dtype, both contiguous: {} <- {}",
+    if (!copyable_as_bytes(dst, src))
+      throw Error(fmt::format("cuda copy between host and device needs one shape, dtype and dense layout on both sides "
+                              "(as make_inputs makes them, bhsd or bshd): {} <- {}",
                               dst.describe(), src.describe()));
     const std::size_t bytes = static_cast<std::size_t>(src.numel()) * dtype_size(src.dtype());
     const cudaMemcpyKind kind = is_host(dst) ? (is_host(src) ? cudaMemcpyHostToHost : cudaMemcpyDeviceToHost)

@@ -232,3 +232,18 @@ TEST(CudaPrimitives, DeviceMemoryStatsFollowTensors) {
   }
   EXPECT_EQ(memory::stats(Device::cuda).current_bytes, before.current_bytes);
 }
+
+// make_inputs uploads bshd views (a [B,S,H,D] buffer seen as [B,H,S,D]) with one copy.
+TEST(CudaPrimitives, BshdViewsUploadAndDownloadAsBytes) {
+  ATTNPROF_REQUIRE_GPU();
+  const std::vector<std::int64_t> shape{2, 3, 5, 8}, strides{5 * 3 * 8, 8, 3 * 8, 1};
+  Tensor host = Tensor::empty_strided(shape, strides, DType::bf16, Device::cpu);
+  fill_normal(host, 7);
+  Tensor dev = Tensor::empty_strided(shape, strides, DType::bf16, Device::cuda);
+  gpu().copy(dev, host);
+  Tensor back = Tensor::empty_strided(shape, strides, DType::bf16, Device::cpu);
+  gpu().copy(back, dev);
+  std::vector<double> want;
+  for (std::int64_t i = 0; i < host.numel(); ++i) want.push_back(get(host, i));
+  expect_exact(back, want, "bshd round trip");
+}
