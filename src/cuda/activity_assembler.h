@@ -25,12 +25,6 @@ struct AssemblyReport {
 AssemblyReport assemble_activity(trace::Trace& trace, const ActivityBatch& batch, const ClockMap& clock,
                                  const trace::DeviceProperties& device);
 
-// Adds a gpu_user_annotation on the device lane for every CPU user_annotation in `trace` (not
-// ProfilerStep#) that contains runtime/driver calls of its thread whose device work is in the
-// trace, spanning that work's first start to its last end (Kineto's GPU-side attn_fwd). For a
-// trace that holds the CPU events and the device events together; returns how many it added.
-std::int64_t add_gpu_user_annotations(trace::Trace& trace);
-
 // Kineto's spellings: "Memcpy DtoD (Device -> Device)", "Memset (Device)".
 std::string memcpy_event_name(CopyKind kind);
 

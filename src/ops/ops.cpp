@@ -189,12 +189,11 @@ Tensor zeros_like(const Tensor& src, DType dtype) {
   return out;
 }
 
-Tensor scale_mask_softmax(const Tensor& src, double scale, bool causal) {
-  // No aten op: torch.compile emits one Triton kernel for mul + masked_fill + softmax.
-  Range r(Category::cpu_op, "attnprof::scale_mask_softmax", {&src});
-  Tensor out = like(src, src.dtype());
-  backend(src.device()).scale_mask_softmax(out, src, scale, causal);
-  return out;
+// No aten op: torch.compile emits one Triton kernel for mul + masked_fill + softmax, and writes
+// it into the scores' own buffer (one S×S buffer, not two).
+void scale_mask_softmax_(Tensor& self, double scale, bool causal) {
+  Range r(Category::cpu_op, "attnprof::scale_mask_softmax_", {&self});
+  backend(self.device()).scale_mask_softmax(self, self, scale, causal);
 }
 
 void flash_attention_out(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,

@@ -31,7 +31,8 @@ Tensor tril(const Tensor& src, std::int64_t diagonal = 0);
 Tensor triu(const Tensor& src, std::int64_t diagonal = 0);
 Tensor logical_not(const Tensor& src);
 Tensor zeros_like(const Tensor& src, DType dtype);
-Tensor scale_mask_softmax(const Tensor& src, double scale, bool causal);
+// In place on the scores (dst aliases src), as torch.compile's kernel reuses their buffer.
+void scale_mask_softmax_(Tensor& self, double scale, bool causal);
 
 // Single-kernel attention into out (aten::scaled_dot_product_attention with the flash / efficient
 // backend). lse, when given, is fp32 [B, H, Sq] and receives each row's natural-log log-sum-exp.

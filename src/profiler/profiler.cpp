@@ -4,7 +4,6 @@
 // active steps' events are kept (as Kineto).
 #include <attnprof/error.h>
 #include <attnprof/profiler.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +15,7 @@
 #include "profiler/device_activity.h"
 #include "profiler/recorder.h"
 #include "profiler/schedule.h"
+#include "trace/gpu_annotations.h"
 
 namespace attnprof::profiler {
 namespace {
@@ -135,7 +135,10 @@ void Profiler::stop() {
     s.device_running = false;
     s.device->collect(device_trace);
   }
+  bool had_device = s.device != nullptr;
   s.build(std::move(threads), std::move(device_trace));
+  // Only the merged trace holds both the CPU ranges and the device records they launched.
+  if (had_device && s.options.cpu) trace::add_gpu_user_annotations(s.trace);
 }
 
 trace::Trace Profiler::take_trace() {

@@ -1,6 +1,6 @@
 // fused: what torch.compile makes of naive — gemm (q·kᵀ), one kernel that scales, masks causally
 // and softmaxes each row in one pass, gemm (p·v). 3 pieces of work per forward, causal or not.
-// Memory: the S×S scores and the S×S probabilities. A row with every key masked gives 0.
+// Memory: one S×S buffer (the softmax runs in place on the scores, as inductor reuses it). A row with every key masked gives 0.
 #include <memory>
 
 #include "ops/ops.h"
@@ -17,12 +17,11 @@ class FusedVariant final : public Variant {
   std::optional<std::string> refusal(const AttentionSpec& spec) const override { return common_refusal(name(), spec); }
   void forward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) override {
     Tensor scores = ops::matmul(q, k, /*transpose_b=*/true);
-    const Tensor probs = ops::scale_mask_softmax(scores, spec.softmax_scale(), spec.causal);
-    scores = Tensor();
-    ops::matmul_out(out, probs, v, /*transpose_b=*/false);
+    ops::scale_mask_softmax_(scores, spec.softmax_scale(), spec.causal);
+    ops::matmul_out(out, scores, v, /*transpose_b=*/false);
   }
   std::int64_t workspace_estimate(const AttentionSpec& spec) const override {
-    return 2 * score_elements(spec) * element_bytes(spec) + cpu_gemm_panel_bytes(spec);
+    return score_elements(spec) * element_bytes(spec) + cpu_gemm_panel_bytes(spec);
   }
 };
 

@@ -1,4 +1,5 @@
 // Each CPU backend primitive against a scalar fp64 computation of the same thing.
+#include <algorithm>
 #include <attnprof/error.h>
 #include <attnprof/tensor.h>
 #include <gtest/gtest.h>
@@ -218,6 +219,17 @@ TEST_P(SoftmaxTest, ScaleMaskSoftmaxIsCausalTopLeft) {
           ASSERT_NEAR(get(y, {a, b, i, j}), expect, 2e-6);
         }
       }
+}
+
+// The fused variant runs it in place on the scores (dst aliases src): same answer.
+TEST_P(SoftmaxTest, ScaleMaskSoftmaxInPlaceMatchesOutOfPlace) {
+  const Tensor x = random4(9, 13, DType::fp32, 11);
+  Tensor expected = Tensor::empty(x.shape(), DType::fp32);
+  be().scale_mask_softmax(expected, x, 0.3, true);
+  Tensor in_place = Tensor::empty(x.shape(), DType::fp32);
+  std::copy(x.data<float>(), x.data<float>() + x.numel(), in_place.data<float>());
+  be().scale_mask_softmax(in_place, in_place, 0.3, true);
+  for (std::int64_t e = 0; e < x.numel(); ++e) ASSERT_EQ(in_place.data<float>()[e], expected.data<float>()[e]) << e;
 }
 
 INSTANTIATE_TEST_SUITE_P(Cpu, SoftmaxTest, ::testing::Values(Isa::portable, Isa::avx512),

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "cuda/activity_assembler.h"
+#include "trace/gpu_annotations.h"
 #include "cuda/fake_records.h"
 
 using namespace attnprof;
@@ -185,7 +186,7 @@ TEST(ActivityAssembler, AnnotationsOnAMergedTrace) {
   step.name = "ProfilerStep#2";
   merged.events.push_back(step);
   for (auto& e : device.events) merged.events.push_back(e);
-  EXPECT_EQ(add_gpu_user_annotations(merged), 1);  // attn_fwd, not the step
+  EXPECT_EQ(trace::add_gpu_user_annotations(merged), 1);  // attn_fwd, not the step
   const trace::Event* a = find(merged, Category::gpu_user_annotation, "attn_fwd");
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(a->ts_ns, 2000);

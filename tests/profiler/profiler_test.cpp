@@ -2,6 +2,9 @@
 // steps, ranges nest per thread, shapes and allocations are recorded in Kineto's spelling.
 #include <attnprof/profiler.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "profiler/recorder.h"
 
 #include <algorithm>
 #include <map>
@@ -243,6 +246,8 @@ class FakeSource final : public DeviceActivitySource {
       rt.ts_ns = ts;
       rt.dur_ns = 1;
       rt.correlation = corr;
+      rt.pid = std::to_string(::getpid());
+      rt.tid = std::to_string(attnprof::profiler::detail::current_thread_id());  // CUPTI's thread ids are gettid()
       t.events.push_back(rt);
       trace::Event k;
       k.category = Category::kernel;
@@ -299,6 +304,17 @@ TEST(Profiler, KeepsDeviceWorkLaunchedInActiveStepsOnly) {
   EXPECT_TRUE(fw.on_device);
   EXPECT_DOUBLE_EQ(fw.kernels_per_forward, 2.0);
   EXPECT_DOUBLE_EQ(fw.kernel_time_per_forward_ns, 4000.0);
+  // The GPU lane carries attn_fwd too: one gpu_user_annotation per active forward, spanning its
+  // two kernels (5 µs after each launch, 2 µs long).
+  int annotations = 0;
+  for (const auto& e : t.events) {
+    if (e.category != Category::gpu_user_annotation) continue;
+    ++annotations;
+    EXPECT_EQ(e.name, "attn_fwd");
+    EXPECT_EQ(e.tid, "7");
+    EXPECT_GE(e.dur_ns, 2000);
+  }
+  EXPECT_EQ(annotations, 3);
 }
 
 TEST(Profiler, CudaWithoutACollectorIsAUsageError) {
