@@ -155,6 +155,8 @@ class CudaBackend final : public ops::Backend {
     return fused_attention_refusal(spec);
   }
   void synchronize() override { ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  void push_range(const char* name) override { nvtxRangePushA(name); }
+  void pop_range() override { nvtxRangePop(); }
   std::optional<std::int64_t> free_bytes() const override {
     std::size_t free = 0, total = 0;
     ATTNPROF_CUDA_CHECK(cudaMemGetInfo(&free, &total));

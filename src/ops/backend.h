@@ -60,6 +60,9 @@ class Backend {
   // Bytes the device has free now (cudaMemGetInfo); the CPU backend answers nullopt (the
   // preflight reads MemAvailable itself).
   virtual std::optional<std::int64_t> free_bytes() const { return std::nullopt; }
+  // A named range for the device's own tools (NVTX for Nsight on CUDA; nothing on the CPU).
+  virtual void push_range(const char* name) { (void)name; }
+  virtual void pop_range() {}
 };
 
 Backend& backend(Device device);  // throws UsageError when the device has no backend (no CUDA build / no GPU)

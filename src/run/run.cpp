@@ -45,6 +45,21 @@ void poison(Tensor& out) {
   ops::backend(out.device()).copy(out, host);
 }
 
+// attn_fwd for our profiler and for the device's tools (NVTX, so Nsight Systems shows it too).
+class ForwardRange {
+ public:
+  explicit ForwardRange(ops::Backend& device) : device_(device), range_(trace::Category::user_annotation, "attn_fwd") {
+    device_.push_range("attn_fwd");
+  }
+  ~ForwardRange() { device_.pop_range(); }
+  ForwardRange(const ForwardRange&) = delete;
+  ForwardRange& operator=(const ForwardRange&) = delete;
+
+ private:
+  ops::Backend& device_;
+  profiler::Range range_;
+};
+
 double median(std::vector<double> values) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
@@ -148,7 +163,7 @@ RunResult run_variant(const RunOptions& options) {
     int steps = options.schedule.wait + options.schedule.warmup + options.schedule.active;
     for (int step = 0; step < steps; ++step) {
       {
-        profiler::Range range(trace::Category::user_annotation, "attn_fwd");
+        ForwardRange range(device);
         variant->forward(spec, in.q, in.k, in.v, out);
         device.synchronize();
       }
