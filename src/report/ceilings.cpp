@@ -5,7 +5,9 @@
 #include <cblas.h>
 #include <fmt/format.h>
 
+#ifdef ATTNPROF_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.hpp>
+#endif
 
 #include "ops/backend.h"
 #include "report/insights.h"
@@ -58,6 +60,7 @@ double time_sgemm(int n, std::vector<float>& a, std::vector<float>& b, std::vect
   return seconds_since(start);
 }
 
+#ifdef ATTNPROF_HAVE_DNNL
 // oneDNN bf16 × bf16 → fp32 matmul of n³ repeated for at least `min_seconds`; TFLOP/s. The
 // inputs are constants (0.5 and 0.25, exact in bf16) so one output entry can be checked.
 double measure_bf16_matmul(int n, double min_seconds, int& runs) {
@@ -90,6 +93,8 @@ double measure_bf16_matmul(int n, double min_seconds, int& runs) {
   }
   return 2.0 * n * n * static_cast<double>(n) * runs / seconds / 1e12;
 }
+
+#endif
 
 }  // namespace
 
@@ -235,9 +240,15 @@ Ceilings measure_cpu_ceilings() {
   c.matmul_tflops = 2.0 * kN * kN * static_cast<double>(kN) * gemms / gemm_seconds / 1e12;
   c.matmul_what = fmt::format("OpenBLAS sgemm {}\u00b3 fp32, {} runs", kN, gemms);
 
+#ifdef ATTNPROF_HAVE_DNNL
   int bf16_runs = 0;
   c.matmul_bf16_tflops = measure_bf16_matmul(kN, 0.2, bf16_runs);
   c.matmul_bf16_what = fmt::format("oneDNN bf16 matmul {}\u00b3, fp32 accumulation, {} runs", kN, bf16_runs);
+#else  // no oneDNN on this machine: attnprof's own bf16 GEMM is the yardstick, and says so
+  const Ceilings own = measure_backend_ceilings(Device::cpu, kN, std::int64_t{16} << 20);
+  c.matmul_bf16_tflops = own.matmul_bf16_tflops;
+  c.matmul_bf16_what = own.matmul_bf16_what + " (attnprof's kernel: oneDNN was not found at build time)";
+#endif
 
   // memcpy: 128 MiB, pages touched first; counts read + write bytes, as the anchors do.
   constexpr std::size_t kBytes = 128u << 20;

@@ -5,6 +5,8 @@
 #include <attnprof/variant.h>
 #include <fmt/format.h>
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -93,6 +95,7 @@ void reject_nonfinite(const AttentionInputs& in) {
 RunResult run_variant(const RunOptions& options) {
   const AttentionSpec& spec = options.spec;
   spec.validate();
+  if (options.threads > 0) omp_set_num_threads(options.threads);  // before prepare(): kernels size work by it
   Variant* variant = find_variant(options.variant);
   if (variant == nullptr) {
     throw UsageError(fmt::format("--variant: unknown variant '{}'; allowed: {}", options.variant, variant_names()));

@@ -76,6 +76,22 @@ TEST(CompareCommand, EveryCpuVariantHasARowWithItsWorkPerForward) {
   EXPECT_LE(rows["math"]["kernels_per_forward"].get<double>(), 20);
   ASSERT_TRUE(rows.count("cudnn"));
   EXPECT_TRUE(rows["cudnn"].contains("refused"));
+  // Issue 7, acceptance 1 and 4: insights derived from each run's trace; TFLOP/s and % of peak.
+  auto codes = [&](const std::string& variant) {
+    std::set<std::string> found;
+    for (auto& insight : rows[variant]["insights"]) found.insert(insight["code"].get<std::string>());
+    return found;
+  };
+  for (const char* code : {"hidden_copy", "s2_materialized"}) EXPECT_TRUE(codes("naive").count(code)) << code;
+  for (const char* code : {"mask_rebuilt", "safe_softmax", "s2_materialized"}) {
+    EXPECT_TRUE(codes("math").count(code)) << code;
+  }
+  EXPECT_TRUE(codes("efficient").count("single_fused_kernel"));
+  EXPECT_TRUE(codes("flash").count("single_fused_kernel"));
+  for (auto& [name, work] : expected_work) {
+    EXPECT_GT(rows[name]["tflops"].get<double>(), 0) << name;
+    EXPECT_GT(rows[name]["pct_of_peak"].get<double>(), 0) << name;
+  }
   std::filesystem::remove_all(r.work_dir);
 }
 
