@@ -45,7 +45,8 @@ TEST_P(AnchorSteps, EveryActiveStepLaunchesTheBlogsWork) {
 
 INSTANTIATE_TEST_SUITE_P(PyTorch, AnchorSteps,
                          ::testing::Values(Expected{"naive", 5, 1, 1}, Expected{"math", 20, 0, 0},
-                                           Expected{"flash", 1, 0, 0}));
+                                           Expected{"flash", 1, 0, 0}),
+                         [](const ::testing::TestParamInfo<Expected>& info) { return std::string(info.param.variant); });
 
 // The same through the command line: `attnprof inspect --format json` on each anchor trace.
 TEST_P(AnchorSteps, InspectJsonReportsThemToo) {
