@@ -139,7 +139,7 @@ int run_inspect(const InspectOptions& o) {
             format_time(static_cast<std::int64_t>(fw.device_time_per_forward_ns)),
             format_time(static_cast<std::int64_t>(fw.cpu_time_per_forward_ns)));
       }
-      if (!insights.empty()) text += "\nwhat the trace revealed\n" + report::insights_text(insights);
+      if (!insights.empty()) text += "\n" + report::insights_text(insights);
       if (!insights_note.empty()) text += "\n" + insights_note + "\n";
       if (expected) text += "\n" + report::expect_text(*expected);
       outputs.push_back(std::move(text));
