@@ -14,7 +14,7 @@ declare -A status
 summary() {
   echo
   echo "== gpu-check summary ($(date -u +%FT%TZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null))"
-  for k in configure build tests_logic tests_gpu ctest memcheck racecheck bench; do printf '%-12s %s\n' "$k" "${status[$k]:-not run}"; done
+  for k in configure build tests_logic tests_gpu ctest compare memcheck racecheck bench; do printf '%-12s %s\n' "$k" "${status[$k]:-not run}"; done
 }
 trap summary EXIT
 
@@ -30,20 +30,9 @@ else
 fi
 ninja -C "$BUILD" -j"$JOBS" -k 0 >"$OUT/build.log" 2>&1
 build_rc=$?
-# Until the CLI links on main (its subcommands come from other branches), the CUDA test and bench
-# executables are linked by hand: their targets wait on the CLI only through the test environment.
-manual_link() {
-  local target=$1
-  [ -x "$BUILD/$target" ] && return 0
-  ( cd "$BUILD" &&
-    ninja -t query "$target" | grep -E '^\s+[a-z/_]+/CMakeFiles/.*\.o$' | while read -r obj; do
-      ninja -t commands "$obj" | tail -1; done | xargs -d '\n' -P "$JOBS" -n 1 bash -c &&
-    bash -c "$(ninja -t commands "$target" | tail -1)" ) >>"$OUT/build.log" 2>&1
-}
-for t in tests/cuda/test_cuda_logic tests/cuda/test_cuda_gpu bench/gpu_bench; do manual_link "$t"; done
-if [ $build_rc -eq 0 ]; then status[build]=ok; else status[build]="partial: full tree rc=$build_rc (CLI not linkable yet?), CUDA targets linked by hand"; fi
+if [ $build_rc -eq 0 ]; then status[build]=ok; else status[build]="FAILED rc=$build_rc (build.log)"; tail -20 "$OUT/build.log"; fi
 grep -E "spill|C75[01][0-9]" "$OUT/build.log" | grep -v " 0 bytes spill" | head -20 >"$OUT/ptxas_warnings.log" || true
-/usr/local/cuda/bin/cuobjdump --dump-resource-usage "$BUILD/src/libattnprof.a" 2>/dev/null | grep -A1 attention_forward >"$OUT/resource_usage.log" || true
+/usr/local/cuda/bin/cuobjdump --dump-resource-usage "$BUILD/src/libattnprof.so" 2>/dev/null | grep -A1 attention_forward >"$OUT/resource_usage.log" || true
 
 run_gtest() {  # name binary [env...]
   local name=$1 bin=$2; shift 2
@@ -57,6 +46,24 @@ run_gtest tests_logic tests/cuda/test_cuda_logic
 run_gtest tests_gpu tests/cuda/test_cuda_gpu
 if [ $build_rc -eq 0 ]; then
   if ctest --test-dir "$BUILD" --output-on-failure -j4 >"$OUT/ctest.log" 2>&1; then status[ctest]="ok ($(grep -o '[0-9]* tests passed\|[0-9]*% tests passed.*' "$OUT/ctest.log" | tail -1))"; else status[ctest]="FAILED (ctest.log)"; fi
+fi
+
+# The CLI end to end on the GPU: every variant's glance row (work per forward, occupancy, the
+# determinism check over 10 runs), its trace (plus traces/compare.json), and inspect reading each
+# trace back.
+inspect_traces() {
+  local t
+  for t in "$OUT"/traces/*.json.gz; do
+    "$BUILD/attnprof" inspect "$t" --format json >"${t%.json.gz}.inspect.json" || return 1
+  done
+}
+if [ $build_rc -eq 0 ]; then
+  if "$BUILD/attnprof" compare --device cuda --out "$OUT/traces" 2>"$OUT/compare.err" | tee "$OUT/compare.txt" &&
+     inspect_traces; then
+    status[compare]="ok (compare.txt, traces/compare.json, traces/*.inspect.json)"
+  else
+    status[compare]="FAILED (compare.err)"; tail -5 "$OUT/compare.err"
+  fi
 fi
 
 SAN=/usr/local/cuda/bin/compute-sanitizer
