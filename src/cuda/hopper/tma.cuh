@@ -1,0 +1,104 @@
+#pragma once
+// Device side of TMA (sm_90): a 2-D tile load `cp.async.bulk.tensor.2d` from a tensor map passed
+// as a `const __grid_constant__ CUtensorMap` kernel parameter (tma.h builds it) into 1024-aligned
+// shared memory, completing on an mbarrier with a transaction count.
+//
+// Protocol for one load (research/hopper-flash.md §3.4):
+//   one thread: mbarrier_init(bar, 1); fence_mbarrier_init(); then the whole block __syncthreads();
+//   one thread: mbarrier_arrive_expect_tx(bar, kTileBytes); tma_load_2d(dst, map, bar, col, row);
+//   every reader: mbarrier_wait_parity(bar, phase) (phase 0 the first time the barrier completes,
+//   flipping each time after). The mbarrier completion alone makes the tile visible to readers.
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "cuda/hopper/host_device.h"
+#include "cuda/hopper/wgmma.cuh"
+
+namespace attnprof::cuda::hopper {
+
+__device__ __forceinline__ void mbarrier_init(std::uint64_t* bar, std::uint32_t arrivals) {
+#if ATTNPROF_SM90A
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(bar)), "r"(arrivals) : "memory");
+#else
+  (void)bar, (void)arrivals;
+  __trap();
+#endif
+}
+
+// Makes the initialised barrier visible to the async proxy (TMA) and other threads; follow with a
+// block barrier.
+__device__ __forceinline__ void fence_mbarrier_init() {
+#if ATTNPROF_SM90A
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#else
+  __trap();
+#endif
+}
+
+// One arrival plus `bytes` expected from copies that complete_tx on this barrier.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(std::uint64_t* bar, std::uint32_t bytes) {
+#if ATTNPROF_SM90A
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)), "r"(bytes)
+               : "memory");
+#else
+  (void)bar, (void)bytes;
+  __trap();
+#endif
+}
+
+__device__ __forceinline__ bool mbarrier_try_wait_parity(std::uint64_t* bar, std::uint32_t phase) {
+#if ATTNPROF_SM90A
+  std::uint32_t done = 0;
+  asm volatile(
+      "{\n"
+      ".reg .pred complete;\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 complete, [%1], %2;\n"
+      "selp.u32 %0, 1, 0, complete;\n"
+      "}\n"
+      : "=r"(done)
+      : "r"(shared_address(bar)), "r"(phase)
+      : "memory");
+  return done != 0;
+#else
+  (void)bar, (void)phase;
+  __trap();
+  return false;
+#endif
+}
+
+// Spins until the barrier's phase `phase` has completed. A wrong transaction count or parity would
+// hang the GPU instead of failing a test, so after ~2^31 cycles (about a second at H200 clocks) it
+// traps: the host then sees a launch failure (cudaErrorLaunchFailure or cudaErrorIllegalInstruction).
+// No printf: a call anywhere in a kernel makes ptxas serialise its wgmmas (C7510).
+__device__ __forceinline__ void mbarrier_wait_parity(std::uint64_t* bar, std::uint32_t phase) {
+  const long long start = clock64();
+  while (!mbarrier_try_wait_parity(bar, phase))
+    if (clock64() - start > (1ll << 31)) __trap();
+}
+
+__device__ __forceinline__ void tma_prefetch_map(const CUtensorMap& map) {
+#if ATTNPROF_SM90A
+  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<std::uint64_t>(&map)) : "memory");
+#else
+  (void)map;
+  __trap();
+#endif
+}
+
+// Copies the box at element coordinates (col, row) — innermost first, as in the map — into `dst`
+// (1024-aligned shared memory, 128B-swizzled by the map), signalling complete_tx on `bar`.
+__device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap& map, std::uint64_t* bar, int col, int row) {
+#if ATTNPROF_SM90A
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
+          shared_address(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(&map)), "r"(col), "r"(row), "r"(shared_address(bar))
+      : "memory");
+#else
+  (void)dst, (void)map, (void)bar, (void)col, (void)row;
+  __trap();
+#endif
+}
+
+}  // namespace attnprof::cuda::hopper

@@ -1,0 +1,38 @@
+#pragma once
+// The two layouts a warpgroup MMA depends on, as plain functions the host tests can check:
+// the 64-bit shared-memory matrix descriptor (128B swizzle, K-major) and where each element of the
+// m64nNk16 fp32 accumulator lives (thread of the warpgroup, register index).
+#include <cstdint>
+
+#include "cuda/hopper/host_device.h"
+
+namespace attnprof::cuda::hopper {
+
+// Descriptor of a K-major bf16 operand stored as 128-byte swizzled rows (swizzle.h), one row per
+// M (A) or N (B) index, starting at shared-memory address `smem_address` (1024-aligned for the
+// tile's first k16 step; step j of a 64-wide atom starts 32·j bytes further, see wgmma.cuh).
+// Fields (PTX "matrix descriptor", research/hopper-flash.md §3.2):
+//   bits  0-13  start address >> 4
+//   bits 16-29  leading byte offset >> 4: unused for swizzled K-major layouts, set to 1 as CUTLASS does
+//   bits 32-45  stride byte offset >> 4: 1024 B, from one 8-row group to the next
+//   bits 49-51  base offset: 0 (the atom starts on a 1024-byte boundary)
+//   bits 62-63  layout type: 1 = 128-byte swizzle
+ATTNPROF_HOST_DEVICE constexpr std::uint64_t sw128_kmajor_descriptor(std::uint32_t smem_address) {
+  constexpr std::uint64_t kLeadingByteOffsetField = 1;
+  constexpr std::uint64_t kStrideByteOffsetField = 1024 >> 4;
+  constexpr std::uint64_t kLayoutSwizzle128 = 1;
+  return (static_cast<std::uint64_t>(smem_address & 0x3FFFFu) >> 4) | (kLeadingByteOffsetField << 16) |
+         (kStrideByteOffsetField << 32) | (kLayoutSwizzle128 << 62);
+}
+
+// The m64nNk16 fp32 accumulator: thread t (0..127) of the warpgroup holds N/2 floats d[v]. Register
+// v = 4·j + 2·i + e holds row 16·(t/32) + (t%32)/4 + 8·i, column 8·j + 2·(t%4) + e: warp w owns rows
+// 16w..16w+15, and each 8-column block j is the mma.sync m16n8 C fragment of that warp.
+ATTNPROF_HOST_DEVICE constexpr int accumulator_row(int thread, int reg) {
+  return 16 * (thread / 32) + (thread % 32) / 4 + 8 * ((reg >> 1) & 1);
+}
+ATTNPROF_HOST_DEVICE constexpr int accumulator_col(int thread, int reg) {
+  return 8 * (reg >> 2) + 2 * (thread % 4) + (reg & 1);
+}
+
+}  // namespace attnprof::cuda::hopper
