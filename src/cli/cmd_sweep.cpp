@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,14 +27,14 @@ struct SweepArgs {
   std::string head_dims = "64";
   std::string variants;  // empty: every variant the device supports
   std::string device;    // empty: cuda when a GPU is present, else cpu
-  std::int64_t batch = 0;  // 0: 8 on a GPU, 1 on the CPU
+  std::optional<std::int64_t> batch;  // default: 8 on a GPU, 1 on the CPU
   std::int64_t heads = 16;
-  std::int64_t kv_heads = 0;  // 0: same as heads
+  std::optional<std::int64_t> kv_heads;  // default: same as heads
   std::string dtype = "bf16";
   bool no_causal = false;
   std::string layout = "bhsd";
   int threads = 0;
-  std::uint64_t seed = 0;
+  std::int64_t seed = 0;
   bool no_profile = false;
   std::string out = "sweep";
 };
@@ -72,9 +73,11 @@ std::optional<report::SweepRecord> precheck_point(const report::SweepPoint& poin
 int run_sweep_command(const SweepArgs& args) {
   AttentionSpec base;
   base.device = args.device.empty() ? default_device() : parse_device(args.device);
-  base.batch = args.batch > 0 ? args.batch : (base.device == Device::cuda ? 8 : 1);
+  base.batch = args.batch.value_or(base.device == Device::cuda ? 8 : 1);
   base.heads = args.heads;
-  base.kv_heads = args.kv_heads > 0 ? args.kv_heads : args.heads;
+  base.kv_heads = args.kv_heads.value_or(args.heads);
+  if (args.seed < 0) throw UsageError(fmt::format("--seed: must be a non-negative integer (got {})", args.seed));
+  apply_threads(args.threads);
   base.dtype = parse_dtype(args.dtype);
   base.causal = !args.no_causal;
   base.layout = parse_layout(args.layout);
@@ -109,7 +112,7 @@ int run_sweep_command(const SweepArgs& args) {
 
   RunOptions options;
   options.threads = args.threads;
-  options.seed = args.seed;
+  options.seed = static_cast<std::uint64_t>(args.seed);
   options.profile = !args.no_profile;
   options.out_dir = args.no_profile ? std::string() : args.out + "/traces";
   if (!options.out_dir.empty()) ensure_writable_directory(options.out_dir, "--out");
@@ -161,14 +164,14 @@ Command add_sweep(CLI::App& app) {
   sub->add_option("--head-dim", args->head_dims, "Head dims, e.g. 64,128")->capture_default_str();
   sub->add_option("--variants", args->variants, "Comma-separated variants (default: every one the device supports)");
   sub->add_option("--device", args->device, "cpu or cuda (default: cuda when a GPU is present)");
-  sub->add_option("--batch", args->batch, "Batch (default: 8 on a GPU, 1 on the CPU)");
-  sub->add_option("--heads", args->heads, "Query heads")->capture_default_str();
-  sub->add_option("--kv-heads", args->kv_heads, "Key/value heads (default: --heads)");
+  sub->add_option("--batch", args->batch, "Batch (default: 8 on a GPU, 1 on the CPU)")->check(strict_integer());
+  sub->add_option("--heads", args->heads, "Query heads")->capture_default_str()->check(strict_integer());
+  sub->add_option("--kv-heads", args->kv_heads, "Key/value heads (default: --heads)")->check(strict_integer());
   sub->add_option("--dtype", args->dtype, "bf16, fp16 or fp32")->capture_default_str();
   sub->add_flag("--no-causal", args->no_causal, "Attend to every key (default: causal)");
   sub->add_option("--layout", args->layout, "bhsd or bshd")->capture_default_str();
-  sub->add_option("--threads", args->threads, "CPU threads (0: all cores)");
-  sub->add_option("--seed", args->seed, "Input seed");
+  sub->add_option("--threads", args->threads, "CPU threads (0: all cores)")->check(strict_integer());
+  sub->add_option("--seed", args->seed, "Input seed")->check(strict_integer());
   sub->add_flag("--no-profile", args->no_profile, "Time without the profiler (no traces, no kernel counts)");
   sub->add_option("--out", args->out, "Directory for sweep.csv, sweep.json and traces/")->capture_default_str();
   return [args] { return run_sweep_command(*args); };
