@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cuda/activity_records.h"
+#include "common/h200.h"
 
 namespace attnprof::cuda::fakes {
 
@@ -39,21 +40,9 @@ inline ApiRecord launch(std::uint32_t correlation, std::int64_t start, std::int6
   return a;
 }
 
+// As CUPTI reports it: Kineto's fields plus the limit on resident blocks.
 inline trace::DeviceProperties h200() {
-  trace::DeviceProperties d;
-  d.id = 0;
-  d.name = "NVIDIA H200";
-  d.compute_major = 9;
-  d.compute_minor = 0;
-  d.max_threads_per_block = 1024;
-  d.max_threads_per_sm = 2048;
-  d.regs_per_block = 65536;
-  d.regs_per_sm = 65536;
-  d.warp_size = 32;
-  d.shared_per_block = 49152;
-  d.shared_per_block_optin = 232448;
-  d.shared_per_sm = 233472;
-  d.num_sms = 132;
+  trace::DeviceProperties d = attnprof::testing::h200_kineto_properties();
   d.max_blocks_per_sm = 32;
   return d;
 }

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include "common/h200.h"
 
 namespace attnprof::testing {
 
@@ -57,20 +58,7 @@ class TraceBuilder {
   }
 
   void add_h200() {
-    trace::DeviceProperties d;
-    d.id = 0;
-    d.name = "NVIDIA H200";
-    d.compute_major = 9;
-    d.compute_minor = 0;
-    d.max_threads_per_block = 1024;
-    d.max_threads_per_sm = 2048;
-    d.regs_per_block = 65536;
-    d.regs_per_sm = 65536;
-    d.warp_size = 32;
-    d.shared_per_block = 49152;
-    d.shared_per_block_optin = 232448;
-    d.shared_per_sm = 233472;
-    d.num_sms = 132;
+    trace::DeviceProperties d = attnprof::testing::h200_kineto_properties();
     trace.devices.push_back(d);
   }
 
