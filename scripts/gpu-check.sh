@@ -3,6 +3,8 @@
 # included), compute-sanitizer memcheck and racecheck over the GPU tests, and the PyTorch
 # side-by-side benchmark. Logs and JSON go under $OUT; a short table ends the output.
 #   OUT=/tmp/out bash scripts/gpu-check.sh [--quick]   (--quick: blog shape only in the benchmark)
+# Switches (environment): SKIP_SANITIZER=1, SKIP_BENCH=1, SKIP_CTEST=1, CPU_BENCH=1 (PyTorch's CPU SDPA
+# beside ours on this machine's Xeon, issue 9), BENCH_VARIANTS, BENCH_SHAPES, ATTNPROF_GPU_BUILD.
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$SRC/out/gpu-check}
@@ -14,7 +16,7 @@ declare -A status
 summary() {
   echo
   echo "== gpu-check summary ($(date -u +%FT%TZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null))"
-  for k in configure build tests_logic tests_gpu ctest compare memcheck racecheck bench; do printf '%-12s %s\n' "$k" "${status[$k]:-not run}"; done
+  for k in configure build hopper hopper_sass tests_logic tests_gpu ctest compare preflight memcheck racecheck bench cpu_bench; do printf '%-12s %s\n' "$k" "${status[$k]:-not run}"; done
 }
 trap summary EXIT
 
@@ -34,17 +36,22 @@ if [ $build_rc -eq 0 ]; then status[build]=ok; else status[build]="FAILED rc=$bu
 grep -E "spill|C75[01][0-9]" "$OUT/build.log" | grep -v " 0 bytes spill" | head -20 >"$OUT/ptxas_warnings.log" || true
 /usr/local/cuda/bin/cuobjdump --dump-resource-usage "$BUILD/src/libattnprof.so" 2>/dev/null | grep -A1 attention_forward >"$OUT/resource_usage.log" || true
 
-run_gtest() {  # name binary [env...]
+run_gtest() {  # name binary [gtest args...]
   local name=$1 bin=$2; shift 2
-  if env "$@" "$BUILD/$bin" --gtest_output=xml:"$OUT/$name.xml" >"$OUT/$name.log" 2>&1; then
+  if timeout "${GTEST_TIMEOUT:-240}" "$BUILD/$bin" "$@" --gtest_output=xml:"$OUT/$name.xml" >"$OUT/$name.log" 2>&1; then
     status[$name]="ok ($(grep -c '^\[       OK \]' "$OUT/$name.log") passed, $(grep -c '^\[  SKIPPED \]' "$OUT/$name.log") skipped)"
   else
     status[$name]="FAILED ($name.log)"; grep -E "Failure|FAILED|error" "$OUT/$name.log" | head -20
   fi
 }
+# The Hopper building blocks first (issue 6): alone, so a hang or fault there is named.
+run_gtest hopper tests/cuda/test_cuda_gpu --gtest_filter='Hopper*'
+hgmma=$(/usr/local/cuda/bin/cuobjdump -sass "$BUILD/src/libattnprof.so" 2>/dev/null | grep -cE '\bHGMMA\.')
+utmaldg=$(/usr/local/cuda/bin/cuobjdump -sass "$BUILD/src/libattnprof.so" 2>/dev/null | grep -cE '\bUTMALDG')
+status[hopper_sass]="HGMMA instructions: $hgmma, UTMALDG instructions: $utmaldg"
 run_gtest tests_logic tests/cuda/test_cuda_logic
 run_gtest tests_gpu tests/cuda/test_cuda_gpu
-if [ $build_rc -eq 0 ]; then
+if [ $build_rc -eq 0 ] && [ "${SKIP_CTEST:-0}" != 1 ]; then
   if ctest --test-dir "$BUILD" --output-on-failure -j4 >"$OUT/ctest.log" 2>&1; then status[ctest]="ok ($(grep -o '[0-9]* tests passed\|[0-9]*% tests passed.*' "$OUT/ctest.log" | tail -1))"; else status[ctest]="FAILED (ctest.log)"; fi
 fi
 
@@ -64,6 +71,17 @@ if [ $build_rc -eq 0 ]; then
   else
     status[compare]="FAILED (compare.err)"; tail -5 "$OUT/compare.err"
   fi
+fi
+
+# Memory preflight on the GPU (issue 8): a shape far beyond the card's memory must be refused with
+# the estimate and the largest S that fits, exit 2, before anything is allocated.
+"$BUILD/attnprof" run --device cuda --variant naive --batch 64 --heads 64 --seq 65536 --head-dim 64 \
+    >"$OUT/preflight.out" 2>"$OUT/preflight.err"
+preflight_rc=$?
+if [ $preflight_rc -eq 2 ] && grep -q "largest --seq that fits" "$OUT/preflight.err"; then
+  status[preflight]="ok (exit 2): $(head -1 "$OUT/preflight.err")"
+else
+  status[preflight]="FAILED rc=$preflight_rc: $(head -1 "$OUT/preflight.err")"
 fi
 
 SAN=/usr/local/cuda/bin/compute-sanitizer
@@ -93,11 +111,24 @@ BENCH_ARGS=(--bench "$BUILD/bench/gpu_bench" --out "$OUT/side_by_side.json")
 [ -n "${BENCH_VARIANTS:-}" ] && BENCH_ARGS+=(--variants "$BENCH_VARIANTS")
 [ -n "${BENCH_SHAPES:-}" ] && BENCH_ARGS+=(--shapes "$BENCH_SHAPES")
 [ "${SKIP_SANITIZER:-0}" = 1 ] && status[memcheck]="skipped (SKIP_SANITIZER=1)" && status[racecheck]="skipped"
-if PYTHONUNBUFFERED=1 timeout "${BENCH_TIMEOUT:-420}" python3 "$SRC/bench/pytorch_side_by_side.py" "${BENCH_ARGS[@]}" 2>&1 | tee "$OUT/side_by_side.log"; then
+if [ "${SKIP_BENCH:-0}" = 1 ]; then
+  status[bench]="skipped (SKIP_BENCH=1)"
+elif PYTHONUNBUFFERED=1 timeout "${BENCH_TIMEOUT:-420}" python3 "$SRC/bench/pytorch_side_by_side.py" "${BENCH_ARGS[@]}" 2>&1 | tee "$OUT/side_by_side.log"; then
   status[bench]="ok (side_by_side.json)"
 else
   status[bench]="FAILED (side_by_side.log)"
 fi
+# Last, on an otherwise idle machine: our CPU flash beside PyTorch's CPU SDPA on this Xeon.
+if [ "${CPU_BENCH:-0}" = 1 ]; then
+  lscpu >"$OUT/lscpu.txt" 2>&1
+  if PYTHONUNBUFFERED=1 timeout "${CPU_BENCH_TIMEOUT:-240}" python3 "$SRC/bench/cpu_vs_pytorch.py" --attnprof "$BUILD/attnprof" \
+       --json "$OUT/cpu_vs_pytorch.json" 2>&1 | tee "$OUT/cpu_vs_pytorch.log"; then
+    status[cpu_bench]="ok (cpu_vs_pytorch.json)"
+  else
+    status[cpu_bench]="FAILED (cpu_vs_pytorch.log)"
+  fi
+fi
 # Everything but the JSON and the summary goes into one archive (the device returns few files).
-tar -czf "$OUT/logs.tar.gz" -C "$OUT" --exclude=logs.tar.gz --exclude=side_by_side.json . 2>/dev/null &&
-  find "$OUT" -maxdepth 1 -type f ! -name logs.tar.gz ! -name side_by_side.json ! -name side_by_side.log -delete
+tar -czf "$OUT/logs.tar.gz" -C "$OUT" --exclude=logs.tar.gz --exclude=side_by_side.json --exclude=cpu_vs_pytorch.json . 2>/dev/null &&
+  find "$OUT" -maxdepth 1 -type f ! -name logs.tar.gz ! -name side_by_side.json ! -name side_by_side.log ! -name cpu_vs_pytorch.json ! -name cpu_vs_pytorch.log ! -name compare.txt -delete
+find "$OUT" -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} + 2>/dev/null || true
