@@ -15,6 +15,13 @@ enum class Layout { bhsd, bshd };
 std::string_view layout_name(Layout layout);
 Layout parse_layout(std::string_view name);  // throws UsageError naming bhsd|bshd
 
+// Where the causal diagonal sits when seq_q != seq_k (PyTorch's causal_upper_left, the default of
+// is_causal, and causal_lower_right). With bottom_right and seq_q > seq_k the first seq_q - seq_k
+// query rows see no key at all: fully masked rows.
+enum class CausalAlign { top_left, bottom_right };
+std::string_view causal_align_name(CausalAlign align);
+CausalAlign parse_causal_align(std::string_view name);  // throws UsageError naming top-left|bottom-right
+
 struct AttentionSpec {
   std::int64_t batch = 8;
   std::int64_t heads = 16;
@@ -24,10 +31,16 @@ struct AttentionSpec {
   std::int64_t head_dim = 64;
   DType dtype = DType::bf16;
   bool causal = true;  // top-left aligned when seq_q != seq_k, as PyTorch's is_causal
+  CausalAlign causal_align = CausalAlign::top_left;
   Layout layout = Layout::bhsd;
   Device device = Device::cpu;
 
   double softmax_scale() const;  // 1/sqrt(head_dim)
+  // Query row i sees key j iff j <= i + causal_offset(): 0 for top-left, seq_k - seq_q for
+  // bottom-right (meaningful only when causal).
+  std::int64_t causal_offset() const {
+    return causal && causal_align == CausalAlign::bottom_right ? seq_k - seq_q : 0;
+  }
   // 4·B·H·Sq·Sk·D, halved for causal (the anchors' convention).
   double flops() const;
   // Throws UsageError for sizes <= 0, kv_heads not dividing heads, or element counts that overflow.

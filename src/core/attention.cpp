@@ -18,6 +18,16 @@ Layout parse_layout(std::string_view name) {
   throw UsageError("--layout: unknown layout '" + std::string(name) + "'; allowed: bhsd, bshd");
 }
 
+std::string_view causal_align_name(CausalAlign align) {
+  return align == CausalAlign::top_left ? "top-left" : "bottom-right";
+}
+
+CausalAlign parse_causal_align(std::string_view name) {
+  if (name == "top-left") return CausalAlign::top_left;
+  if (name == "bottom-right") return CausalAlign::bottom_right;
+  throw UsageError("--causal-align: unknown alignment '" + std::string(name) + "'; allowed: top-left, bottom-right");
+}
+
 double AttentionSpec::softmax_scale() const { return 1.0 / std::sqrt(static_cast<double>(head_dim)); }
 
 double AttentionSpec::flops() const {

@@ -21,6 +21,9 @@ struct FusedAttentionArgs {
   std::int64_t q_stride[3]{}, k_stride[3]{}, v_stride[3]{}, o_stride[3]{};  // batch, head, seq
   float softmax_scale = 1.0f;
   bool causal = true;
+  // Query row i sees key j iff j <= i + causal_offset (AttentionSpec::causal_offset()); a negative
+  // offset leaves rows that see no key: they must come out as zeros (LSE -inf).
+  std::int64_t causal_offset = 0;
   DType dtype = DType::bf16;
 };
 
