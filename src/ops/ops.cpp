@@ -108,7 +108,7 @@ Tensor softmax(const Tensor& src) {
   return out;
 }
 
-Tensor safe_softmax(const Tensor& src) {
+Tensor safe_softmax(Tensor src) {
   Range r(Category::cpu_op, "aten::_safe_softmax", {&src});
   Tensor probs = softmax(src);
   Tensor neg_inf;
@@ -126,15 +126,18 @@ Tensor safe_softmax(const Tensor& src) {
     backend(src.device()).all_lastdim(fully_masked, neg_inf);
   }
   neg_inf = Tensor();
+  const DType dtype = src.dtype();
+  const Device device = src.device();
+  src = Tensor();
   Tensor zero;
   {
     Range op(Category::cpu_op, "aten::scalar_tensor");
-    zero = Tensor::empty({1}, src.dtype(), src.device());
-    backend(src.device()).fill(zero, 0.0);
+    zero = Tensor::empty({1}, dtype, device);
+    backend(device).fill(zero, 0.0);
   }
   Range op(Category::cpu_op, "aten::where", {&fully_masked, &probs});
-  Tensor out = like(src, src.dtype());
-  backend(src.device()).where(out, expand_to(fully_masked, src.shape()), expand_to(zero, src.shape()), probs);
+  Tensor out = like(probs, dtype);
+  backend(device).where(out, expand_to(fully_masked, probs.shape()), expand_to(zero, probs.shape()), probs);
   return out;
 }
 

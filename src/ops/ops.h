@@ -23,7 +23,10 @@ Tensor masked_fill(const Tensor& src, const Tensor& mask, double value);
 void masked_fill_(Tensor& self, const Tensor& mask, double value);
 Tensor softmax(const Tensor& src);
 // PyTorch's _safe_softmax: softmax, then rows that were all -inf become 0 (isneginf, all, where).
-Tensor safe_softmax(const Tensor& src);
+// Takes its input by value and drops it once the fully-masked rows are known, so a caller that
+// moves its scores in frees them before the where's output exists (PyTorch's peak: two fp32 S×S
+// tensors plus the isneginf mask, not three).
+Tensor safe_softmax(Tensor src);
 Tensor to(const Tensor& src, DType dtype);      // contiguous copy in another dtype
 void copy_(Tensor& dst, const Tensor& src);
 Tensor ones_bool(std::int64_t rows, std::int64_t cols, Device device);

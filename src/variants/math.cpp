@@ -3,16 +3,19 @@
 //   causal: keep = tril(ones(Sq, Sk)) rebuilt every call (ones, tril), then the additive mask
 //           zeros_like(keep, fp32).masked_fill_(logical_not(keep), -inf) (fill, logical_not, masked_fill);
 //   q·√scale and k·√scale (2 muls), an fp32 GEMM off the tensor cores, add_ the mask,
-//   _safe_softmax (softmax, isneginf, all, scalar_tensor fill, where), an fp32 GEMM, downcast.
-// Pieces of work per causal bf16/fp16 forward: 19 (13 non-causal; 15 causal fp32, whose GEMM
-// writes the output directly). Memory: several fp32 S×S tensors (scores, softmax, the
-// isneginf mask, where's output) plus fp32 copies of q, k, v. A row with every key masked gives
+//   _safe_softmax (softmax, isneginf, all, scalar_tensor fill, where), the attention weights
+//   downcast and discarded (PyTorch returns them beside the output), an fp32 GEMM, downcast.
+// Pieces of work per causal bf16/fp16 forward: 20, as PyTorch's (14 non-causal; 15 causal fp32,
+// whose GEMM writes the output directly). Memory peak: two fp32 S×S tensors (scores and softmax)
+// and the isneginf mask, plus fp32 copies of q, k, v and the scaled q — the scores are dropped
+// inside _safe_softmax before the where's output is allocated, matching PyTorch's measured peak. A row with every key masked gives
 // 0 (the safe softmax's where), as PyTorch's math path does.
 #include <attnprof/profiler.h>
 
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <utility>
 
 #include "ops/ops.h"
 #include "variants/builtin_list.h"
@@ -48,9 +51,12 @@ class MathVariant final : public Variant {
     Tensor scores = ops::matmul(ops::mul(qf, sqrt_scale), ops::mul(kf, sqrt_scale), /*transpose_b=*/true,
                                 /*allow_tensor_cores=*/false);
     if (spec.causal) ops::add_(scores, additive_mask);
-    const Tensor probs = ops::safe_softmax(scores);
-    scores = Tensor();
+    const Tensor probs = ops::safe_softmax(std::move(scores));
     if (upcast) {
+      // PyTorch's math returns the attention weights too, downcast, and SDPA drops them: one S×S
+      // kernel nobody reads. Its make_tuple evaluates that argument first (GCC, right to left), so
+      // the weights exist during the P·V GEMM.
+      const Tensor discarded_weights = ops::to(probs, spec.dtype);
       const Tensor result = ops::matmul(probs, vf, /*transpose_b=*/false, /*allow_tensor_cores=*/false);
       ops::copy_(out, result);  // the downcast
     } else {
@@ -59,8 +65,9 @@ class MathVariant final : public Variant {
   }
 
   std::int64_t workspace_estimate(const AttentionSpec& spec) const override {
-    // At the where: fp32 scores, softmax and where outputs (3 × 4 bytes) and the isneginf bool (1).
-    const std::int64_t scores = 13 * score_elements(spec);
+    // At isneginf: fp32 scores and softmax (2 × 4 bytes) and the bool mask (1); later the where's
+    // output and the discarded weights (4 + 2) replace them.
+    const std::int64_t scores = 9 * score_elements(spec);
     // fp32 q, k, v copies, the scaled q and k, and the fp32 result before the downcast.
     const std::int64_t q_elems = spec.batch * spec.heads * spec.seq_q * spec.head_dim;
     const std::int64_t kv_elems = spec.batch * spec.kv_heads * spec.seq_k * spec.head_dim;
