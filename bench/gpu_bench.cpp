@@ -1,17 +1,19 @@
-// gpu_bench: times attnprof's CUDA variants at given shapes and prints one JSON object per line
-// (variant, shape, median device ms from CUDA events over rotated inputs, TFLOP/s, median host µs
-// per forward, peak extra MiB, kernels/fwd of the sequence, error vs fp64 on sampled rows).
-// bench/pytorch_side_by_side.py runs it beside PyTorch and prints the ratios.
-//
-// Until the runner/CLI exists, the composed variants run here as the same backend-call sequences
-// the variants issue (naive, inplace, math as PyTorch's math backend, fused as torch.compile's).
+// gpu_bench: times attnprof's registered variants (the objects `attnprof run` runs) on the GPU at
+// given shapes and prints one JSON object per line (variant, shape, median device ms from CUDA
+// events over rotated inputs, TFLOP/s, median host µs per forward, prepare ms (cuDNN's plan build),
+// peak extra MiB, error vs fp64 on sampled rows). bench/pytorch_side_by_side.py runs it beside
+// PyTorch and prints the ratios.
 //
 //   gpu_bench --variants naive,flash --shapes 8x16x1024x64,4x16x4096x128 [--reps 30] [--json out.json]
+// A suffix picks a kernel knob for one row: flash@3 = ATTNPROF_FLASH_CONFIG=3, flash@sm80 =
+// ATTNPROF_FLASH_KERNEL=sm80 (the mma.sync kernel on a Hopper GPU), flash@sm80.3 = both.
 #include <attnprof/error.h>
 #include <attnprof/memory.h>
+#include <attnprof/variant.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -25,142 +27,19 @@
 #include "core/atomic_file.h"
 #include "cuda/attention_reference.h"
 #include "cuda/check.h"
-#include "cuda/cudnn_sdpa.h"
 
 using namespace attnprof;
 using namespace attnprof::cuda::gpu_testing;
 
 namespace {
 
-constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
 struct Inputs {
   Tensor q_host, k_host, v_host;
   Tensor q, k, v;
 };
 
-struct Forward {
-  const char* name;
-  int kernels;  // device work items one forward issues (memcpys included), by construction of the sequence
-  std::function<void(const AttentionSpec&, const Inputs&, Tensor& out)> run;
-};
-
 ops::Backend& be() { return gpu(); }
-
-Tensor empty_like_shape(std::vector<std::int64_t> shape, DType dtype) { return Tensor::empty(std::move(shape), dtype, Device::cuda); }
-
-// The bool causal mask (True above the diagonal = masked), built once per shape outside the forward.
-Tensor g_causal_mask;
-Tensor causal_mask_view(const AttentionSpec& s) {
-  if (!g_causal_mask.defined() || g_causal_mask.size(0) != s.seq_q || g_causal_mask.size(1) != s.seq_k) {
-    Tensor ones = empty_like_shape({s.seq_q, s.seq_k}, DType::boolean);
-    be().fill(ones, 1.0);
-    g_causal_mask = empty_like_shape({s.seq_q, s.seq_k}, DType::boolean);
-    be().triu(g_causal_mask, ones, 1);
-  }
-  return g_causal_mask.view_strided({s.batch, s.heads, s.seq_q, s.seq_k}, {0, 0, s.seq_k, 1});
-}
-
-double scale_of(const AttentionSpec& s) { return 1.0 / std::sqrt(static_cast<double>(s.head_dim)); }
-
-// naive: q·kᵀ → ·scale → out-of-place masked_fill (clone = Memcpy DtoD, then the fill) → softmax → ·v.
-void naive(const AttentionSpec& s, const Inputs& in, Tensor& out, bool in_place) {
-  Tensor mask = causal_mask_view(s);
-  Tensor scores = empty_like_shape({s.batch, s.heads, s.seq_q, s.seq_k}, s.dtype);
-  be().batched_gemm(scores, in.q, in.k, true, 1.0f, true);
-  if (in_place) {
-    be().mul_scalar(scores, scores, scale_of(s));
-    be().masked_fill(scores, scores, mask, kNegInf);
-  } else {
-    Tensor scaled = empty_like_shape(scores.shape(), s.dtype);
-    be().mul_scalar(scaled, scores, scale_of(s));
-    scores = Tensor();  // Python drops the old reference on reassignment
-    Tensor masked = empty_like_shape(scaled.shape(), s.dtype);
-    be().copy(masked, scaled);  // clone
-    scaled = Tensor();
-    be().masked_fill(masked, masked, mask, kNegInf);
-    scores = masked;
-  }
-  Tensor probs = empty_like_shape(scores.shape(), s.dtype);
-  be().softmax_lastdim(probs, scores);
-  scores = Tensor();
-  be().batched_gemm(out, probs, in.v, false, 1.0f, true);
-}
-
-// PyTorch's math backend for bf16 + is_causal: upcast, mask rebuilt each call, q and k each scaled by
-// √scale, fp32 GEMMs with TF32 off, additive mask, _safe_softmax, downcast.
-void math(const AttentionSpec& s, const Inputs& in, Tensor& out) {
-  auto upcast = [&](const Tensor& t) {
-    Tensor f = empty_like_shape(t.shape(), DType::fp32);
-    be().copy(f, t);
-    return f;
-  };
-  Tensor q = upcast(in.q), k = upcast(in.k), v = upcast(in.v);
-  Tensor additive = empty_like_shape({s.seq_q, s.seq_k}, DType::fp32);
-  {
-    Tensor ones = empty_like_shape({s.seq_q, s.seq_k}, DType::boolean);
-    be().fill(ones, 1.0);
-    Tensor keep = empty_like_shape({s.seq_q, s.seq_k}, DType::boolean);
-    be().tril(keep, ones, 0);
-    be().fill(additive, 0.0);
-    Tensor masked = empty_like_shape({s.seq_q, s.seq_k}, DType::boolean);
-    be().logical_not(masked, keep);
-    be().masked_fill(additive, additive, masked, kNegInf);
-  }
-  const double root = std::sqrt(scale_of(s));
-  Tensor attn = empty_like_shape({s.batch, s.heads, s.seq_q, s.seq_k}, DType::fp32);
-  {
-    Tensor qs = empty_like_shape(q.shape(), DType::fp32), ks = empty_like_shape(k.shape(), DType::fp32);
-    be().mul_scalar(qs, q, root);
-    q = Tensor();
-    be().mul_scalar(ks, k, root);
-    k = Tensor();
-    be().batched_gemm(attn, qs, ks, true, 1.0f, false);
-  }
-  be().add(attn, attn, additive.view_strided(attn.shape(), {0, 0, s.seq_k, 1}));
-  // _safe_softmax: softmax, then rows that were all -inf become 0 (isneginf, all, where).
-  Tensor probs = empty_like_shape(attn.shape(), DType::fp32);
-  be().softmax_lastdim(probs, attn);
-  Tensor row_masked = empty_like_shape({s.batch, s.heads, s.seq_q, 1}, DType::boolean);
-  {
-    Tensor is_neg_inf = empty_like_shape(attn.shape(), DType::boolean);
-    be().isneginf(is_neg_inf, attn);
-    be().all_lastdim(row_masked, is_neg_inf);
-  }
-  attn = Tensor();
-  Tensor zero = empty_like_shape({1}, DType::fp32);
-  be().fill(zero, 0.0);
-  be().where(probs, row_masked.view_strided(probs.shape(), {row_masked.stride(0), row_masked.stride(1), 1, 0}),
-             zero.view_strided(probs.shape(), {0, 0, 0, 0}), probs);
-  Tensor o = empty_like_shape(out.shape(), DType::fp32);
-  be().batched_gemm(o, probs, v, false, 1.0f, false);
-  be().copy(out, o);
-}
-
-// torch.compile of the in-place module: GEMM, one scale+mask+softmax kernel, GEMM.
-void fused(const AttentionSpec& s, const Inputs& in, Tensor& out) {
-  Tensor scores = empty_like_shape({s.batch, s.heads, s.seq_q, s.seq_k}, s.dtype);
-  be().batched_gemm(scores, in.q, in.k, true, 1.0f, true);
-  be().scale_mask_softmax(scores, scores, scale_of(s), s.causal);  // in place, as inductor reuses the buffer
-  be().batched_gemm(out, scores, in.v, false, 1.0f, true);
-}
-
-std::vector<Forward> forwards() {
-  return {
-      {"naive", 6, [](const AttentionSpec& s, const Inputs& in, Tensor& out) { naive(s, in, out, false); }},
-      {"inplace", 5, [](const AttentionSpec& s, const Inputs& in, Tensor& out) { naive(s, in, out, true); }},
-      {"math", 19, [](const AttentionSpec& s, const Inputs& in, Tensor& out) { math(s, in, out); }},
-      {"fused", 3, [](const AttentionSpec& s, const Inputs& in, Tensor& out) { fused(s, in, out); }},
-      {"efficient", 1,
-       [](const AttentionSpec& s, const Inputs& in, Tensor& out) { be().attention_efficient(s, out, in.q, in.k, in.v, nullptr); }},
-      {"flash", 1,
-       [](const AttentionSpec& s, const Inputs& in, Tensor& out) { be().attention_flash(s, out, in.q, in.k, in.v, nullptr); }},
-      {"cudnn", 2,  // cuDNN's 4-byte workspace memset + its kernel
-       [](const AttentionSpec& s, const Inputs& in, Tensor& out) {
-         cuda::cudnn_sdpa_forward(s, out, in.q, in.k, in.v, nullptr, cuda::backend_stream());
-       }},
-  };
-}
 
 std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> parts;
@@ -185,12 +64,29 @@ AttentionSpec parse_shape(const std::string& text, bool causal, DType dtype) {
   return s;
 }
 
+// flash@3 -> ATTNPROF_FLASH_CONFIG=3; flash@sm80 -> ATTNPROF_FLASH_KERNEL=sm80; flash@sm80.3 -> both.
+// Returns the variant's name without the suffix.
+std::string apply_knobs(const std::string& name) {
+  unsetenv("ATTNPROF_FLASH_CONFIG");
+  unsetenv("ATTNPROF_FLASH_KERNEL");
+  const auto at = name.find('@');
+  if (at == std::string::npos) return name;
+  for (const std::string& knob : split(name.substr(at + 1), '.')) {
+    if (!knob.empty() && std::isdigit(static_cast<unsigned char>(knob[0])))
+      setenv("ATTNPROF_FLASH_CONFIG", knob.c_str(), 1);
+    else
+      setenv("ATTNPROF_FLASH_KERNEL", knob.c_str(), 1);
+  }
+  return name.substr(0, at);
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-std::string run_one(const Forward& f, const AttentionSpec& s, int reps, int warmup) {
+std::string run_one(Variant& variant, const AttentionSpec& s, int reps, int warmup) {
+  auto run = [&](const Inputs& in, Tensor& out) { variant.forward(s, in.q, in.k, in.v, out); };
   std::vector<Inputs> sets;
   for (std::uint64_t seed = 0; seed < 3; ++seed) {  // rotated so repeated runs don't sit in L2
     Inputs in;
@@ -207,22 +103,23 @@ std::string run_one(const Forward& f, const AttentionSpec& s, int reps, int warm
   }
   std::vector<Tensor> outs;
   for (int i = 0; i < 3; ++i) outs.push_back(Tensor::empty({s.batch, s.heads, s.seq_q, s.head_dim}, s.dtype, Device::cuda));
-  if (f.name == std::string("naive") || f.name == std::string("inplace")) causal_mask_view(s);
+  if (auto refusal = variant.refusal(s)) throw UsageError(*refusal);
 
-  // First call (cuDNN builds its plan here), timed on the host.
+  // Once-per-shape work outside the forward (naive's mask, cuDNN's plan), then the first call.
   auto t0 = std::chrono::steady_clock::now();
-  double plan_ms = 0.0;
-  if (f.name == std::string("cudnn"))
-    plan_ms = cuda::cudnn_sdpa_prepare(s, outs[0], sets[0].q, sets[0].k, sets[0].v, false).build_ms;
-  f.run(s, sets[0], outs[0]);
+  variant.prepare(s);
+  be().synchronize();
+  const double prepare_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  t0 = std::chrono::steady_clock::now();
+  run(sets[0], outs[0]);
   be().synchronize();
   double first_call_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  for (int i = 0; i < warmup; ++i) f.run(s, sets[i % 3], outs[i % 3]);
+  for (int i = 0; i < warmup; ++i) run(sets[i % 3], outs[i % 3]);
   be().synchronize();
 
   // Error vs fp64 on sampled rows of set 0.
   poison(outs[0]);
-  f.run(s, sets[0], outs[0]);
+  run(sets[0], outs[0]);
   be().synchronize();
   ReferenceResult ref = compare_with_fp64(s, sets[0].q_host, sets[0].k_host, sets[0].v_host, to_host(outs[0]), nullptr,
                                          /*max_heads=*/2);
@@ -231,7 +128,7 @@ std::string run_one(const Forward& f, const AttentionSpec& s, int reps, int warm
   be().synchronize();
   memory::reset_peak(Device::cuda);
   const std::int64_t before = memory::stats(Device::cuda).current_bytes;
-  f.run(s, sets[1], outs[1]);
+  run(sets[1], outs[1]);
   be().synchronize();
   const double peak_extra_mib = static_cast<double>(memory::stats(Device::cuda).peak_bytes - before) / (1 << 20);
 
@@ -242,7 +139,7 @@ std::string run_one(const Forward& f, const AttentionSpec& s, int reps, int warm
   for (int i = 0; i < reps; ++i) {
     ATTNPROF_CUDA_CHECK(cudaEventRecord(events[2 * i], stream));
     auto h0 = std::chrono::steady_clock::now();
-    f.run(s, sets[i % 3], outs[i % 3]);
+    run(sets[i % 3], outs[i % 3]);
     host_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0).count());
     ATTNPROF_CUDA_CHECK(cudaEventRecord(events[2 * i + 1], stream));
   }
@@ -258,10 +155,10 @@ std::string run_one(const Forward& f, const AttentionSpec& s, int reps, int warm
   const double flops = 4.0 * s.batch * s.heads * static_cast<double>(s.seq_q) * s.seq_k * s.head_dim / (s.causal ? 2.0 : 1.0);
   return fmt::format(
       "{{\"variant\": \"{}\", \"B\": {}, \"H\": {}, \"S\": {}, \"D\": {}, \"causal\": {}, \"median_ms\": {:.4f}, "
-      "\"min_ms\": {:.4f}, \"tflops\": {:.1f}, \"host_us_per_fwd\": {:.1f}, \"first_call_ms\": {:.1f}, \"plan_build_ms\": {:.1f}, "
-      "\"peak_extra_mib\": {:.1f}, \"device_work_per_fwd\": {}, \"rel_err_vs_fp64\": {:.2e}, \"unwritten\": {}}}",
-      f.name, s.batch, s.heads, s.seq_q, s.head_dim, s.causal ? "true" : "false", med, *std::min_element(ms.begin(), ms.end()),
-      flops / (med * 1e-3) / 1e12, median(host_us), first_call_ms, plan_ms, peak_extra_mib, f.kernels, ref.rel_error,
+      "\"min_ms\": {:.4f}, \"tflops\": {:.1f}, \"host_us_per_fwd\": {:.1f}, \"first_call_ms\": {:.1f}, \"prepare_ms\": {:.1f}, "
+      "\"peak_extra_mib\": {:.1f}, \"rel_err_vs_fp64\": {:.2e}, \"unwritten\": {}}}",
+      variant.name(), s.batch, s.heads, s.seq_q, s.head_dim, s.causal ? "true" : "false", med, *std::min_element(ms.begin(), ms.end()),
+      flops / (med * 1e-3) / 1e12, median(host_us), first_call_ms, prepare_ms, peak_extra_mib, ref.rel_error,
       ref.non_finite);
 }
 
@@ -289,24 +186,18 @@ int main(int argc, char** argv) {
       else throw UsageError(fmt::format("{}: unknown flag (allowed: --variants --shapes --reps --warmup --json --no-causal --dtype)", a));
     }
     be();  // the CUDA backend, or a UsageError naming the reason there is no GPU
-    std::vector<Forward> all = forwards();
     std::string lines;
     for (const std::string& shape : split(shapes, ',')) {
       AttentionSpec s = parse_shape(shape, causal, dtype);
       for (const std::string& name : split(variants, ',')) {
-        std::string base = name;
-        if (auto at = name.find('@'); at != std::string::npos) {  // flash@k: tile configuration k
-          base = name.substr(0, at);
-          setenv("ATTNPROF_FLASH_CONFIG", name.substr(at + 1).c_str(), 1);
-        } else {
-          unsetenv("ATTNPROF_FLASH_CONFIG");
-        }
-        auto f = std::find_if(all.begin(), all.end(), [&](const Forward& x) { return base == x.name; });
-        if (f == all.end()) throw UsageError(fmt::format("--variants {}: allowed naive|inplace|math|fused|efficient|flash|cudnn", name));
+        const std::string base = apply_knobs(name);
+        Variant* variant = find_variant(base);
+        if (variant == nullptr)
+          throw UsageError(fmt::format("--variants {}: unknown variant; allowed: {}", name, variant_names()));
         // S² variants at S=16384 need tens of GiB; they run like PyTorch's (which needs the same).
         std::string line;
         try {
-          line = run_one(*f, s, s.seq_q >= 16384 ? std::max(3, reps / 3) : reps, warmup);
+          line = run_one(*variant, s, s.seq_q >= 16384 ? std::max(3, reps / 3) : reps, warmup);
           if (base != name) line.replace(line.find(base), base.size(), name);
         } catch (const Error& e) {
           std::string why = std::string(e.what()).substr(0, 300);
@@ -318,7 +209,6 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
         lines += line + "\n";
       }
-      g_causal_mask = Tensor();
     }
     if (!json_path.empty()) write_file_atomically(json_path, lines, "--json");
     return 0;

@@ -4,7 +4,8 @@
 PyTorch side: the blog's modules (naive, inplace), torch.compile of the in-place module (compile,
 paired with our `fused`), and F.scaled_dot_product_attention pinned with sdpa_kernel to one
 backend (math, efficient, flash, cudnn). Three input sets rotated, CUDA events, median of 30 runs
-(10 at S=16384). Our side: the gpu_bench executable (same method, JSON lines), run from here.
+(10 at S=16384). Our side: the gpu_bench executable timing the registered variants (the objects `attnprof run`
+runs; same method, JSON lines), run from here.
 Prints ours, PyTorch's and the ratio PyTorch/ours (> 1: ours is faster), and writes JSON.
 
   python3 bench/pytorch_side_by_side.py --bench build/bench/gpu_bench --out $OUT/side_by_side.json
