@@ -121,6 +121,7 @@ fi
 # Last, on an otherwise idle machine: our CPU flash beside PyTorch's CPU SDPA on this Xeon.
 if [ "${CPU_BENCH:-0}" = 1 ]; then
   lscpu >"$OUT/lscpu.txt" 2>&1
+  echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2); ISA flags: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx512f|avx512_bf16|avx512_fp16|amx_bf16|amx_tile|amx_int8|avx512_vnni)$' | tr '\n' ' ')"
   if PYTHONUNBUFFERED=1 timeout "${CPU_BENCH_TIMEOUT:-240}" python3 "$SRC/bench/cpu_vs_pytorch.py" --attnprof "$BUILD/attnprof" \
        --json "$OUT/cpu_vs_pytorch.json" 2>&1 | tee "$OUT/cpu_vs_pytorch.log"; then
     status[cpu_bench]="ok (cpu_vs_pytorch.json)"
@@ -128,7 +129,10 @@ if [ "${CPU_BENCH:-0}" = 1 ]; then
     status[cpu_bench]="FAILED (cpu_vs_pytorch.log)"
   fi
 fi
-# Everything but the JSON and the summary goes into one archive (the device returns few files).
-tar -czf "$OUT/logs.tar.gz" -C "$OUT" --exclude=logs.tar.gz --exclude=side_by_side.json --exclude=cpu_vs_pytorch.json . 2>/dev/null &&
-  find "$OUT" -maxdepth 1 -type f ! -name logs.tar.gz ! -name side_by_side.json ! -name side_by_side.log ! -name cpu_vs_pytorch.json ! -name cpu_vs_pytorch.log ! -name compare.txt -delete
+# Everything but the JSON, the logs read first and the summary goes into one archive (the device
+# returns at most 8 files); built in /tmp so tar never reads its own output.
+tar -czf /tmp/gpu-check-logs.tar.gz -C "$OUT" . 2>/dev/null
+mv /tmp/gpu-check-logs.tar.gz "$OUT/logs.tar.gz"
+find "$OUT" -maxdepth 1 -type f ! -name logs.tar.gz ! -name side_by_side.json ! -name side_by_side.log \
+  ! -name cpu_vs_pytorch.json ! -name cpu_vs_pytorch.log ! -name compare.txt ! -name tests_gpu.log -delete
 find "$OUT" -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} + 2>/dev/null || true
