@@ -16,7 +16,7 @@ declare -A status
 summary() {
   echo
   echo "== gpu-check summary ($(date -u +%FT%TZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null))"
-  for k in configure build hopper hopper_sass tests_logic tests_gpu ctest compare preflight memcheck racecheck bench cpu_bench; do printf '%-12s %s\n' "$k" "${status[$k]:-not run}"; done
+  for k in configure build hopper hopper_sass tests_logic tests_gpu ctest compare traces preflight memcheck racecheck bench cpu_bench; do printf '%-12s %s\n' "$k" "${status[$k]:-not run}"; done
 }
 trap summary EXIT
 
@@ -68,6 +68,11 @@ if [ $build_rc -eq 0 ]; then
   if "$BUILD/attnprof" compare --device cuda --out "$OUT/traces" 2>"$OUT/compare.err" | tee "$OUT/compare.txt" &&
      inspect_traces; then
     status[compare]="ok (compare.txt, traces/compare.json, traces/*.inspect.json)"
+    if python3 "$SRC/scripts/check_gpu_traces.py" --attnprof "$BUILD/attnprof" --dir "$OUT/traces" 2>&1 | tee "$OUT/trace_checks.log"; then
+      status[traces]="ok (trace_checks.log: inspect = run, flows, occupancy, annotations, structure)"
+    else
+      status[traces]="FAILED (trace_checks.log)"
+    fi
   else
     status[compare]="FAILED (compare.err)"; tail -5 "$OUT/compare.err"
   fi
