@@ -2,6 +2,7 @@
 
 #include <attnprof/error.h>
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -69,11 +70,25 @@ AtomicFile::AtomicFile(std::string path, std::string_view flag) : path_(std::mov
   std::filesystem::path dest(path_);
   std::string dir = dest.has_parent_path() ? dest.parent_path().string() : std::string(".");
   ensure_writable_directory(dir, flag);
-  std::string pattern = (std::filesystem::path(dir) / ("." + dest.filename().string() + ".tmp.XXXXXX")).string();
-  int fd = ::mkstemp(pattern.data());
-  if (fd < 0) throw UsageError(fmt::format("{}: cannot create a file in '{}': {}", flag, dir, std::strerror(errno)));
-  temp_path_ = pattern;
-  slot_ = claim_slot(temp_path_);
+  // The slot is claimed before the file exists, so a signal arriving at any moment (on any
+  // thread) finds every temporary that may be on disk; unlinking a name not yet created is harmless.
+  static std::atomic<unsigned> counter{0};
+  int fd = -1;
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    temp_path_ = (std::filesystem::path(dir) / fmt::format(".{}.tmp.{}.{}", dest.filename().string(), ::getpid(),
+                                                          counter.fetch_add(1)))
+                     .string();
+    slot_ = claim_slot(temp_path_);
+    fd = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      const int saved = errno;
+      release_slot(slot_);
+      slot_ = -1;
+      if (saved != EEXIST)
+        throw UsageError(fmt::format("{}: cannot create a file in '{}': {}", flag, dir, std::strerror(saved)));
+    }
+  }
+  if (fd < 0) throw UsageError(fmt::format("{}: cannot create a file in '{}': names taken", flag, dir));
   file_ = ::fdopen(fd, "wb");
   if (file_ == nullptr) {
     ::close(fd);
