@@ -16,7 +16,7 @@ declare -A status
 summary() {
   echo
   echo "== gpu-check summary ($(date -u +%FT%TZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null))"
-  for k in configure build hopper hopper_sass tests_logic tests_gpu ctest compare traces preflight memcheck racecheck bench cpu_bench; do printf '%-12s %s\n' "$k" "${status[$k]:-not run}"; done
+  for k in configure build hopper hopper_sass tests_logic tests_gpu ctest compare traces preflight memcheck racecheck bench cpu_tests cpu_variant_tests cpu_bench; do printf '%-12s %s\n' "$k" "${status[$k]:-not run}"; done
 }
 trap summary EXIT
 
@@ -126,6 +126,9 @@ fi
 # Last, on an otherwise idle machine: our CPU flash beside PyTorch's CPU SDPA on this Xeon.
 if [ "${CPU_BENCH:-0}" = 1 ]; then
   lscpu >"$OUT/lscpu.txt" 2>&1
+  # The CPU kernels' and variants' tests on this Intel CPU (AMX paths run only where AMX exists).
+  run_gtest cpu_tests tests/cpu/test_cpu
+  run_gtest cpu_variant_tests tests/variants/test_variants
   echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2); ISA flags: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx512f|avx512_bf16|avx512_fp16|amx_bf16|amx_tile|amx_int8|avx512_vnni)$' | tr '\n' ' ')"
   if PYTHONUNBUFFERED=1 timeout "${CPU_BENCH_TIMEOUT:-240}" python3 "$SRC/bench/cpu_vs_pytorch.py" --attnprof "$BUILD/attnprof" \
        --json "$OUT/cpu_vs_pytorch.json" 2>&1 | tee "$OUT/cpu_vs_pytorch.log"; then
