@@ -23,19 +23,22 @@ namespace {
 template <int D, int M, int N, int W, bool QInRegisters = false>
 using Flash = attention::Traits<D, M, N, W, /*kPipelined=*/true, QInRegisters>;
 
-// Tile configurations (ptxas sm_90a registers/thread; measured against FA2 on the H200 in one run,
-// 2026-11-30, ratio FA2 time / ours at 8x16x1024x64, 4x16x4096x64 | 4x16x4096x128, 1x16x16384x128, 16x32x512x128):
-//   D=64  default 128×64, 4 warps × 32 rows (222): 0.92, 0.87.
-//         1: 64×64, 4 warps (126): 0.93, 0.80.
-//         2: 128×64, 8 warps, Q in registers (138): correct and sanitizer-clean, not yet timed.
-//         rejected: 128×64, 8 warps (126): 0.87, 0.81; 128×128, 8 warps (170): 0.83, 0.78;
-//                   128×128, 4 warps: 255 registers and 8 bytes spilled.
-//   D=128 default 128×128, 8 warps × 16 rows (236): 0.82, 0.87, 0.88.
-//         1: 128×64, 8 warps (170): 0.70, 0.74, 0.79.
-//         2: 128×128, 8 warps, Q in registers (254): correct and sanitizer-clean, not yet timed.
-//         rejected: 128×32, 8 warps (138): 0.54, 0.57, 0.64; 64×64, 4 warps (168): 0.71, 0.74, 0.88;
-//                   128×64, 4 warps: 255 registers and 72 bytes spilled.
-// ATTNPROF_FLASH_CONFIG=1|2 picks an alternative (a tuning knob for bench/gpu_bench `flash@k`).
+// Tile configurations (ATTNPROF_FLASH_CONFIG=k, a tuning knob for bench/gpu_bench `flash@k`; ptxas
+// sm_90a registers/thread, all with 0 bytes spilled since v4):
+//   D=64  default 128×128, 4 warps × 32 rows (FlashAttention-2's choice): 255.
+//         1: 128×64, 4 warps × 32 rows (the v3 default): 189.
+//         2: 128×64, 4 warps × 32 rows, Q fragments in registers: see the header log.
+//         3: 64×64, 4 warps × 16 rows: 126.
+//         4: 256×64, 8 warps × 32 rows: 206.
+//   D=128 default 128×64, 4 warps × 32 rows (FlashAttention-2's choice): 255.
+//         1: 128×128, 8 warps × 16 rows (the v3 default): 180.
+//         2: 128×32, 4 warps × 32 rows: 240.
+//         3: 256×64, 8 warps × 32 rows: 255.
+//         4: 128×128, 8 warps × 16 rows, Q fragments in registers.
+// Measured before v4 (2026-11-30, ratio FA2 time / ours): D=64 128×64/4 warps 0.92, 0.87; 64×64
+// 0.93, 0.80; 128×64/8 warps 0.87, 0.81; 128×128/8 warps 0.83, 0.78. D=128 128×128/8 warps 0.82,
+// 0.87, 0.88; 128×64/8 warps 0.70, 0.74, 0.79; 128×32/8 warps 0.54, 0.57, 0.64; 64×64 0.71, 0.74,
+// 0.88. 128×128/4 warps (D=64) and 128×64/4 warps (D=128) spilled then (8 and 72 bytes).
 int tuning_config() {
   const char* text = std::getenv("ATTNPROF_FLASH_CONFIG");
   return text == nullptr ? 0 : std::atoi(text);
@@ -44,18 +47,22 @@ int tuning_config() {
 template <class T>
 void launch_d64(const FusedAttentionArgs& a, cudaStream_t s, int config) {
   switch (config) {
-    case 1: attention::launch_typed<Flash<64, 64, 64, 4>, T>(a, s); return;
-    case 2: attention::launch_typed<Flash<64, 128, 64, 8, true>, T>(a, s); return;
-    default: attention::launch_typed<Flash<64, 128, 64, 4>, T>(a, s); return;
+    case 1: attention::launch_typed<Flash<64, 128, 64, 4>, T>(a, s); return;
+    case 2: attention::launch_typed<Flash<64, 128, 64, 4, true>, T>(a, s); return;
+    case 3: attention::launch_typed<Flash<64, 64, 64, 4>, T>(a, s); return;
+    case 4: attention::launch_typed<Flash<64, 256, 64, 8>, T>(a, s); return;
+    default: attention::launch_typed<Flash<64, 128, 128, 4>, T>(a, s); return;
   }
 }
 
 template <class T>
 void launch_d128(const FusedAttentionArgs& a, cudaStream_t s, int config) {
   switch (config) {
-    case 1: attention::launch_typed<Flash<128, 128, 64, 8>, T>(a, s); return;
-    case 2: attention::launch_typed<Flash<128, 128, 128, 8, true>, T>(a, s); return;
-    default: attention::launch_typed<Flash<128, 128, 128, 8>, T>(a, s); return;
+    case 1: attention::launch_typed<Flash<128, 128, 128, 8>, T>(a, s); return;
+    case 2: attention::launch_typed<Flash<128, 128, 32, 4>, T>(a, s); return;
+    case 3: attention::launch_typed<Flash<128, 256, 64, 8>, T>(a, s); return;
+    case 4: attention::launch_typed<Flash<128, 128, 128, 8, true>, T>(a, s); return;
+    default: attention::launch_typed<Flash<128, 128, 64, 4>, T>(a, s); return;
   }
 }
 
