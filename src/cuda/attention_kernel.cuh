@@ -7,10 +7,14 @@
 // conflict-free); with kPipelined the next K/V tile loads while the current one is used (double
 // buffering). S = Q·Kᵀ and O += P·V run on mma.sync m16n8k16 (bf16/fp16 in, fp32 accumulate); P
 // stays in registers, repacked from the S accumulators as the A operand of the second GEMM.
-// Online softmax in base 2 (scores pre-multiplied by softmax_scale·log2 e). Causal (top-left):
-// key tiles wholly above the diagonal are skipped, only tiles crossing it (or the Sk tail) are
-// masked. Q rows past Sq and K/V rows past Sk are zero-filled by cp.async (src-size 0).
-// The output goes through the warp's own Q rows in shared memory for 16-byte coalesced stores.
+// Online softmax in base 2 (scores pre-multiplied by softmax_scale·log2 e) with lazy rescaling.
+// Causal: query row i sees key j iff j <= i + causal_offset (0: top-left; seq_k - seq_q:
+// bottom-right); key tiles wholly past the CTA's last visible key are skipped, only tiles crossing
+// a warp's diagonal (or the Sk tail) are masked, and rows that see no key come out as zeros with
+// LSE -inf. Q rows past Sq and K/V rows past Sk are zero-filled by cp.async (src-size 0). The
+// output goes through the warp's own Q rows in shared memory for 16-byte coalesced stores.
+// Registers: at 32 rows per warp the accumulators alone take 192 of 255 (D=128, 64-key tiles);
+// everything else is kept out of the key loop — see ThreadOffsets and the fresh_* reads.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -22,8 +26,11 @@ namespace attnprof::cuda::attention {
 
 constexpr float kLog2e = 1.4426950408889634f;
 
-template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_, bool kPipelined_, bool kQInRegisters_ = false>
+template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_, bool kPipelined_, bool kQInRegisters_ = false,
+          int kMinBlocksPerSm_ = 0>
 struct Traits {
+  // __launch_bounds__ minimum CTAs per SM (0: none): k caps registers at 65536 / (kThreads · k).
+  static constexpr int kMinBlocksPerSm = kMinBlocksPerSm_;
   // Q's A-operand fragments loaded once into registers instead of by ldmatrix for every K tile.
   static constexpr bool kQInRegisters = kQInRegisters_;
   static constexpr int kHeadDim = kHeadDim_;
@@ -167,17 +174,20 @@ __device__ __forceinline__ void copy_tile(std::uint32_t smem, const T* src, int 
   }
 }
 
-// A thread's shared-memory offsets (bytes), all functions of threadIdx.x. The key loop rebuilds
-// them every tile from fresh_tid() (a dozen integer ops per tile) instead of keeping them live: at
+// A thread's shared-memory offsets (bytes) and rows, functions of threadIdx.x and blockIdx.x. The
+// key loop rebuilds them every tile from fresh_*() (a dozen integer ops) instead of keeping them live: at
 // 32 rows per warp the accumulators take ~200 of the 255 registers, and ptxas spilled with them
 // held across the loop.
 template <class Tr>
 struct ThreadOffsets {
   int lane, copy_row0;
+  int warp_first_row;          // query index of the warp's first row
   std::uint32_t copy;          // cp.async target of (copy_row0, this thread's chunk) in a tile
   std::uint32_t q, k, v;       // ldmatrix lane addresses at k-step 0, see the kernel
-  __device__ __forceinline__ explicit ThreadOffsets(int tid) {
+  __device__ __forceinline__ ThreadOffsets(int tid, int ctaid_x) {
     lane = tid % 32;
+    // Longest-first: with causal masking the last query blocks have the most key tiles.
+    warp_first_row = (static_cast<int>(gridDim.x) - 1 - ctaid_x) * Tr::kBlockM + (tid / 32) * Tr::kRowsPerWarp;
     copy_row0 = tid / Tr::kChunksPerRow;
     copy = swizzle<Tr>(copy_row0, tid % Tr::kChunksPerRow);
     // swizzle(row, 2·ks + hi) = swizzle(row, hi) ^ (ks << 5) and rows step by immediates: Q as the
@@ -190,7 +200,7 @@ struct ThreadOffsets {
 };
 
 template <class Tr, class T>
-__global__ void __launch_bounds__(Tr::kThreads) attention_forward_kernel(FusedAttentionArgs args) {
+__global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_forward_kernel(FusedAttentionArgs args) {
   using Mma = MmaType<T>;
   constexpr int kRowBytes = Tr::kHeadDim * 2;
   constexpr int kRowsPerPass = Tr::kThreads / Tr::kChunksPerRow;
@@ -198,7 +208,6 @@ __global__ void __launch_bounds__(Tr::kThreads) attention_forward_kernel(FusedAt
   extern __shared__ __align__(128) unsigned char smem_raw[];
   const std::uint32_t smem = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
 
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   // Longest-first: with causal masking the last query blocks have the most key tiles.
   const int m_block = gridDim.x - 1 - blockIdx.x;
   const int bh = blockIdx.y;
@@ -214,7 +223,7 @@ __global__ void __launch_bounds__(Tr::kThreads) attention_forward_kernel(FusedAt
   if (args.causal) n_blocks = min(n_blocks, max(0, (q_start + Tr::kBlockM + offset + Tr::kBlockN - 1) / Tr::kBlockN));
 
   // This thread's cp.async chunk column and first row (same in Q, K and V tiles).
-  const ThreadOffsets<Tr> prologue(threadIdx.x);
+  const ThreadOffsets<Tr> prologue(threadIdx.x, blockIdx.x);
   const int copy_row0 = prologue.copy_row0, copy_chunk = threadIdx.x % Tr::kChunksPerRow;
   const std::uint32_t copy_smem = smem + prologue.copy;
   {
@@ -247,9 +256,6 @@ __global__ void __launch_bounds__(Tr::kThreads) attention_forward_kernel(FusedAt
     row_max[mt][0] = row_max[mt][1] = -INFINITY;
     row_sum[mt][0] = row_sum[mt][1] = 0.0f;
   }
-  const int warp_row0 = warp * Tr::kRowsPerWarp;
-  // Keys seen by this thread's first row (causal), minus its first column in a tile.
-  const int first_row_limit = q_start + warp_row0 + lane / 4 + offset + 1 - (lane % 4) * 2;
 
   std::uint32_t q_frag[Tr::kQInRegisters ? Tr::kMTiles : 1][Tr::kQInRegisters ? Tr::kKSteps : 1][4];
   if constexpr (Tr::kQInRegisters) {
@@ -263,7 +269,7 @@ __global__ void __launch_bounds__(Tr::kThreads) attention_forward_kernel(FusedAt
 
   std::uint32_t stage = 0;  // byte offset of the K/V buffers of the current tile
   for (int n_block = 0; n_block < n_blocks; ++n_block) {
-    const ThreadOffsets<Tr> my(fresh_tid());
+    const ThreadOffsets<Tr> my(fresh_tid(), fresh_ctaid_x());
     const std::uint32_t copy_smem = smem + my.copy;
     const int k_step = kRowsPerPass * static_cast<int>(args.k_stride[2]);
     const int v_step = kRowsPerPass * static_cast<int>(args.v_stride[2]);
@@ -330,14 +336,16 @@ __global__ void __launch_bounds__(Tr::kThreads) attention_forward_kernel(FusedAt
     // warp's first row sees. One integer limit per row; the column offsets are immediates.
     const int n_start = n_block * Tr::kBlockN;
     const bool needs_mask = n_start + Tr::kBlockN > seq_k ||
-                            (args.causal && n_start + Tr::kBlockN - 1 > q_start + warp_row0 + offset);
+                            (args.causal && n_start + Tr::kBlockN - 1 > my.warp_first_row + offset);
     if (needs_mask) {
       const int tail_limit = seq_k - n_start - (my.lane % 4) * 2;
 #pragma unroll
       for (int mt = 0; mt < Tr::kMTiles; ++mt)
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
-          const int causal_limit = first_row_limit + mt * 16 + half * 8 - n_start;
+          // Keys seen by this thread's row, minus the tile start and the thread's first column.
+          const int causal_limit =
+              my.warp_first_row + my.lane / 4 + mt * 16 + half * 8 + offset + 1 - n_start - (my.lane % 4) * 2;
           const int limit = args.causal ? min(tail_limit, causal_limit) : tail_limit;
 #pragma unroll
           for (int nt = 0; nt < Tr::kNTiles; ++nt) {
@@ -347,28 +355,45 @@ __global__ void __launch_bounds__(Tr::kThreads) attention_forward_kernel(FusedAt
         }
     }
 
-    // Online softmax: new running max, rescale O and the running sum, P = exp2(S·c − m·c) with one
-    // FFMA before MUFU.EX2; max and sum over the 4 threads of a row with two shuffles.
+    // Online softmax in base 2, P = exp2(S·c − m·c) with one FFMA before MUFU.EX2; max and sum over
+    // the 4 threads of a row with two shuffles. Lazy rescaling (as FlashAttention-4): m is a row's
+    // reference max, moved (and O and the sum rescaled) only when some row of the warp sees its max
+    // grow by more than kRescaleLog2 — a vote and a warp-uniform branch per row slot. Otherwise P
+    // stays ≤ 2^kRescaleLog2 (exact in bf16/fp16 up to their usual rounding; the sums are fp32) and
+    // O, the sum and the LSE stay consistent, all relative to the same m. With scores of typical
+    // size the max settles in the first tile and the kDTiles·2 FMULs per row are skipped after it.
+    constexpr float kRescaleLog2 = 8.0f;
 #pragma unroll
-    for (int mt = 0; mt < Tr::kMTiles; ++mt) {
+    for (int mt = 0; mt < Tr::kMTiles; ++mt)
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        float mx = row_max[mt][half];
+        float mx = acc_s[mt][0][half * 2];
 #pragma unroll
         for (int nt = 0; nt < Tr::kNTiles; ++nt)
           mx = fmaxf(mx, fmaxf(acc_s[mt][nt][half * 2], acc_s[mt][nt][half * 2 + 1]));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        // A row with every key masked so far keeps max -inf; use 0 so exp2 gives 0, not NaN.
-        const float max_scaled = mx == -INFINITY ? 0.0f : mx * scale_log2;
-        const float rescale = fast_exp2(row_max[mt][half] * scale_log2 - max_scaled);
-        row_max[mt][half] = mx;
-        row_sum[mt][half] *= rescale;
+        // -inf - -inf (nothing seen yet, nothing in this tile) is NaN: false, as it should be;
+        // finite - -inf (the first keys) is +inf: true. One vote per row slot, so only one max is
+        // live at a time; the exp2 and P·V below stay one branch-free block for the scheduler.
+        if (__any_sync(0xffffffffu, (mx - row_max[mt][half]) * scale_log2 > kRescaleLog2)) {
+          const float m = fmaxf(row_max[mt][half], mx);
+          // A row that has seen no key keeps m = -inf; its scaled max is taken as 0 so exp2 gives 0, not NaN.
+          const float rescale = fast_exp2(row_max[mt][half] * scale_log2 - (m == -INFINITY ? 0.0f : m * scale_log2));
+          row_max[mt][half] = m;
+          row_sum[mt][half] *= rescale;
 #pragma unroll
-        for (int dt = 0; dt < Tr::kDTiles; ++dt) {
-          acc_o[mt][dt][half * 2] *= rescale;
-          acc_o[mt][dt][half * 2 + 1] *= rescale;
+          for (int dt = 0; dt < Tr::kDTiles; ++dt) {
+            acc_o[mt][dt][half * 2] *= rescale;
+            acc_o[mt][dt][half * 2 + 1] *= rescale;
+          }
         }
+      }
+#pragma unroll
+    for (int mt = 0; mt < Tr::kMTiles; ++mt)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const float max_scaled = row_max[mt][half] == -INFINITY ? 0.0f : row_max[mt][half] * scale_log2;
         float sum = 0.0f;
 #pragma unroll
         for (int nt = 0; nt < Tr::kNTiles; ++nt) {
@@ -380,7 +405,6 @@ __global__ void __launch_bounds__(Tr::kThreads) attention_forward_kernel(FusedAt
         }
         row_sum[mt][half] += sum;  // this thread's columns only; the quad is summed at the end
       }
-    }
 
     // O += P · V, P repacked from the S accumulators as the A operand (never through memory).
 #pragma unroll
