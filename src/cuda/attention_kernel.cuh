@@ -220,7 +220,10 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_f
 
   // Key tiles this CTA needs: up to the last key its last row sees (none when every row is masked).
   int n_blocks = (seq_k + Tr::kBlockN - 1) / Tr::kBlockN;
-  if (args.causal) n_blocks = min(n_blocks, max(0, (q_start + Tr::kBlockM + offset + Tr::kBlockN - 1) / Tr::kBlockN));
+  if (args.causal) {
+    const int rows_end = min(q_start + Tr::kBlockM, seq_q);  // rows past Sq are not stored
+    n_blocks = min(n_blocks, max(0, (rows_end + offset + Tr::kBlockN - 1) / Tr::kBlockN));
+  }
 
   // This thread's cp.async chunk column and first row (same in Q, K and V tiles).
   const ThreadOffsets<Tr> prologue(threadIdx.x, blockIdx.x);
