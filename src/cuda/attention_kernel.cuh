@@ -70,6 +70,15 @@ struct MmaType<__nv_bfloat16> {
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
+  // d = a·b (C = 0: the accumulator needs no zeroing first).
+  __device__ static __forceinline__ void mma_first(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
+                                                   std::uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%10,%10,%10,%10};\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
+  }
   __device__ static __forceinline__ std::uint32_t pack(float lo, float hi) {
     __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
     return *reinterpret_cast<std::uint32_t*>(&v);
@@ -84,6 +93,15 @@ struct MmaType<__half> {
         "{%0,%1,%2,%3};\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+  // d = a·b (C = 0: the accumulator needs no zeroing first).
+  __device__ static __forceinline__ void mma_first(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
+                                                   std::uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%10,%10,%10,%10};\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
   }
   __device__ static __forceinline__ std::uint32_t pack(float lo, float hi) {
     __half2 v = __floats2half2_rn(lo, hi);
@@ -304,13 +322,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_f
 
     // S = Q · Kᵀ for this warp's rows and the tile's kBlockN keys. Each K fragment (ldmatrix.x4)
     // feeds 2·kMTiles MMAs: with 32 rows per warp the shared-memory traffic per MMA halves.
-    float acc_s[Tr::kMTiles][Tr::kNTiles][4];
-#pragma unroll
-    for (int mt = 0; mt < Tr::kMTiles; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < Tr::kNTiles; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc_s[mt][nt][e] = 0.0f;
+    float acc_s[Tr::kMTiles][Tr::kNTiles][4];  // written by the first k-step's MMAs (C = 0)
 #pragma unroll
     for (int ks = 0; ks < Tr::kKSteps; ++ks) {
       std::uint32_t a[Tr::kMTiles][4];
@@ -329,8 +341,13 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_f
         ldmatrix_x4<false>(bk, smem_kv, my.k, ks << 5, nt * 8 * kRowBytes);
 #pragma unroll
         for (int mt = 0; mt < Tr::kMTiles; ++mt) {
-          Mma::mma(acc_s[mt][nt], a[mt], bk[0], bk[1]);
-          Mma::mma(acc_s[mt][nt + 1], a[mt], bk[2], bk[3]);
+          if (ks == 0) {
+            Mma::mma_first(acc_s[mt][nt], a[mt], bk[0], bk[1]);
+            Mma::mma_first(acc_s[mt][nt + 1], a[mt], bk[2], bk[3]);
+          } else {
+            Mma::mma(acc_s[mt][nt], a[mt], bk[0], bk[1]);
+            Mma::mma(acc_s[mt][nt + 1], a[mt], bk[2], bk[3]);
+          }
         }
       }
     }
