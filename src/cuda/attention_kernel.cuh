@@ -217,8 +217,15 @@ struct ThreadOffsets {
   }
 };
 
+// The minimum-CTAs bound is a Hopper tuning (sm_90a has 0 spills under it); sm_80 builds without it.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define ATTNPROF_ATTENTION_MIN_BLOCKS(Tr) 0
+#else
+#define ATTNPROF_ATTENTION_MIN_BLOCKS(Tr) Tr::kMinBlocksPerSm
+#endif
 template <class Tr, class T>
-__global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_forward_kernel(FusedAttentionArgs args) {
+__global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr))
+    attention_forward_kernel(FusedAttentionArgs args) {
   using Mma = MmaType<T>;
   constexpr int kRowBytes = Tr::kHeadDim * 2;
   constexpr int kRowsPerPass = Tr::kThreads / Tr::kChunksPerRow;
@@ -288,7 +295,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_f
       for (int mt = 0; mt < Tr::kMTiles; ++mt) ldmatrix_x4<false>(q_frag[mt][ks], smem, prologue.q, ks << 5, mt * 16 * kRowBytes);
   }
 
-  std::uint32_t stage = 0;  // byte offset of the K/V buffers of the current tile
+  std::uint32_t stage = 0;  // byte offset of this tile's K/V buffers (even tiles 0, odd kSmemKV)
   for (int n_block = 0; n_block < n_blocks; ++n_block) {
     const ThreadOffsets<Tr> my(fresh_tid(), fresh_ctaid_x());
     const std::uint32_t copy_smem = smem + my.copy;
@@ -319,6 +326,11 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_f
       __syncthreads();
     }
     const std::uint32_t smem_kv = smem + stage;
+    if constexpr (Tr::kPipelined) stage = (n_block & 1) ? 0 : Tr::kSmemKV;  // the next tile's
+    // Causal: a warp none of whose rows sees any key of this tile (the upper warps' part of the
+    // diagonal when kBlockN < kBlockM) skips it: its P would be all zeros. Warp-uniform.
+    const int n_start = n_block * Tr::kBlockN;
+    if (Tr::kBlockN < Tr::kBlockM && args.causal && n_start > my.warp_first_row + Tr::kRowsPerWarp - 1 + offset) continue;
 
     // S = Q · Kᵀ for this warp's rows and the tile's kBlockN keys. Each K fragment (ldmatrix.x4)
     // feeds 2·kMTiles MMAs: with 32 rows per warp the shared-memory traffic per MMA halves.
@@ -354,7 +366,6 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_f
 
     // Mask only where needed: the Sk tail, and (causal) tiles reaching past the last key this
     // warp's first row sees. One integer limit per row; the column offsets are immediates.
-    const int n_start = n_block * Tr::kBlockN;
     const bool needs_mask = n_start + Tr::kBlockN > seq_k ||
                             (args.causal && n_start + Tr::kBlockN - 1 > my.warp_first_row + offset);
     if (needs_mask) {
@@ -448,7 +459,6 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_f
         }
       }
     }
-    if constexpr (Tr::kPipelined) stage ^= Tr::kSmemKV;
   }
 
   // Epilogue: O /= row sum; LSE; O through this warp's own Q rows in shared memory. Rows that saw
