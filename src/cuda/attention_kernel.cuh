@@ -7,10 +7,14 @@
 // conflict-free); with kPipelined the next K/V tile loads while the current one is used (double
 // buffering). S = Q·Kᵀ and O += P·V run on mma.sync m16n8k16 (bf16/fp16 in, fp32 accumulate); P
 // stays in registers, repacked from the S accumulators as the A operand of the second GEMM.
-// Online softmax in base 2 (scores pre-multiplied by softmax_scale·log2 e). Causal (top-left):
-// key tiles wholly above the diagonal are skipped, only tiles crossing it (or the Sk tail) are
-// masked. Q rows past Sq and K/V rows past Sk are zero-filled by cp.async (src-size 0).
-// The output goes through the warp's own Q rows in shared memory for 16-byte coalesced stores.
+// Online softmax in base 2 (scores pre-multiplied by softmax_scale·log2 e) with lazy rescaling.
+// Causal: query row i sees key j iff j <= i + causal_offset (0: top-left; seq_k - seq_q:
+// bottom-right); key tiles wholly past the CTA's last visible key are skipped, only tiles crossing
+// a warp's diagonal (or the Sk tail) are masked, and rows that see no key come out as zeros with
+// LSE -inf. Q rows past Sq and K/V rows past Sk are zero-filled by cp.async (src-size 0). The
+// output goes through the warp's own Q rows in shared memory for 16-byte coalesced stores.
+// Registers: at 32 rows per warp the accumulators alone take 192 of 255 (D=128, 64-key tiles);
+// everything else is kept out of the key loop — see ThreadOffsets and the fresh_* reads.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -22,8 +26,11 @@ namespace attnprof::cuda::attention {
 
 constexpr float kLog2e = 1.4426950408889634f;
 
-template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_, bool kPipelined_, bool kQInRegisters_ = false>
+template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_, bool kPipelined_, bool kQInRegisters_ = false,
+          int kMinBlocksPerSm_ = 0>
 struct Traits {
+  // __launch_bounds__ minimum CTAs per SM (0: none): k caps registers at 65536 / (kThreads · k).
+  static constexpr int kMinBlocksPerSm = kMinBlocksPerSm_;
   // Q's A-operand fragments loaded once into registers instead of by ldmatrix for every K tile.
   static constexpr bool kQInRegisters = kQInRegisters_;
   static constexpr int kHeadDim = kHeadDim_;
@@ -43,6 +50,8 @@ struct Traits {
   static constexpr int kSmemQ = kBlockM * kHeadDim * 2;
   static constexpr int kSmemKV = kBlockN * kHeadDim * 2;
   static constexpr int kSmemBytes = kSmemQ + 2 * kStages * kSmemKV;
+  // Shared-memory regions (byte offsets): Q, then kStages K tiles, then kStages V tiles.
+  static constexpr std::uint32_t kOffK = kSmemQ, kOffV = kSmemQ + kStages * kSmemKV;
   static_assert(kRowsPerWarp % 16 == 0, "each warp owns whole 16-row MMA tiles");
   static_assert(kNTiles % 2 == 0 && kDTiles % 2 == 0, "ldmatrix.x4 loads pairs of n-tiles");
   static_assert(kChunksPerRow >= 8, "the XOR swizzle permutes 8 chunks of a row");
@@ -61,6 +70,15 @@ struct MmaType<__nv_bfloat16> {
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
+  // d = a·b (C = 0: the accumulator needs no zeroing first).
+  __device__ static __forceinline__ void mma_first(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
+                                                   std::uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%10,%10,%10,%10};\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
+  }
   __device__ static __forceinline__ std::uint32_t pack(float lo, float hi) {
     __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
     return *reinterpret_cast<std::uint32_t*>(&v);
@@ -75,6 +93,15 @@ struct MmaType<__half> {
         "{%0,%1,%2,%3};\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+  // d = a·b (C = 0: the accumulator needs no zeroing first).
+  __device__ static __forceinline__ void mma_first(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
+                                                   std::uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%10,%10,%10,%10};\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
   }
   __device__ static __forceinline__ std::uint32_t pack(float lo, float hi) {
     __half2 v = __floats2half2_rn(lo, hi);
@@ -96,15 +123,45 @@ __device__ __forceinline__ void cp_async_16(std::uint32_t smem_addr, const void*
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
 
-__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t smem_addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr));
+// ldmatrix.x4 at base + (offset ^ flip) + add. A thread's ldmatrix addresses for different k-steps
+// differ by an XOR of the swizzled chunk bits (flip) and by whole rows (add, an immediate); the XOR
+// stays inside the asm so the compiler cannot hoist one address per k-step out of the key loop and
+// keep them all live (it did: 3 × 8 registers).
+template <bool kTrans>
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t base, std::uint32_t offset,
+                                            std::uint32_t flip, std::uint32_t add) {
+  if constexpr (kTrans) {
+    asm volatile(
+        "{\n .reg .b32 a;\n xor.b32 a, %5, %6;\n add.u32 a, a, %4;\n add.u32 a, a, %7;\n"
+        " ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [a];\n}\n"
+        : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+        : "r"(base), "r"(offset), "r"(flip), "r"(add));
+  } else {
+    asm volatile(
+        "{\n .reg .b32 a;\n xor.b32 a, %5, %6;\n add.u32 a, a, %4;\n add.u32 a, a, %7;\n"
+        " ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [a];\n}\n"
+        : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+        : "r"(base), "r"(offset), "r"(flip), "r"(add));
+  }
 }
-__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], std::uint32_t smem_addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr));
+
+// Special registers read through volatile asm, so the compiler cannot merge them with the
+// prologue's reads: the epilogue recomputes its indices instead of keeping them live (or spilled)
+// across the key loop, where every register is taken by the accumulators.
+__device__ __forceinline__ int fresh_tid() {
+  int r;
+  asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ int fresh_ctaid_x() {
+  int r;
+  asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ int fresh_ctaid_y() {
+  int r;
+  asm volatile("mov.u32 %0, %%ctaid.y;\n" : "=r"(r));
+  return r;
 }
 
 // Byte offset of 16-byte chunk `chunk` of row `row` in a [rows][kHeadDim] tile: chunks XOR-permuted
@@ -114,27 +171,68 @@ __device__ __forceinline__ std::uint32_t swizzle(int row, int chunk) {
   return static_cast<std::uint32_t>(row * Tr::kHeadDim * 2 + ((chunk ^ (row & 7)) << 4));
 }
 
-// Copies rows [0, tile_rows) of a tile (rows past rows_valid zero-filled) into shared memory.
-template <class Tr, class T>
-__device__ __forceinline__ void load_tile(std::uint32_t smem, const T* gmem, std::int64_t row_stride, int rows_valid,
-                                          int tile_rows) {
-  for (int i = threadIdx.x; i < tile_rows * Tr::kChunksPerRow; i += Tr::kThreads) {
-    int row = i / Tr::kChunksPerRow, chunk = i % Tr::kChunksPerRow;
-    bool valid = row < rows_valid;
-    const T* src = valid ? gmem + row * row_stride + chunk * 8 : gmem;
-    cp_async_16(smem + swizzle<Tr>(row, chunk), src, valid);
+// The cp.async share of one thread in a [rows][kHeadDim] tile: one fixed 16-byte chunk column and
+// every kRowsPerPass-th row from row0. kRowsPerPass is a multiple of 8, so (row & 7), and with it
+// the swizzle, is the same on every pass: the shared address is one register plus an immediate and
+// the global one a pointer advanced by a 32-bit step (the launcher checks kBlockN·stride < 2³¹).
+// (Version 4: the old loop recomputed row and chunk per copy and ptxas kept a 64-bit pointer per
+// copy live across the key loop.)
+template <class Tr, int kRows, class T>
+__device__ __forceinline__ void copy_tile(std::uint32_t smem, const T* src, int step, int rows_left, const void* any) {
+  constexpr int kRowsPerPass = Tr::kThreads / Tr::kChunksPerRow;
+  static_assert(Tr::kThreads % Tr::kChunksPerRow == 0 && kRowsPerPass % 8 == 0, "swizzle fixed per thread");
+  static_assert(kRows % kRowsPerPass == 0, "whole passes");
+#pragma unroll
+  for (int pass = 0; pass < kRows / kRowsPerPass; ++pass) {
+    const bool valid = pass * kRowsPerPass < rows_left;  // rows_left = rows valid - this thread's row0
+    // A zero-filled copy reads nothing, but its address stays inside the tensor (`any`, a kernel
+    // parameter: no register) rather than past its end.
+    cp_async_16(smem + pass * kRowsPerPass * Tr::kHeadDim * 2, valid ? src : static_cast<const T*>(any), valid);
+    src += step;
   }
 }
 
-template <class Tr, class T>
-__global__ void __launch_bounds__(Tr::kThreads) attention_forward_kernel(FusedAttentionArgs args) {
-  using Mma = MmaType<T>;
-  extern __shared__ __align__(128) unsigned char smem_raw[];
-  const std::uint32_t smem_q = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
-  const std::uint32_t smem_k0 = smem_q + Tr::kSmemQ;
-  const std::uint32_t smem_v0 = smem_k0 + Tr::kStages * Tr::kSmemKV;
+// A thread's shared-memory offsets (bytes) and rows, functions of threadIdx.x and blockIdx.x. The
+// key loop rebuilds them every tile from fresh_*() (a dozen integer ops) instead of keeping them live: at
+// 32 rows per warp the accumulators take ~200 of the 255 registers, and ptxas spilled with them
+// held across the loop.
+template <class Tr>
+struct ThreadOffsets {
+  int lane, copy_row0;
+  int warp_first_row;          // query index of the warp's first row
+  std::uint32_t copy;          // cp.async target of (copy_row0, this thread's chunk) in a tile
+  std::uint32_t q, k, v;       // ldmatrix lane addresses at k-step 0, see the kernel
+  __device__ __forceinline__ ThreadOffsets(int tid, int ctaid_x) {
+    lane = tid % 32;
+    // Longest-first: with causal masking the last query blocks have the most key tiles.
+    warp_first_row = (static_cast<int>(gridDim.x) - 1 - ctaid_x) * Tr::kBlockM + (tid / 32) * Tr::kRowsPerWarp;
+    copy_row0 = tid / Tr::kChunksPerRow;
+    copy = swizzle<Tr>(copy_row0, tid % Tr::kChunksPerRow);
+    // swizzle(row, 2·ks + hi) = swizzle(row, hi) ^ (ks << 5) and rows step by immediates: Q as the
+    // A operand (+ mt·16 rows), K as B (+ nt·8 rows), V as B through .trans (+ kp·16 rows; chunk
+    // dt: ^ (dt << 4)). K and V offsets include their regions.
+    q = swizzle<Tr>((tid / 32) * Tr::kRowsPerWarp + ((lane / 8) % 2) * 8 + lane % 8, lane / 16);
+    k = swizzle<Tr>((lane / 16) * 8 + lane % 8, (lane / 8) % 2) + Tr::kOffK;
+    v = swizzle<Tr>(((lane / 8) % 2) * 8 + lane % 8, lane / 16) + Tr::kOffV;
+  }
+};
 
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+// The minimum-CTAs bound is a Hopper tuning (sm_90a has 0 spills under it); sm_80 builds without it.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define ATTNPROF_ATTENTION_MIN_BLOCKS(Tr) 0
+#else
+#define ATTNPROF_ATTENTION_MIN_BLOCKS(Tr) Tr::kMinBlocksPerSm
+#endif
+template <class Tr, class T>
+__global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr))
+    attention_forward_kernel(FusedAttentionArgs args) {
+  using Mma = MmaType<T>;
+  constexpr int kRowBytes = Tr::kHeadDim * 2;
+  constexpr int kRowsPerPass = Tr::kThreads / Tr::kChunksPerRow;
+  constexpr std::uint32_t kOffK = Tr::kOffK, kOffV = Tr::kOffV;
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  const std::uint32_t smem = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
+
   // Longest-first: with causal masking the last query blocks have the most key tiles.
   const int m_block = gridDim.x - 1 - blockIdx.x;
   const int bh = blockIdx.y;
@@ -142,17 +240,36 @@ __global__ void __launch_bounds__(Tr::kThreads) attention_forward_kernel(FusedAt
   const int kvh = h / static_cast<int>(args.heads / args.kv_heads);
   const int seq_q = static_cast<int>(args.seq_q), seq_k = static_cast<int>(args.seq_k);
   const int q_start = m_block * Tr::kBlockM;
+  // Causal: row i sees key j iff j <= i + offset (the launcher clamps offset to [-seq_q, seq_k]).
+  const int offset = static_cast<int>(args.causal_offset);
 
-  const T* q = static_cast<const T*>(args.q) + b * args.q_stride[0] + h * args.q_stride[1] + q_start * args.q_stride[2];
-  const T* k = static_cast<const T*>(args.k) + b * args.k_stride[0] + kvh * args.k_stride[1];
-  const T* v = static_cast<const T*>(args.v) + b * args.v_stride[0] + kvh * args.v_stride[1];
-
+  // Key tiles this CTA needs: up to the last key its last row sees (none when every row is masked).
   int n_blocks = (seq_k + Tr::kBlockN - 1) / Tr::kBlockN;
-  if (args.causal) n_blocks = min(n_blocks, (q_start + Tr::kBlockM + Tr::kBlockN - 1) / Tr::kBlockN);
+  if (args.causal) {
+    const int rows_end = min(q_start + Tr::kBlockM, seq_q);  // rows past Sq are not stored
+    n_blocks = min(n_blocks, max(0, (rows_end + offset + Tr::kBlockN - 1) / Tr::kBlockN));
+  }
 
-  load_tile<Tr>(smem_q, q, args.q_stride[2], seq_q - q_start, Tr::kBlockM);
-  load_tile<Tr>(smem_k0, k, args.k_stride[2], seq_k, Tr::kBlockN);
-  load_tile<Tr>(smem_v0, v, args.v_stride[2], seq_k, Tr::kBlockN);
+  // This thread's cp.async chunk column and first row (same in Q, K and V tiles).
+  const ThreadOffsets<Tr> prologue(threadIdx.x, blockIdx.x);
+  const int copy_row0 = prologue.copy_row0, copy_chunk = threadIdx.x % Tr::kChunksPerRow;
+  const std::uint32_t copy_smem = smem + prologue.copy;
+  {
+    const int stride = static_cast<int>(args.q_stride[2]);
+    const T* q = static_cast<const T*>(args.q) + b * args.q_stride[0] + h * args.q_stride[1] +
+                 static_cast<std::int64_t>(q_start + copy_row0) * stride + copy_chunk * 8;
+    copy_tile<Tr, Tr::kBlockM>(copy_smem, q, kRowsPerPass * stride, seq_q - q_start - copy_row0, args.q);
+  }
+  const T* k_src = static_cast<const T*>(args.k) + b * args.k_stride[0] + kvh * args.k_stride[1] +
+                   copy_row0 * args.k_stride[2] + copy_chunk * 8;
+  const T* v_src = static_cast<const T*>(args.v) + b * args.v_stride[0] + kvh * args.v_stride[1] +
+                   copy_row0 * args.v_stride[2] + copy_chunk * 8;
+  if (n_blocks > 0) {
+    copy_tile<Tr, Tr::kBlockN>(copy_smem + kOffK, k_src, kRowsPerPass * static_cast<int>(args.k_stride[2]),
+                               seq_k - copy_row0, args.k);
+    copy_tile<Tr, Tr::kBlockN>(copy_smem + kOffV, v_src, kRowsPerPass * static_cast<int>(args.v_stride[2]),
+                               seq_k - copy_row0, args.v);
+  }
   cp_async_commit();
 
   const float scale_log2 = args.softmax_scale * kLog2e;
@@ -167,7 +284,6 @@ __global__ void __launch_bounds__(Tr::kThreads) attention_forward_kernel(FusedAt
     row_max[mt][0] = row_max[mt][1] = -INFINITY;
     row_sum[mt][0] = row_sum[mt][1] = 0.0f;
   }
-  const int warp_row0 = warp * Tr::kRowsPerWarp;
 
   std::uint32_t q_frag[Tr::kQInRegisters ? Tr::kMTiles : 1][Tr::kQInRegisters ? Tr::kKSteps : 1][4];
   if constexpr (Tr::kQInRegisters) {
@@ -176,45 +292,49 @@ __global__ void __launch_bounds__(Tr::kThreads) attention_forward_kernel(FusedAt
 #pragma unroll
     for (int ks = 0; ks < Tr::kKSteps; ++ks)
 #pragma unroll
-      for (int mt = 0; mt < Tr::kMTiles; ++mt) {
-        int row = warp_row0 + mt * 16 + ((lane / 8) % 2) * 8 + lane % 8;
-        ldmatrix_x4(q_frag[mt][ks], smem_q + swizzle<Tr>(row, ks * 2 + lane / 16));
-      }
+      for (int mt = 0; mt < Tr::kMTiles; ++mt) ldmatrix_x4<false>(q_frag[mt][ks], smem, prologue.q, ks << 5, mt * 16 * kRowBytes);
   }
 
+  std::uint32_t stage = 0;  // byte offset of this tile's K/V buffers (even tiles 0, odd kSmemKV)
   for (int n_block = 0; n_block < n_blocks; ++n_block) {
-    const int stage = Tr::kPipelined ? (n_block & 1) : 0;
-    const std::uint32_t smem_k = smem_k0 + stage * Tr::kSmemKV, smem_v = smem_v0 + stage * Tr::kSmemKV;
+    const ThreadOffsets<Tr> my(fresh_tid(), fresh_ctaid_x());
+    const std::uint32_t copy_smem = smem + my.copy;
+    const int k_step = kRowsPerPass * static_cast<int>(args.k_stride[2]);
+    const int v_step = kRowsPerPass * static_cast<int>(args.v_stride[2]);
     if constexpr (Tr::kPipelined) {
       cp_async_wait_all();
-      __syncthreads();  // tile n_block is visible; every warp is done with tile n_block-1's buffer
+      __syncthreads();  // tile n_block is visible; every warp is done with tile n_block-1's buffers
       if (n_block + 1 < n_blocks) {
-        const int next = (n_block + 1) * Tr::kBlockN;
-        const std::uint32_t other = (stage ^ 1) * Tr::kSmemKV;
-        load_tile<Tr>(smem_k0 + other, k + next * args.k_stride[2], args.k_stride[2], seq_k - next, Tr::kBlockN);
-        load_tile<Tr>(smem_v0 + other, v + next * args.v_stride[2], args.v_stride[2], seq_k - next, Tr::kBlockN);
+        const int rows_left = seq_k - (n_block + 1) * Tr::kBlockN - my.copy_row0;
+        k_src += k_step * (Tr::kBlockN / kRowsPerPass);
+        v_src += v_step * (Tr::kBlockN / kRowsPerPass);
+        copy_tile<Tr, Tr::kBlockN>(copy_smem + (stage ^ Tr::kSmemKV) + kOffK, k_src, k_step, rows_left, args.k);
+        copy_tile<Tr, Tr::kBlockN>(copy_smem + (stage ^ Tr::kSmemKV) + kOffV, v_src, v_step, rows_left, args.v);
         cp_async_commit();
       }
     } else {
       if (n_block > 0) {
         __syncthreads();  // every warp is done with the previous tile
-        const int start = n_block * Tr::kBlockN;
-        load_tile<Tr>(smem_k, k + start * args.k_stride[2], args.k_stride[2], seq_k - start, Tr::kBlockN);
-        load_tile<Tr>(smem_v, v + start * args.v_stride[2], args.v_stride[2], seq_k - start, Tr::kBlockN);
+        const int rows_left = seq_k - n_block * Tr::kBlockN - my.copy_row0;
+        k_src += k_step * (Tr::kBlockN / kRowsPerPass);
+        v_src += v_step * (Tr::kBlockN / kRowsPerPass);
+        copy_tile<Tr, Tr::kBlockN>(copy_smem + kOffK, k_src, k_step, rows_left, args.k);
+        copy_tile<Tr, Tr::kBlockN>(copy_smem + kOffV, v_src, v_step, rows_left, args.v);
         cp_async_commit();
       }
       cp_async_wait_all();
       __syncthreads();
     }
+    const std::uint32_t smem_kv = smem + stage;
+    if constexpr (Tr::kPipelined) stage = (n_block & 1) ? 0 : Tr::kSmemKV;  // the next tile's
+    // Causal: a warp none of whose rows sees any key of this tile (the upper warps' part of the
+    // diagonal when kBlockN < kBlockM) skips it: its P would be all zeros. Warp-uniform.
+    const int n_start = n_block * Tr::kBlockN;
+    if (Tr::kBlockN < Tr::kBlockM && args.causal && n_start > my.warp_first_row + Tr::kRowsPerWarp - 1 + offset) continue;
 
-    // S = Q · Kᵀ for this warp's rows and the tile's kBlockN keys.
-    float acc_s[Tr::kMTiles][Tr::kNTiles][4];
-#pragma unroll
-    for (int mt = 0; mt < Tr::kMTiles; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < Tr::kNTiles; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc_s[mt][nt][e] = 0.0f;
+    // S = Q · Kᵀ for this warp's rows and the tile's kBlockN keys. Each K fragment (ldmatrix.x4)
+    // feeds 2·kMTiles MMAs: with 32 rows per warp the shared-memory traffic per MMA halves.
+    float acc_s[Tr::kMTiles][Tr::kNTiles][4];  // written by the first k-step's MMAs (C = 0)
 #pragma unroll
     for (int ks = 0; ks < Tr::kKSteps; ++ks) {
       std::uint32_t a[Tr::kMTiles][4];
@@ -224,61 +344,87 @@ __global__ void __launch_bounds__(Tr::kThreads) attention_forward_kernel(FusedAt
 #pragma unroll
           for (int i = 0; i < 4; ++i) a[mt][i] = q_frag[mt][ks][i];
         } else {
-          int row = warp_row0 + mt * 16 + ((lane / 8) % 2) * 8 + lane % 8;
-          ldmatrix_x4(a[mt], smem_q + swizzle<Tr>(row, ks * 2 + lane / 16));
+          ldmatrix_x4<false>(a[mt], smem, my.q, ks << 5, mt * 16 * kRowBytes);
         }
       }
 #pragma unroll
       for (int nt = 0; nt < Tr::kNTiles; nt += 2) {
         std::uint32_t bk[4];
-        int row = nt * 8 + (lane / 16) * 8 + lane % 8;
-        ldmatrix_x4(bk, smem_k + swizzle<Tr>(row, ks * 2 + (lane / 8) % 2));
+        ldmatrix_x4<false>(bk, smem_kv, my.k, ks << 5, nt * 8 * kRowBytes);
 #pragma unroll
         for (int mt = 0; mt < Tr::kMTiles; ++mt) {
-          Mma::mma(acc_s[mt][nt], a[mt], bk[0], bk[1]);
-          Mma::mma(acc_s[mt][nt + 1], a[mt], bk[2], bk[3]);
+          if (ks == 0) {
+            Mma::mma_first(acc_s[mt][nt], a[mt], bk[0], bk[1]);
+            Mma::mma_first(acc_s[mt][nt + 1], a[mt], bk[2], bk[3]);
+          } else {
+            Mma::mma(acc_s[mt][nt], a[mt], bk[0], bk[1]);
+            Mma::mma(acc_s[mt][nt + 1], a[mt], bk[2], bk[3]);
+          }
         }
       }
     }
 
-    // Mask only where needed: the Sk tail, and (causal) tiles that cross the diagonal.
-    const int n_start = n_block * Tr::kBlockN;
-    const bool needs_mask =
-        n_start + Tr::kBlockN > seq_k || (args.causal && n_start + Tr::kBlockN - 1 > q_start + warp_row0);
+    // Mask only where needed: the Sk tail, and (causal) tiles reaching past the last key this
+    // warp's first row sees. One integer limit per row; the column offsets are immediates.
+    const bool needs_mask = n_start + Tr::kBlockN > seq_k ||
+                            (args.causal && n_start + Tr::kBlockN - 1 > my.warp_first_row + offset);
     if (needs_mask) {
+      const int tail_limit = seq_k - n_start - (my.lane % 4) * 2;
 #pragma unroll
       for (int mt = 0; mt < Tr::kMTiles; ++mt)
 #pragma unroll
-        for (int nt = 0; nt < Tr::kNTiles; ++nt)
+        for (int half = 0; half < 2; ++half) {
+          // Keys seen by this thread's row, minus the tile start and the thread's first column.
+          const int causal_limit =
+              my.warp_first_row + my.lane / 4 + mt * 16 + half * 8 + offset + 1 - n_start - (my.lane % 4) * 2;
+          const int limit = args.causal ? min(tail_limit, causal_limit) : tail_limit;
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            int row = q_start + warp_row0 + mt * 16 + lane / 4 + (e / 2) * 8;
-            int col = n_start + nt * 8 + (lane % 4) * 2 + (e % 2);
-            if (col >= seq_k || (args.causal && col > row)) acc_s[mt][nt][e] = -INFINITY;
+          for (int nt = 0; nt < Tr::kNTiles; ++nt) {
+            if (nt * 8 >= limit) acc_s[mt][nt][half * 2] = -INFINITY;
+            if (nt * 8 + 1 >= limit) acc_s[mt][nt][half * 2 + 1] = -INFINITY;
           }
+        }
     }
 
-    // Online softmax: new running max, rescale O and the running sum, P = exp2(S·c − m·c).
+    // Online softmax in base 2, P = exp2(S·c − m·c) with one FFMA before MUFU.EX2; max and sum over
+    // the 4 threads of a row with two shuffles. Lazy rescaling (as FlashAttention-4): m is a row's
+    // reference max, moved (and O and the sum rescaled) only when some row of the warp sees its max
+    // grow by more than kRescaleLog2 — a vote and a warp-uniform branch per row slot. Otherwise P
+    // stays ≤ 2^kRescaleLog2 (exact in bf16/fp16 up to their usual rounding; the sums are fp32) and
+    // O, the sum and the LSE stay consistent, all relative to the same m. With scores of typical
+    // size the max settles in the first tile and the kDTiles·2 FMULs per row are skipped after it.
+    constexpr float kRescaleLog2 = 8.0f;
 #pragma unroll
-    for (int mt = 0; mt < Tr::kMTiles; ++mt) {
+    for (int mt = 0; mt < Tr::kMTiles; ++mt)
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        float mx = row_max[mt][half];
+        float mx = acc_s[mt][0][half * 2];
 #pragma unroll
         for (int nt = 0; nt < Tr::kNTiles; ++nt)
           mx = fmaxf(mx, fmaxf(acc_s[mt][nt][half * 2], acc_s[mt][nt][half * 2 + 1]));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        // A row with every key masked so far keeps max -inf; use 0 so exp2 gives 0, not NaN.
-        const float max_scaled = mx == -INFINITY ? 0.0f : mx * scale_log2;
-        const float rescale = fast_exp2(row_max[mt][half] * scale_log2 - max_scaled);
-        row_max[mt][half] = mx;
-        row_sum[mt][half] *= rescale;
+        // -inf - -inf (nothing seen yet, nothing in this tile) is NaN: false, as it should be;
+        // finite - -inf (the first keys) is +inf: true. One vote per row slot, so only one max is
+        // live at a time; the exp2 and P·V below stay one branch-free block for the scheduler.
+        if (__any_sync(0xffffffffu, (mx - row_max[mt][half]) * scale_log2 > kRescaleLog2)) {
+          const float m = fmaxf(row_max[mt][half], mx);
+          // A row that has seen no key keeps m = -inf; its scaled max is taken as 0 so exp2 gives 0, not NaN.
+          const float rescale = fast_exp2(row_max[mt][half] * scale_log2 - (m == -INFINITY ? 0.0f : m * scale_log2));
+          row_max[mt][half] = m;
+          row_sum[mt][half] *= rescale;
 #pragma unroll
-        for (int dt = 0; dt < Tr::kDTiles; ++dt) {
-          acc_o[mt][dt][half * 2] *= rescale;
-          acc_o[mt][dt][half * 2 + 1] *= rescale;
+          for (int dt = 0; dt < Tr::kDTiles; ++dt) {
+            acc_o[mt][dt][half * 2] *= rescale;
+            acc_o[mt][dt][half * 2 + 1] *= rescale;
+          }
         }
+      }
+#pragma unroll
+    for (int mt = 0; mt < Tr::kMTiles; ++mt)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const float max_scaled = row_max[mt][half] == -INFINITY ? 0.0f : row_max[mt][half] * scale_log2;
         float sum = 0.0f;
 #pragma unroll
         for (int nt = 0; nt < Tr::kNTiles; ++nt) {
@@ -290,7 +436,6 @@ __global__ void __launch_bounds__(Tr::kThreads) attention_forward_kernel(FusedAt
         }
         row_sum[mt][half] += sum;  // this thread's columns only; the quad is summed at the end
       }
-    }
 
     // O += P · V, P repacked from the S accumulators as the A operand (never through memory).
 #pragma unroll
@@ -306,8 +451,7 @@ __global__ void __launch_bounds__(Tr::kThreads) attention_forward_kernel(FusedAt
 #pragma unroll
       for (int dt = 0; dt < Tr::kDTiles; dt += 2) {
         std::uint32_t bv[4];
-        int row = kp * 16 + ((lane / 8) % 2) * 8 + lane % 8;
-        ldmatrix_x4_trans(bv, smem_v + swizzle<Tr>(row, dt + lane / 16));
+        ldmatrix_x4<true>(bv, smem_kv, my.v, dt << 4, kp * 16 * kRowBytes);
 #pragma unroll
         for (int mt = 0; mt < Tr::kMTiles; ++mt) {
           Mma::mma(acc_o[mt][dt], a[mt], bv[0], bv[1]);
@@ -317,40 +461,49 @@ __global__ void __launch_bounds__(Tr::kThreads) attention_forward_kernel(FusedAt
     }
   }
 
-  // Epilogue: O /= row sum; LSE; O through this warp's own Q rows in shared memory.
+  // Epilogue: O /= row sum; LSE; O through this warp's own Q rows in shared memory. Rows that saw
+  // no key (sum 0) come out as zeros with LSE -inf. Indices recomputed (fresh_*), see above.
+  cp_async_wait_all();  // with no key tile at all, the Q copy may still be in flight
   __syncwarp();
-  T* o = static_cast<T*>(args.o) + b * args.o_stride[0] + h * args.o_stride[1];
+  {
+    const int tid = fresh_tid(), e_lane = tid % 32, e_row0 = (tid / 32) * Tr::kRowsPerWarp;
+    const int e_bh = fresh_ctaid_y();
+    const int e_b = e_bh / static_cast<int>(args.heads), e_h = e_bh % static_cast<int>(args.heads);
+    const int e_q_start = (static_cast<int>(gridDim.x) - 1 - fresh_ctaid_x()) * Tr::kBlockM;
+    const int e_seq_q = static_cast<int>(args.seq_q);
 #pragma unroll
-  for (int mt = 0; mt < Tr::kMTiles; ++mt) {
+    for (int mt = 0; mt < Tr::kMTiles; ++mt) {
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      float sum = row_sum[mt][half];
-      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-      const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;  // a fully masked row gives zeros
-      const int row = warp_row0 + mt * 16 + lane / 4 + half * 8;
-      if (args.lse != nullptr && lane % 4 == 0 && q_start + row < seq_q) {
-        float lse = sum > 0.0f ? row_max[mt][half] * args.softmax_scale + logf(sum) : -INFINITY;
-        args.lse[(static_cast<std::int64_t>(b) * args.heads + h) * args.seq_q + q_start + row] = lse;
-      }
+      for (int half = 0; half < 2; ++half) {
+        float sum = row_sum[mt][half];
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+        const int row = e_row0 + mt * 16 + e_lane / 4 + half * 8;
+        if (args.lse != nullptr && e_lane % 4 == 0 && e_q_start + row < e_seq_q) {
+          float lse = sum > 0.0f ? row_max[mt][half] * args.softmax_scale + logf(sum) : -INFINITY;
+          args.lse[(static_cast<std::int64_t>(e_b) * args.heads + e_h) * args.seq_q + e_q_start + row] = lse;
+        }
 #pragma unroll
-      for (int dt = 0; dt < Tr::kDTiles; ++dt) {
-        std::uint32_t packed = Mma::pack(acc_o[mt][dt][half * 2] * inv, acc_o[mt][dt][half * 2 + 1] * inv);
-        std::uint32_t addr = smem_q + swizzle<Tr>(row, dt) + (lane % 4) * 4;
-        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(packed));
+        for (int dt = 0; dt < Tr::kDTiles; ++dt) {
+          std::uint32_t packed = Mma::pack(acc_o[mt][dt][half * 2] * inv, acc_o[mt][dt][half * 2 + 1] * inv);
+          std::uint32_t addr = smem + swizzle<Tr>(row, dt) + (e_lane % 4) * 4;
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(packed));
+        }
       }
     }
-  }
-  __syncwarp();
-  for (int i = lane; i < Tr::kRowsPerWarp * Tr::kChunksPerRow; i += 32) {
-    int row = warp_row0 + i / Tr::kChunksPerRow, chunk = i % Tr::kChunksPerRow;
-    if (q_start + row >= seq_q) continue;
-    uint4 value;
-    std::uint32_t addr = smem_q + swizzle<Tr>(row, chunk);
-    asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
-                 : "r"(addr));
-    *reinterpret_cast<uint4*>(o + (q_start + row) * args.o_stride[2] + chunk * 8) = value;
+    __syncwarp();
+    T* o = static_cast<T*>(args.o) + e_b * args.o_stride[0] + e_h * args.o_stride[1];
+    for (int i = e_lane; i < Tr::kRowsPerWarp * Tr::kChunksPerRow; i += 32) {
+      int row = e_row0 + i / Tr::kChunksPerRow, chunk = i % Tr::kChunksPerRow;
+      if (e_q_start + row >= e_seq_q) continue;
+      uint4 value;
+      std::uint32_t addr = smem + swizzle<Tr>(row, chunk);
+      asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];\n"
+                   : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
+                   : "r"(addr));
+      *reinterpret_cast<uint4*>(o + (e_q_start + row) * args.o_stride[2] + chunk * 8) = value;
+    }
   }
 }
 

@@ -1,10 +1,13 @@
 // `flash`: the FlashAttention-2-class forward (kernel body in attention_kernel.cuh).
 //
-// Tiling: 128 query rows per CTA; D=64: 4 warps × 32 rows, 64-key K/V tiles; D=128: 8 warps × 16
-// rows, 128-key K/V tiles. K/V double-buffered through shared memory with cp.async; ldmatrix (.trans
-// for V); P kept in registers as the A operand of P·V; causal tiles above the diagonal skipped,
-// only tiles crossing it masked, longest-first grid.
-// Shared memory: Q 128·D·2 + 2 stages × (K + V) kBlockN·D·2 = 48 KiB (D=64), 160 KiB (D=128).
+// Tiling (defaults, as FlashAttention-2 on sm90): 128 query rows per CTA, 4 warps × 32 rows (two
+// m16 tiles per warp: each K/V ldmatrix.x4 feeds 4 MMAs); D=64: 128-key K/V tiles; D=128: 64-key
+// tiles. K/V double-buffered through shared memory with cp.async (one __syncthreads per key tile,
+// the next tile's copies issued before this tile's Q·Kᵀ); ldmatrix (.trans for V); P kept in
+// registers as the A operand of P·V; causal tiles past the diagonal skipped, only tiles crossing
+// it masked, longest-first grid; lazy rescaling of O (only when a row max grows by > 2^8).
+// Shared memory: Q 128·D·2 + 2 stages × (K + V) kBlockN·D·2 = 80 KiB (D=64), 96 KiB (D=128):
+// 2 CTAs per SM, as 255 registers × 128 threads allow.
 // FLOPs: 4·B·H·Sq·Sk·D (halved for causal). Bytes: 2·(2·B·H·Sq·D + 2·B·Hkv·Sk·D) for bf16/fp16;
 // no S² term: O(S·D) memory traffic and no extra memory.
 // Versions (H200, bf16 causal; see bench/RESULTS.md for every measured row):
@@ -13,6 +16,11 @@
 //      4x16x4096x64, 218 at 4x16x4096x128, 243 at 1x16x16384x128, 147 at 16x32x512x128.
 //   v3 D=128 on 128×128 tiles (v2 run's config 3): 253 / 285 / 164 TFLOP/s at the D=128 anchors
 //      (FA2 292 / 320 / 151 by the anchors; 0.82-0.88x FA2 in the same run, bench/RESULTS.md).
+//   v4 the 4-warp × 32-row tilings FA2 uses, now without spills (v3 spilled 8 and 72 bytes there:
+//      ptxas kept per-copy 64-bit pointers and per-k-step ldmatrix addresses live across the key
+//      loop; now one register per operand, XOR-stepped, rebuilt per tile); 8-warp 128×128 D=128
+//      236 → 182 registers; lazy rescaling; causal_offset (bottom-right causal, fully masked
+//      rows). Speed: not yet measured.
 #include <cstdlib>
 
 #include "cuda/attention_launch.cuh"
@@ -20,22 +28,26 @@
 namespace attnprof::cuda {
 namespace {
 
-template <int D, int M, int N, int W, bool QInRegisters = false>
-using Flash = attention::Traits<D, M, N, W, /*kPipelined=*/true, QInRegisters>;
+template <int D, int M, int N, int W, bool QInRegisters = false, int MinBlocksPerSm = 0>
+using Flash = attention::Traits<D, M, N, W, /*kPipelined=*/true, QInRegisters, MinBlocksPerSm>;
 
-// Tile configurations (ptxas sm_90a registers/thread; measured against FA2 on the H200 in one run,
-// 2026-11-30, ratio FA2 time / ours at 8x16x1024x64, 4x16x4096x64 | 4x16x4096x128, 1x16x16384x128, 16x32x512x128):
-//   D=64  default 128×64, 4 warps × 32 rows (222): 0.92, 0.87.
-//         1: 64×64, 4 warps (126): 0.93, 0.80.
-//         2: 128×64, 8 warps, Q in registers (138): correct and sanitizer-clean, not yet timed.
-//         rejected: 128×64, 8 warps (126): 0.87, 0.81; 128×128, 8 warps (170): 0.83, 0.78;
-//                   128×128, 4 warps: 255 registers and 8 bytes spilled.
-//   D=128 default 128×128, 8 warps × 16 rows (236): 0.82, 0.87, 0.88.
-//         1: 128×64, 8 warps (170): 0.70, 0.74, 0.79.
-//         2: 128×128, 8 warps, Q in registers (254): correct and sanitizer-clean, not yet timed.
-//         rejected: 128×32, 8 warps (138): 0.54, 0.57, 0.64; 64×64, 4 warps (168): 0.71, 0.74, 0.88;
-//                   128×64, 4 warps: 255 registers and 72 bytes spilled.
-// ATTNPROF_FLASH_CONFIG=1|2 picks an alternative (a tuning knob for bench/gpu_bench `flash@k`).
+// Tile configurations (ATTNPROF_FLASH_CONFIG=k, a tuning knob for bench/gpu_bench `flash@k`; ptxas
+// sm_90a registers/thread, bf16 and fp16 alike, 0 bytes spilled everywhere since v4):
+//   D=64  default 128×128, 4 warps × 32 rows (FlashAttention-2's choice): 255, 2 CTAs/SM.
+//         1: 128×64, 4 warps × 32 rows, __launch_bounds__ min 3 CTAs/SM: 168, 3 CTAs/SM.
+//         2: 128×64, 4 warps × 32 rows, Q fragments in registers: 226, 2 CTAs/SM.
+//         3: 64×64, 4 warps × 16 rows: 124, 4 CTAs/SM.
+//         4: 256×64, 8 warps × 32 rows: 206, 1 CTA/SM.
+//   D=128 default 128×64, 4 warps × 32 rows (FlashAttention-2's choice): 255, 2 CTAs/SM.
+//         1: 128×128, 8 warps × 16 rows (the v3 default): 182, 1 CTA/SM.
+//         2: 128×32, 4 warps × 32 rows: 236, 2 CTAs/SM.
+//         3: 256×64, 8 warps × 32 rows: 255, 1 CTA/SM.
+//         4: 128×128, 8 warps × 16 rows, Q fragments in registers: 229, 1 CTA/SM.
+//   Speeds of v4: not yet measured.
+// Measured before v4 (2026-11-30, ratio FA2 time / ours): D=64 128×64/4 warps 0.92, 0.87; 64×64
+// 0.93, 0.80; 128×64/8 warps 0.87, 0.81; 128×128/8 warps 0.83, 0.78. D=128 128×128/8 warps 0.82,
+// 0.87, 0.88; 128×64/8 warps 0.70, 0.74, 0.79; 128×32/8 warps 0.54, 0.57, 0.64; 64×64 0.71, 0.74,
+// 0.88. 128×128/4 warps (D=64) and 128×64/4 warps (D=128) spilled then (8 and 72 bytes).
 int tuning_config() {
   const char* text = std::getenv("ATTNPROF_FLASH_CONFIG");
   return text == nullptr ? 0 : std::atoi(text);
@@ -44,18 +56,22 @@ int tuning_config() {
 template <class T>
 void launch_d64(const FusedAttentionArgs& a, cudaStream_t s, int config) {
   switch (config) {
-    case 1: attention::launch_typed<Flash<64, 64, 64, 4>, T>(a, s); return;
-    case 2: attention::launch_typed<Flash<64, 128, 64, 8, true>, T>(a, s); return;
-    default: attention::launch_typed<Flash<64, 128, 64, 4>, T>(a, s); return;
+    case 1: attention::launch_typed<Flash<64, 128, 64, 4, false, 3>, T>(a, s); return;
+    case 2: attention::launch_typed<Flash<64, 128, 64, 4, true>, T>(a, s); return;
+    case 3: attention::launch_typed<Flash<64, 64, 64, 4>, T>(a, s); return;
+    case 4: attention::launch_typed<Flash<64, 256, 64, 8>, T>(a, s); return;
+    default: attention::launch_typed<Flash<64, 128, 128, 4>, T>(a, s); return;
   }
 }
 
 template <class T>
 void launch_d128(const FusedAttentionArgs& a, cudaStream_t s, int config) {
   switch (config) {
-    case 1: attention::launch_typed<Flash<128, 128, 64, 8>, T>(a, s); return;
-    case 2: attention::launch_typed<Flash<128, 128, 128, 8, true>, T>(a, s); return;
-    default: attention::launch_typed<Flash<128, 128, 128, 8>, T>(a, s); return;
+    case 1: attention::launch_typed<Flash<128, 128, 128, 8>, T>(a, s); return;
+    case 2: attention::launch_typed<Flash<128, 128, 32, 4>, T>(a, s); return;
+    case 3: attention::launch_typed<Flash<128, 256, 64, 8>, T>(a, s); return;
+    case 4: attention::launch_typed<Flash<128, 128, 128, 8, true>, T>(a, s); return;
+    default: attention::launch_typed<Flash<128, 128, 64, 4>, T>(a, s); return;
   }
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -49,6 +50,8 @@ struct ReferenceResult {
   double baseline_rel_error = 0.0;  // the same for a low-precision reference (P and O rounded to the dtype)
   double lse_max_abs_error = 0.0;
   std::int64_t non_finite = 0;      // over the whole output (NaN poison left = unwritten)
+  std::int64_t masked_nonzero = 0;  // elements of rows that see no key (every row checked) that are not 0
+  std::int64_t masked_rows = 0;     // rows that see no key
 };
 
 inline double round_to(double value, DType dtype) {
@@ -58,12 +61,30 @@ inline double round_to(double value, DType dtype) {
   return f;
 }
 
+// Keys row `row` sees: [0, keys_seen) — causal: key j iff j <= row + causal_offset.
+inline std::int64_t keys_seen(const AttentionSpec& spec, std::int64_t causal_offset, std::int64_t row) {
+  if (!spec.causal) return spec.seq_k;
+  return std::clamp<std::int64_t>(row + causal_offset + 1, 0, spec.seq_k);
+}
+
 // max_heads: check only the first (batch, head) pairs (benchmarks at large shapes); -1 checks all.
+// causal_offset: the diagonal's offset (default: the spec's own, AttentionSpec::causal_offset()).
+// Rows that see no key must be exactly zero (every such row is checked) with LSE -inf.
 inline ReferenceResult compare_with_fp64(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v,
-                                         const Tensor& out_host, const Tensor* lse_host, std::int64_t max_heads = -1) {
+                                         const Tensor& out_host, const Tensor* lse_host, std::int64_t max_heads = -1,
+                                         std::optional<std::int64_t> causal_offset = std::nullopt) {
   ReferenceResult r;
+  const std::int64_t offset = causal_offset.value_or(spec.causal_offset());
   for (std::int64_t i = 0; i < out_host.numel(); ++i)
     if (!std::isfinite(get(out_host, i))) ++r.non_finite;
+  for (std::int64_t b = 0; b < spec.batch; ++b)
+    for (std::int64_t h = 0; h < spec.heads; ++h)
+      for (std::int64_t row = 0; row < spec.seq_q; ++row) {
+        if (keys_seen(spec, offset, row) > 0) continue;
+        if (b == 0 && h == 0) ++r.masked_rows;
+        for (std::int64_t d = 0; d < spec.head_dim; ++d)
+          if (get(out_host, offset4(out_host, b, h, row, d)) != 0.0) ++r.masked_nonzero;
+      }
   const double scale = 1.0 / std::sqrt(static_cast<double>(spec.head_dim));
   const std::int64_t group = spec.heads / spec.kv_heads, D = spec.head_dim;
   double err2 = 0, base2 = 0, ref2 = 0;
@@ -73,7 +94,7 @@ inline ReferenceResult compare_with_fp64(const AttentionSpec& spec, const Tensor
     for (std::int64_t h = 0; h < spec.heads; ++h) {
       if (max_heads >= 0 && heads_checked++ >= max_heads) break;
       for (std::int64_t row : sample_rows(spec.seq_q)) {
-        const std::int64_t kept = spec.causal ? std::min(spec.seq_k, row + 1) : spec.seq_k;
+        const std::int64_t kept = keys_seen(spec, offset, row);
         double mx = -std::numeric_limits<double>::infinity();
         for (std::int64_t c = 0; c < kept; ++c) {
           double dot = 0;
@@ -103,9 +124,13 @@ inline ReferenceResult compare_with_fp64(const AttentionSpec& spec, const Tensor
           ref2 += o[static_cast<std::size_t>(d)] * o[static_cast<std::size_t>(d)];
         }
         if (lse_host != nullptr) {
-          double want = mx + std::log(sum);
           double got = get(*lse_host, (b * spec.heads + h) * spec.seq_q + row);
-          r.lse_max_abs_error = std::max(r.lse_max_abs_error, std::abs(got - want));
+          if (kept == 0) {  // no key: LSE -inf exactly
+            if (!(std::isinf(got) && got < 0)) r.lse_max_abs_error = std::numeric_limits<double>::infinity();
+          } else {
+            double want = mx + std::log(sum);
+            r.lse_max_abs_error = std::max(r.lse_max_abs_error, std::abs(got - want));
+          }
         }
       }
     }

@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <optional>
+#include <string>
 
 #include "cuda/attention_reference.h"
 #include "cuda/fused_attention.h"
@@ -19,6 +22,9 @@ struct Problem {
   bool causal;
   Layout layout;
   DType dtype;
+  // Set: the kernel is launched directly with this FusedAttentionArgs::causal_offset (row i sees
+  // key j iff j <= i + offset) and checked against the fp64 reference with the same offset.
+  std::optional<std::int64_t> causal_offset = std::nullopt;
 };
 
 AttentionSpec spec_of(const Problem& p) {
@@ -54,8 +60,58 @@ std::vector<Problem> problems() {
   return all;
 }
 
-void check_variant(const char* name, bool flash) {
-  for (const Problem& p : problems()) {
+// Causal with the diagonal moved: offsets > 0 (bottom-right with Sq < Sk, and arbitrary), < 0
+// with rows that see no key (bottom-right with Sq > Sk: whole query blocks and partial ones), tails
+// everywhere (no S a multiple of 64), GQA, both layouts, D 64 and 128, bf16 and fp16.
+std::vector<Problem> offset_problems() {
+  std::vector<Problem> all = {
+      {1, 2, 2, 113, 1000, 64, true, Layout::bhsd, DType::bf16, 887},   // bottom-right, Sq < Sk
+      {1, 2, 2, 100, 333, 128, true, Layout::bshd, DType::fp16, 233},   // bottom-right, Sq < Sk
+      {1, 2, 2, 1000, 113, 64, true, Layout::bhsd, DType::bf16, -887},  // 887 rows see nothing
+      {1, 2, 2, 333, 77, 128, true, Layout::bshd, DType::bf16, -256},   // rows 0-255 see nothing
+      {2, 8, 2, 300, 200, 64, true, Layout::bshd, DType::fp16, -100},   // GQA 4:1
+      {1, 2, 2, 517, 517, 128, true, Layout::bhsd, DType::bf16, 45},
+      {1, 2, 2, 517, 517, 64, true, Layout::bhsd, DType::bf16, -37},
+      {1, 2, 2, 17, 17, 64, true, Layout::bhsd, DType::bf16, -20},      // every row sees nothing
+      {1, 2, 2, 200, 150, 128, false, Layout::bhsd, DType::bf16, -500}, // not causal: the offset is ignored
+  };
+  // Under compute-sanitizer (ATTNPROF_QUICK), the shapes up to 520 (every case but the 1000-row pair).
+  if (std::getenv("ATTNPROF_QUICK") != nullptr)
+    all.erase(std::remove_if(all.begin(), all.end(), [](const Problem& p) { return std::max(p.Sq, p.Sk) > 520; }),
+              all.end());
+  return all;
+}
+
+// FusedAttentionArgs for a problem, as the CUDA backend builds them, plus the causal offset.
+cuda::FusedAttentionArgs direct_args(const AttentionSpec& spec, std::int64_t causal_offset, Tensor& out,
+                                     const Tensor& q, const Tensor& k, const Tensor& v, Tensor& lse) {
+  cuda::FusedAttentionArgs a;
+  a.q = q.raw();
+  a.k = k.raw();
+  a.v = v.raw();
+  a.o = out.raw();
+  a.lse = lse.data<float>();
+  a.batch = spec.batch;
+  a.heads = spec.heads;
+  a.kv_heads = spec.kv_heads;
+  a.seq_q = spec.seq_q;
+  a.seq_k = spec.seq_k;
+  a.head_dim = spec.head_dim;
+  for (int d = 0; d < 3; ++d) {
+    a.q_stride[d] = q.stride(d);
+    a.k_stride[d] = k.stride(d);
+    a.v_stride[d] = v.stride(d);
+    a.o_stride[d] = out.stride(d);
+  }
+  a.softmax_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(spec.head_dim)));
+  a.causal = spec.causal;
+  a.causal_offset = causal_offset;
+  a.dtype = spec.dtype;
+  return a;
+}
+
+void check_variant(const char* name, bool flash, const std::vector<Problem>& all = problems()) {
+  for (const Problem& p : all) {
     AttentionSpec spec = spec_of(p);
     Tensor qh = random_host({p.B, p.H, p.Sq, p.D}, p.dtype, 31), kh = random_host({p.B, p.Hkv, p.Sk, p.D}, p.dtype, 32),
            vh = random_host({p.B, p.Hkv, p.Sk, p.D}, p.dtype, 33);
@@ -63,19 +119,31 @@ void check_variant(const char* name, bool flash) {
     Tensor out = empty_in_layout({p.B, p.H, p.Sq, p.D}, p.dtype, p.layout);
     poison(out);
     Tensor lse = Tensor::empty({p.B, p.H, p.Sq}, DType::fp32, Device::cuda);
-    if (flash) {
+    if (p.causal_offset) {
+      poison(lse);
+      gpu().synchronize();
+      const cuda::FusedAttentionArgs args = direct_args(spec, *p.causal_offset, out, q, k, v, lse);
+      flash ? cuda::launch_flash_attention(args, cuda::backend_stream())
+            : cuda::launch_efficient_attention(args, cuda::backend_stream());
+    } else if (flash) {
       gpu().attention_flash(spec, out, q, k, v, &lse);
     } else {
       gpu().attention_efficient(spec, out, q, k, v, &lse);
     }
     gpu().synchronize();
     Tensor lse_host = to_host(lse);
-    ReferenceResult r = compare_with_fp64(spec, qh, kh, vh, to_host(out), &lse_host);
+    ReferenceResult r = compare_with_fp64(spec, qh, kh, vh, to_host(out), &lse_host, -1, p.causal_offset);
     std::string what = std::string(name) + " B" + std::to_string(p.B) + " H" + std::to_string(p.H) + "/" +
                        std::to_string(p.Hkv) + " Sq" + std::to_string(p.Sq) + " Sk" + std::to_string(p.Sk) + " D" +
                        std::to_string(p.D) + (p.causal ? " causal " : " full ") + std::string(p.layout == Layout::bhsd ? "bhsd" : "bshd") +
-                       " " + std::string(dtype_name(p.dtype));
+                       " " + std::string(dtype_name(p.dtype)) +
+                       (p.causal_offset ? " offset " + std::to_string(*p.causal_offset) : std::string());
     EXPECT_EQ(r.non_finite, 0) << what;
+    EXPECT_EQ(r.masked_nonzero, 0) << what << ": rows that see no key must be zeros (" << r.masked_rows << " rows)";
+    if (r.masked_rows == p.Sq) {  // nothing to compare against but zeros and -inf
+      EXPECT_EQ(r.lse_max_abs_error, 0.0) << what;
+      continue;
+    }
     // At most twice the error of an fp64 reference that rounds P and O to the dtype (plus a floor).
     EXPECT_LE(r.rel_error, 2.0 * r.baseline_rel_error + 2e-4) << what << " baseline " << r.baseline_rel_error;
     EXPECT_LE(r.rel_error, 1e-2) << what;
@@ -93,9 +161,10 @@ TEST(CudaFusedAttention, FlashMatchesFp64) {
 }
 
 // Every tile configuration flash can be built with (ATTNPROF_FLASH_CONFIG, a tuning knob).
+constexpr int kFlashConfigs = 4;
 TEST(CudaFusedAttention, EveryFlashTileConfigurationMatchesFp64) {
   ATTNPROF_REQUIRE_GPU();
-  for (int config = 1; config <= 2; ++config) {
+  for (int config = 1; config <= kFlashConfigs; ++config) {
     setenv("ATTNPROF_FLASH_CONFIG", std::to_string(config).c_str(), 1);
     check_variant(("flash@" + std::to_string(config)).c_str(), true);
   }
@@ -105,6 +174,17 @@ TEST(CudaFusedAttention, EveryFlashTileConfigurationMatchesFp64) {
 TEST(CudaFusedAttention, EfficientMatchesFp64) {
   ATTNPROF_REQUIRE_GPU();
   check_variant("efficient", false);
+}
+
+TEST(CudaFusedAttention, CausalOffsetMatchesFp64InEveryKernel) {
+  ATTNPROF_REQUIRE_GPU();
+  check_variant("efficient", false, offset_problems());
+  check_variant("flash", true, offset_problems());
+  for (int config = 1; config <= kFlashConfigs; ++config) {
+    setenv("ATTNPROF_FLASH_CONFIG", std::to_string(config).c_str(), 1);
+    check_variant(("flash@" + std::to_string(config)).c_str(), true, offset_problems());
+  }
+  unsetenv("ATTNPROF_FLASH_CONFIG");
 }
 
 TEST(CudaFusedAttention, UnsupportedHeadDimIsAUsageErrorNamingTheFlag) {
