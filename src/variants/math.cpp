@@ -1,13 +1,14 @@
 // math: PyTorch's _scaled_dot_product_attention_math, the careful fp32 reference decomposition:
 //   q, k, v upcast to fp32 (3 copies; none for fp32 inputs);
-//   causal: keep = tril(ones(Sq, Sk)) rebuilt every call (ones, tril), then the additive mask
+//   causal: keep = tril(ones(Sq, Sk), offset) rebuilt every call (ones, tril; offset 0 top-left,
+//           Sk − Sq bottom-right, as PyTorch's causal_lower_right), then the additive mask
 //           zeros_like(keep, fp32).masked_fill_(logical_not(keep), -inf) (fill, logical_not, masked_fill);
 //   q·√scale and k·√scale (2 muls), an fp32 GEMM off the tensor cores, add_ the mask,
 //   _safe_softmax (softmax, isneginf, all, scalar_tensor fill, where), an fp32 GEMM, downcast.
 // Pieces of work per causal bf16/fp16 forward: 19 (13 non-causal; 15 causal fp32, whose GEMM
 // writes the output directly). Memory: several fp32 S×S tensors (scores, softmax, the
-// isneginf mask, where's output) plus fp32 copies of q, k, v. A row with every key masked gives
-// 0 (the safe softmax's where), as PyTorch's math path does.
+// isneginf mask, where's output) plus fp32 copies of q, k, v. A row with every key masked
+// (bottom-right with Sq > Sk) gives 0 (the safe softmax's where), as PyTorch's math path does.
 #include <attnprof/profiler.h>
 
 #include <cmath>
@@ -40,7 +41,7 @@ class MathVariant final : public Variant {
 
     Tensor additive_mask;
     if (spec.causal) {
-      const Tensor keep = ops::tril(ops::ones_bool(spec.seq_q, spec.seq_k, spec.device));
+      const Tensor keep = ops::tril(ops::ones_bool(spec.seq_q, spec.seq_k, spec.device), spec.causal_offset());
       additive_mask = ops::zeros_like(keep, DType::fp32);
       ops::masked_fill_(additive_mask, ops::logical_not(keep), -std::numeric_limits<double>::infinity());
     }

@@ -73,7 +73,9 @@ inline ReferenceResult compare_with_fp64(const AttentionSpec& spec, const Tensor
     for (std::int64_t h = 0; h < spec.heads; ++h) {
       if (max_heads >= 0 && heads_checked++ >= max_heads) break;
       for (std::int64_t row : sample_rows(spec.seq_q)) {
-        const std::int64_t kept = spec.causal ? std::min(spec.seq_k, row + 1) : spec.seq_k;
+        // keys 0..row + causal_offset (0 top-left, Sk − Sq bottom-right); a row keeping none is 0
+        const std::int64_t kept =
+            spec.causal ? std::clamp<std::int64_t>(row + 1 + spec.causal_offset(), 0, spec.seq_k) : spec.seq_k;
         double mx = -std::numeric_limits<double>::infinity();
         for (std::int64_t c = 0; c < kept; ++c) {
           double dot = 0;
