@@ -413,8 +413,8 @@ std::optional<Insight> nan_output(const RunFacts& facts) {
     }
     return Insight{"nan_output",
                    fmt::format("{} of {} fully masked rows are NaN: {}, and softmax over an all −inf row is "
-                               "NaN, as in PyTorch's naive module (expected; the NaN-safe softmax of the math "
-                               "path and the fused kernels give 0); the error is over the rows that see a key",
+                               "NaN, as in PyTorch's naive module (expected; math and the fused kernels give 0); "
+                               "err is over the rows that see a key",
                                facts.masked_rows_nan, facts.masked_rows, where)};
   }
   return Insight{"nan_output", "the output holds NaN or Inf, so its error against fp64 is undefined"};

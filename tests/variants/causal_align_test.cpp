@@ -25,6 +25,10 @@ struct Shape {
   Layout layout;
 };
 
+void PrintTo(const Shape& s, std::ostream* os) {
+  *os << "Sq " << s.seq_q << ", Sk " << s.seq_k << ", " << dtype_name(s.dtype) << ", " << layout_name(s.layout);
+}
+
 const std::vector<std::string> kVariants{"naive", "inplace", "math", "fused", "efficient", "flash"};
 
 bool gives_nan(const std::string& variant) { return variant == "naive" || variant == "inplace"; }
