@@ -25,11 +25,11 @@ namespace attnprof::cuda {
 namespace {
 
 // PyTorch's tensor UIDs (MHA.cpp), kept so logs diff cleanly against observed_*.json.
-// kRowOffset and kShiftedRow (bottom-right only) are ours: PyTorch 2.11 builds no such graph.
+// 19..22 (bottom-right only) are ours: PyTorch 2.11 builds no such graph.
 enum Uid : std::int64_t {
   kQ = 0, kK = 1, kV = 2, kO = 3, kS = 4, kScale = 5, kScaled = 6, kRow = 7, kCol = 8, kMask = 9, kNegInf = 10,
   kMasked = 11, kStats = 12, kP = 13, kMax = 14, kSubMax = 15, kExp = 16, kSum = 17, kLogSum = 18,
-  kRowOffset = 19, kShiftedRow = 20,
+  kSeqKv = 19, kRowPlusSeqKv = 20, kSeqQ = 21, kShiftedRow = 22,
 };
 
 class Desc {
@@ -179,8 +179,9 @@ AttentionSpec solvable_spec(const AttentionSpec& spec) {
 }
 
 // The causal composite graph of research/cudnn-sdpa.md §1 (14 ops, 19 tensors). Bottom-right with
-// Sq < Sk adds one op, as cuDNN's frontend builds its bottom-right diagonal: row + (Sk − Sq) by a
-// by-value INT32 ADD before the CMP_GE, so the mask keeps col <= row + Sk − Sq.
+// Sq < Sk adds two ops before the CMP_GE, exactly as cuDNN's frontend shifts its diagonal for
+// causal_mask_bottom_right with fixed lengths: row + Sk (ADD) − Sq (SUB), by-value INT32 scalars in
+// INT32 math, so the mask keeps col <= row + Sk − Sq (16 ops, 23 tensors).
 std::vector<DescPtr> causal_graph(GraphBuilder& g, const AttentionSpec& spec, const ProblemGeometry& p, bool with_lse) {
   const cudnnDataType_t io = io_type(spec.dtype);
   const std::int64_t b = spec.batch, h = spec.heads, sq = spec.seq_q, skv = spec.seq_k;
@@ -218,9 +219,12 @@ std::vector<DescPtr> causal_graph(GraphBuilder& g, const AttentionSpec& spec, co
   ops.push_back(g.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, t_scaled, nullptr, nullptr, t_col, 3));
   DescPtr t_mask_row = t_row;
   if (spec.causal_offset() != 0) {
-    auto t_offset = g.tensor(kRowOffset, one, one, CUDNN_DATA_INT32, false, true);
+    auto t_seq_kv = g.tensor(kSeqKv, one, one, CUDNN_DATA_INT32, false, true);
+    auto t_seq_q = g.tensor(kSeqQ, one, one, CUDNN_DATA_INT32, false, true);
+    auto t_row_plus = g.tensor(kRowPlusSeqKv, s_dims, s_strides, CUDNN_DATA_INT32, true);
     t_mask_row = g.tensor(kShiftedRow, s_dims, s_strides, CUDNN_DATA_INT32, true);
-    ops.push_back(g.pointwise(CUDNN_POINTWISE_ADD, CUDNN_DATA_INT32, t_row, t_offset, nullptr, t_mask_row));
+    ops.push_back(g.pointwise(CUDNN_POINTWISE_ADD, CUDNN_DATA_INT32, t_row, t_seq_kv, nullptr, t_row_plus));
+    ops.push_back(g.pointwise(CUDNN_POINTWISE_SUB, CUDNN_DATA_INT32, t_row_plus, t_seq_q, nullptr, t_mask_row));
   }
   ops.push_back(g.pointwise(CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, t_mask_row, t_col, nullptr, t_mask));
   ops.push_back(g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, t_scaled, t_neg_inf, t_mask, t_masked));
@@ -284,7 +288,7 @@ struct Plan {
   void* workspace = nullptr;
   std::size_t workspace_alloc = 0;
   float scale = 1.0f;
-  std::int32_t row_offset = 0;  // the by-value kRowOffset (Sk − Sq) of a bottom-right graph
+  std::array<std::int32_t, 2> seq_lengths{};  // the by-value kSeqKv and kSeqQ of a bottom-right graph
   // Variant packs for the last few pointer sets (repeated forwards reuse them: no per-call descriptors).
   struct Pack {
     std::array<const void*, 5> pointers;
@@ -365,8 +369,8 @@ class SdpaCache {
                                            : unified_graph(p.graph, spec, geometry, with_lse);
     p.info.graph = !spec.causal                 ? "unified SDPA_FWD operation"
                    : spec.causal_offset() == 0 ? "composite causal graph (14 ops)"
-                                               : "composite causal graph, bottom-right (15 ops)";
-    p.row_offset = static_cast<std::int32_t>(spec.causal_offset());
+                                               : "composite causal graph, bottom-right (16 ops)";
+    p.seq_lengths = {static_cast<std::int32_t>(spec.seq_k), static_cast<std::int32_t>(spec.seq_q)};
     p.operation_graph = std::make_unique<Desc>(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
     std::vector<cudnnBackendDescriptor_t> raw_ops;
     for (auto& op : ops) raw_ops.push_back(op->get());
@@ -429,7 +433,8 @@ SdpaCache& cache() {
 constexpr std::size_t kPacksPerPlan = 8;
 
 cudnnBackendDescriptor_t variant_pack(Plan& p, const std::array<const void*, 5>& pointers, const float* scale,
-                                      const float* neg_inf, bool with_lse, bool causal, const std::int32_t* row_offset) {
+                                      const float* neg_inf, bool with_lse, bool causal,
+                                      const std::array<std::int32_t, 2>* seq_lengths) {
   for (auto it = p.packs.begin(); it != p.packs.end(); ++it) {
     if (it->pointers == pointers) {
       p.packs.splice(p.packs.begin(), p.packs, it);  // most recent first
@@ -443,9 +448,11 @@ cudnnBackendDescriptor_t variant_pack(Plan& p, const std::array<const void*, 5>&
     uids.push_back(kNegInf);
     data.push_back(const_cast<float*>(neg_inf));
   }
-  if (row_offset != nullptr) {
-    uids.push_back(kRowOffset);
-    data.push_back(const_cast<std::int32_t*>(row_offset));
+  if (seq_lengths != nullptr) {  // host pointers to by-value INT32 scalars
+    uids.push_back(kSeqKv);
+    data.push_back(const_cast<std::int32_t*>(&(*seq_lengths)[0]));
+    uids.push_back(kSeqQ);
+    data.push_back(const_cast<std::int32_t*>(&(*seq_lengths)[1]));
   }
   if (with_lse) {
     uids.push_back(kStats);
@@ -539,7 +546,7 @@ CudnnPlanInfo cudnn_sdpa_forward(const AttentionSpec& spec, Tensor& out, const T
   const void* lse_rows = lse ? static_cast<const float*>(lse->raw()) + blind : nullptr;
   std::array<const void*, 5> pointers{q_rows.raw(), k.raw(), v.raw(), out_rows.raw(), lse_rows};
   cudnnBackendDescriptor_t pack = variant_pack(plan, pointers, &plan.scale, &neg_inf, lse != nullptr, solvable.causal,
-                                               solvable.causal_offset() != 0 ? &plan.row_offset : nullptr);
+                                               solvable.causal_offset() != 0 ? &plan.seq_lengths : nullptr);
   ATTNPROF_CUDNN_CHECK(cudnnSetStream(c.handle(), stream));
   cudnnStatus_t status = cudnnBackendExecute(c.handle(), plan.plan->get(), pack);
   if (status != CUDNN_STATUS_SUCCESS)
