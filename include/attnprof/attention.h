@@ -41,11 +41,14 @@ struct AttentionSpec {
   std::int64_t causal_offset() const {
     return causal && causal_align == CausalAlign::bottom_right ? seq_k - seq_q : 0;
   }
-  // 4·B·H·Sq·Sk·D, halved for causal (the anchors' convention).
+  // 4·B·H·Sq·Sk·D, halved for causal top-left (the anchors' convention); causal bottom-right
+  // counts the visible (i, j) pairs exactly: 4·B·H·D·Σ_i clamp(i + 1 + Sk − Sq, 0, Sk).
   double flops() const;
   // Throws UsageError for sizes <= 0, kv_heads not dividing heads, or element counts that overflow.
   void validate() const;
-  std::string shape_string() const;  // "8x16x1024x64" (B x H x S x D, with Sk and Hkv when they differ)
+  // "8x16x1024x64" (B x H x S x D, with Sk and Hkv when they differ, and " causal bottom-right"
+  // when that is the alignment)
+  std::string shape_string() const;
 };
 
 // Allocates q ([B,H,Sq,D]), k and v ([B,Hkv,Sk,D]) in the spec's layout and fills them with

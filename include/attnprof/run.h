@@ -32,9 +32,16 @@ struct RunResult {
   double median_ns = 0;          // per forward: device time on the GPU (kernels), wall time on the CPU
   double cpu_ns = 0;             // CPU time per forward (the attn_fwd range)
   std::int64_t peak_extra_bytes = 0;  // peak device bytes of one forward beyond inputs and output
-  double rel_err = 0;            // ‖out − ref‖ / ‖ref‖ against fp64
-  std::string err_scope;         // "all 1024 rows" or "64 sampled rows of 131072"
-  bool nan_output = false;
+  double rel_err = 0;            // ‖out − ref‖ / ‖ref‖ against fp64, over the rows that see a key
+  std::string err_scope;         // "all 1024 rows" or "64 sampled rows of 131072" (+ " + N fully masked rows")
+  bool nan_output = false;       // the output holds NaN anywhere
+  // Rows that see no key (causal bottom-right with Sq > Sk: B·H·(Sq − Sk)); left out of rel_err.
+  std::int64_t masked_rows = 0;
+  std::int64_t masked_rows_nan = 0;   // of them, written as all NaN (naive, inplace: PyTorch's naive module)
+  std::int64_t masked_rows_zero = 0;  // of them, written as all zeros (math, fused, efficient, flash, cudnn)
+  // NaN only in fully masked rows: the expected PyTorch behaviour of a softmax over an all −inf
+  // row, not a failure (rel_err is then a number, over the defined rows).
+  bool nan_only_in_masked_rows = false;
   double kernels_per_forward = 0;
   double memcpy_per_forward = 0;
   double memset_per_forward = 0;

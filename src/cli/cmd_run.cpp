@@ -19,9 +19,13 @@ namespace {
 
 void print_text(const RunResult& r) {
   const AttentionSpec& s = r.spec;
+  const std::string mask = !s.causal ? "non-causal"
+                           : s.causal_align == CausalAlign::top_left
+                               ? "causal"
+                               : fmt::format("causal {}", causal_align_name(s.causal_align));
   fmt::print("{} on {}: {} B={} H={} Hkv={} Sq={} Sk={} D={} {} {}\n", r.variant, device_name(s.device),
-             dtype_name(s.dtype), s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k, s.head_dim,
-             s.causal ? "causal" : "non-causal", layout_name(s.layout));
+             dtype_name(s.dtype), s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k, s.head_dim, mask,
+             layout_name(s.layout));
   fmt::print("  {:<26}{}\n", "what it runs", r.summary);
   fmt::print("  {:<26}{}  ({})\n", "median time / forward", report::format_duration_ns(r.median_ns), r.timing_source);
   fmt::print("  {:<26}{}\n", "CPU time / forward", report::format_duration_ns(r.cpu_ns));
@@ -29,7 +33,13 @@ void print_text(const RunResult& r) {
   fmt::print("  {:<26}{:.1f} GFLOP/s\n", "throughput", rate);
   fmt::print("  {:<26}{}\n", "peak extra memory", report::format_bytes(static_cast<double>(r.peak_extra_bytes)));
   fmt::print("  {:<26}{:.2e}  ({}){}\n", "error vs fp64", r.rel_err, r.err_scope,
-             r.nan_output ? "  OUTPUT HOLDS NaN" : "");
+             r.nan_only_in_masked_rows ? "  NaN in the fully masked rows only (as PyTorch's naive module)"
+             : r.nan_output            ? "  OUTPUT HOLDS NaN"
+                                       : "");
+  if (r.masked_rows > 0) {
+    fmt::print("  {:<26}{} rows see no key: {} all NaN, {} all zero\n", "fully masked rows", r.masked_rows,
+               r.masked_rows_nan, r.masked_rows_zero);
+  }
   fmt::print("  {:<26}{:g} kernels, {:g} memcpy, {:g} memset\n", "work / forward", r.kernels_per_forward,
              r.memcpy_per_forward, r.memset_per_forward);
   if (r.determinism_runs > 0) {

@@ -32,6 +32,7 @@ struct SweepArgs {
   std::optional<std::int64_t> kv_heads;  // default: same as heads
   std::string dtype = "bf16";
   bool no_causal = false;
+  std::optional<std::string> causal_align;  // a no-op at seq = seq-k, checked and recorded all the same
   std::string layout = "bhsd";
   int threads = 0;
   std::int64_t seed = 0;
@@ -80,6 +81,7 @@ int run_sweep_command(const SweepArgs& args) {
   apply_threads(args.threads);
   base.dtype = parse_dtype(args.dtype);
   base.causal = !args.no_causal;
+  base.causal_align = causal_align_from_flags(args.causal_align, base.causal);
   base.layout = parse_layout(args.layout);
 
   const std::vector<std::int64_t> seqs = report::parse_int_list(args.seqs, "--seq");
@@ -169,6 +171,7 @@ Command add_sweep(CLI::App& app) {
   sub->add_option("--kv-heads", args->kv_heads, "Key/value heads (default: --heads)")->check(strict_integer());
   sub->add_option("--dtype", args->dtype, "bf16, fp16 or fp32")->capture_default_str();
   sub->add_flag("--no-causal", args->no_causal, "Attend to every key (default: causal)");
+  add_causal_align_flag(*sub, args->causal_align);
   sub->add_option("--layout", args->layout, "bhsd or bshd")->capture_default_str();
   sub->add_option("--threads", args->threads, "CPU threads (0: all cores)")->check(strict_integer());
   sub->add_option("--seed", args->seed, "Input seed")->check(strict_integer());

@@ -24,6 +24,24 @@ const CLI::Validator& strict_integer() {
   return validator;
 }
 
+CLI::Option* add_causal_align_flag(CLI::App& app, std::optional<std::string>& value) {
+  return app.add_option("--causal-align", value,
+                        "where the causal diagonal sits when seq != seq-k: top-left (PyTorch's is_causal, "
+                        "default) or bottom-right (causal_lower_right; with seq > seq-k the first seq − seq-k "
+                        "rows see no key)");
+}
+
+CausalAlign causal_align_from_flags(const std::optional<std::string>& value, bool causal) {
+  if (!value) return CausalAlign::top_left;
+  const CausalAlign align = parse_causal_align(*value);  // unknown → UsageError naming the allowed values
+  if (!causal) {
+    throw UsageError(fmt::format("--causal-align: cannot be used with --no-causal (got --causal-align {}: it places "
+                                 "the causal mask's diagonal); allowed: top-left or bottom-right with the causal mask",
+                                 *value));
+  }
+  return align;
+}
+
 void ShapeFlags::add_to(CLI::App& app) {
   const CLI::Validator& integer = strict_integer();
   app.add_option("--device", device, "cpu or cuda (default: cuda when a GPU is present, else cpu)");
@@ -38,6 +56,7 @@ void ShapeFlags::add_to(CLI::App& app) {
   CLI::Option* causal_flag = app.add_flag("--causal", causal, "causal mask, top-left aligned when Sq != Sk (default)");
   CLI::Option* no_causal_flag = app.add_flag("--no-causal", no_causal, "no mask");
   causal_flag->excludes(no_causal_flag);
+  add_causal_align_flag(app, causal_align);
   app.add_option("--layout", layout, "bhsd ([B,H,S,D] in memory) or bshd ([B,S,H,D]; strides, no transposes)")
       ->capture_default_str();
   app.add_option("--threads", threads, "CPU threads (default: all cores)")->check(integer);
@@ -58,6 +77,7 @@ AttentionSpec ShapeFlags::to_spec(Device default_device) const {
     throw UsageError(fmt::format("--dtype: {} is not supported for attention; allowed: bf16, fp16, fp32", dtype));
   }
   spec.causal = !no_causal;
+  spec.causal_align = causal_align_from_flags(causal_align, spec.causal);
   spec.layout = parse_layout(layout);
   spec.validate();
   if (spec.device == Device::cuda) (void)ops::backend(Device::cuda);  // a clear error when there is none

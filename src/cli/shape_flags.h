@@ -21,6 +21,7 @@ struct ShapeFlags {
   std::string dtype = "bf16";
   bool causal = true;
   bool no_causal = false;
+  std::optional<std::string> causal_align;  // top-left (default) | bottom-right; only with the causal mask
   std::string layout = "bhsd";
   int threads = 0;
   std::int64_t seed = 0;
@@ -32,6 +33,11 @@ struct ShapeFlags {
 
 // Rejects integers that do not fit 64 bits (CLI11 alone would saturate them).
 const CLI::Validator& strict_integer();
+
+// The --causal-align flag shared by run, compare and sweep, and its check: an unknown value, or
+// the flag beside --no-causal, throws UsageError naming the flag(s) and what is allowed.
+CLI::Option* add_causal_align_flag(CLI::App& app, std::optional<std::string>& value);
+CausalAlign causal_align_from_flags(const std::optional<std::string>& value, bool causal);
 
 // cuda when a CUDA backend with a GPU is available, else cpu.
 Device default_device();

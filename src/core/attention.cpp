@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -30,10 +31,26 @@ CausalAlign parse_causal_align(std::string_view name) {
 
 double AttentionSpec::softmax_scale() const { return 1.0 / std::sqrt(static_cast<double>(head_dim)); }
 
+namespace {
+// Σ over query rows i < seq_q of the keys row i sees, clamp(i + 1 + offset, 0, seq_k), in closed form.
+double visible_pairs(std::int64_t seq_q, std::int64_t seq_k, std::int64_t offset) {
+  const double sq = static_cast<double>(seq_q), sk = static_cast<double>(seq_k), o = static_cast<double>(offset);
+  const double blind = std::clamp(-o, 0.0, sq);              // rows seeing no key: i + 1 + o <= 0
+  const double full_from = std::clamp(sk - 1 - o, blind, sq);  // first row seeing every key
+  // rows blind .. full_from-1 see i + 1 + o keys (an arithmetic series); rows from full_from see sk
+  const double partial = (full_from - blind) * ((blind + 1 + o) + (full_from + o)) / 2.0;
+  return partial + (sq - full_from) * sk;
+}
+}  // namespace
+
 double AttentionSpec::flops() const {
-  double full = 4.0 * static_cast<double>(batch) * static_cast<double>(heads) * static_cast<double>(seq_q) *
-                static_cast<double>(seq_k) * static_cast<double>(head_dim);
-  return causal ? full / 2.0 : full;
+  const double per_pair = 4.0 * static_cast<double>(batch) * static_cast<double>(heads) * static_cast<double>(head_dim);
+  const double full = per_pair * static_cast<double>(seq_q) * static_cast<double>(seq_k);
+  if (!causal) return full;
+  // Top-left keeps the anchors' convention (half of the full count, whatever Sq and Sk are);
+  // bottom-right counts the visible (i, j) pairs exactly, so the rows that see no key cost nothing.
+  if (causal_align == CausalAlign::bottom_right) return per_pair * visible_pairs(seq_q, seq_k, causal_offset());
+  return full / 2.0;
 }
 
 namespace {
@@ -75,6 +92,7 @@ std::string AttentionSpec::shape_string() const {
   std::string s = fmt::format("{}x{}x{}x{}", batch, heads, seq_q, head_dim);
   if (kv_heads != heads) s += fmt::format(" kv-heads {}", kv_heads);
   if (seq_k != seq_q) s += fmt::format(" seq-k {}", seq_k);
+  if (causal && causal_align != CausalAlign::top_left) s += fmt::format(" causal {}", causal_align_name(causal_align));
   return s;
 }
 

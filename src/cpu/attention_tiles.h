@@ -13,9 +13,11 @@
 //     O[Br][Dv] = α·O + P·V  the same micro-kernel, 6 rows × 64 head-dim columns, V packed
 //                        [Bc/pair][Dv][pair]; α rescales O as it is loaded, no separate pass.
 //   out = O / l (0 for a row with no visible key), lse = m·scale + ln l.
-// Causal (top-left): key tiles past the block's last row are never visited; only tiles that
-// cross the diagonal are masked, and within them the micro-kernel skips 64-key chunks wholly
-// past a micro-tile's last row and clamps the PV reduction to that row's visible keys.
+// Causal: query row i sees keys 0..i + causal_offset (0: top-left; Sk − Sq: bottom-right). Key
+// tiles past the block's last row's reach are never visited (nor packed); only tiles that cross
+// the diagonal are masked, and within them the micro-kernel skips 64-key chunks wholly past a
+// micro-tile's last row and clamps the PV reduction to that row's visible keys. A row that sees
+// no key (bottom-right, Sq > Sk: the first Sq − Sk rows) keeps l = 0 and is stored as zeros.
 //
 // FLOPs: 4·Sq·Sk·D per head (halved for causal, plus ~Br/2 keys of diagonal waste per block).
 // Bytes: q, k, v read once per q-block pass over the head (K/V from L2/L3), out written once;
@@ -108,7 +110,7 @@ class TileDriver {
           const std::int64_t b = head / p_.heads, h = head % p_.heads;
           const std::int64_t hk = h / (p_.heads / p_.kv_heads);
           for (std::int64_t t = 0; t < kv_tiles_; ++t) {
-            if (p_.causal && t * bc_ >= p_.seq_q) break;  // no query row reaches these keys
+            if (p_.causal && t * bc_ >= p_.seq_q + p_.causal_offset) break;  // no query row reaches these keys
             E* kt = panel + t * (k_tile_ + v_tile_);
             pack_kv(kt, kt + k_tile_, b, hk, t);
           }
@@ -119,7 +121,7 @@ class TileDriver {
         for (std::int64_t i = 0; i < pack_items; ++i) {
           const std::int64_t t = i % kv_tiles_;
           const std::int64_t bhk = i / kv_tiles_;
-          if (p_.causal && t * bc_ >= p_.seq_q) continue;  // no query row reaches these keys
+          if (p_.causal && t * bc_ >= p_.seq_q + p_.causal_offset) continue;  // no query row reaches these keys
           E* kt = static_cast<E*>(prepack) + i * (k_tile_ + v_tile_);
           pack_kv(kt, kt + k_tile_, bhk / p_.kv_heads, bhk % p_.kv_heads, t);
         }
@@ -221,7 +223,8 @@ class TileDriver {
     const std::int64_t hk = h / (p_.heads / p_.kv_heads);
     const std::int64_t q0 = qb * br_;
     const std::int64_t rows = min64(br_, p_.seq_q - q0);
-    const std::int64_t kv_end = p_.causal ? min64(p_.seq_k, q0 + rows) : p_.seq_k;
+    // keys the block's last row sees (0 when every row of the block is fully masked)
+    const std::int64_t kv_end = p_.causal ? clamp64(q0 + rows + p_.causal_offset, 0, p_.seq_k) : p_.seq_k;
     const float c = p_.scale * exp2_poly::kLog2e;
     const float neg_inf = -std::numeric_limits<float>::infinity();
 
@@ -250,7 +253,9 @@ class TileDriver {
         vt = kbuf + k_tile_;
       }
       // visible keys of row r in this tile
-      auto visible = [&](std::int64_t r) { return p_.causal ? clamp64(q0 + r - j0 + 1, 0, cols) : cols; };
+      auto visible = [&](std::int64_t r) {
+        return p_.causal ? clamp64(q0 + r + p_.causal_offset - j0 + 1, 0, cols) : cols;
+      };
 
       // S = Q·Kᵀ
       for (std::int64_t c0 = 0; c0 < cols_p; c0 += kMicroCols) {

@@ -68,6 +68,7 @@ FusedProblem fused_problem(const AttentionSpec& spec, Tensor& out, const Tensor&
   p.head_dim = spec.head_dim;
   p.scale = static_cast<float>(spec.softmax_scale());
   p.causal = spec.causal;
+  p.causal_offset = spec.causal_offset();
   p.q = q.raw();
   p.k = k.raw();
   p.v = v.raw();
@@ -172,10 +173,11 @@ class CpuBackend final : public ops::Backend {
     KernelRange r(named("all", src.dtype()));
     kernels::all_lastdim(dst, src);
   }
-  void scale_mask_softmax(Tensor& dst, const Tensor& src, double scale, bool causal) override {
+  void scale_mask_softmax(Tensor& dst, const Tensor& src, double scale, bool causal,
+                          std::int64_t causal_offset) override {
     require_cpu("scale_mask_softmax", {&dst, &src});
     KernelRange r(named("scale_mask_softmax", dst.dtype()));
-    kernels::scale_mask_softmax(dst, src, scale, causal);
+    kernels::scale_mask_softmax(dst, src, scale, causal, causal_offset);
   }
   void attention_efficient(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
                            Tensor* lse) override {
@@ -237,6 +239,7 @@ std::int64_t fused_workspace_bytes(const AttentionSpec& spec, bool flash) {
   p.seq_k = spec.seq_k;
   p.head_dim = spec.head_dim;
   p.causal = spec.causal;
+  p.causal_offset = spec.causal_offset();
   const FusedWorkspace ws = fused_workspace(p, flash ? kFlashTiles : kEfficientTiles, fused_isa(spec.dtype, kernel_isa()),
                                             omp_get_max_threads());
   return ws.prepack_bytes + ws.per_thread_bytes * omp_get_max_threads();

@@ -15,7 +15,10 @@ struct FusedProblem {
   DType dtype = DType::fp32;
   std::int64_t batch = 1, heads = 1, kv_heads = 1, seq_q = 1, seq_k = 1, head_dim = 1;
   float scale = 1.0f;
-  bool causal = false;  // top-left aligned: query row i sees keys 0..i
+  bool causal = false;  // query row i sees keys 0..i + causal_offset
+  // 0: top-left; Sk − Sq: bottom-right (AttentionSpec::causal_offset()). Rows with
+  // i + causal_offset < 0 see no key and come out as zeros (lse −inf).
+  std::int64_t causal_offset = 0;
   const void* q = nullptr;
   const void* k = nullptr;
   const void* v = nullptr;

@@ -34,7 +34,7 @@ void softmax_lastdim(Tensor& dst, const Tensor& src) {
   });
 }
 
-void scale_mask_softmax(Tensor& dst, const Tensor& src, double scale, bool causal) {
+void scale_mask_softmax(Tensor& dst, const Tensor& src, double scale, bool causal, std::int64_t causal_offset) {
   require_same_shape("scale_mask_softmax", dst, {&src});
   const Strided4 d = strided4(dst), s = strided4(src);
   const std::int64_t n = d.shape[3];
@@ -43,7 +43,8 @@ void scale_mask_softmax(Tensor& dst, const Tensor& src, double scale, bool causa
   for_each_row(d, [&](std::int64_t i0, std::int64_t i1, std::int64_t i2) {
     float* x = row_buffer(n);
     load_row(x, s, s.row(i0, i1, i2), n);
-    const std::int64_t visible = causal ? (i2 + 1 < n ? i2 + 1 : n) : n;
+    const std::int64_t reach = i2 + 1 + causal_offset;  // keys 0..reach-1 are visible
+    const std::int64_t visible = causal ? (reach < 0 ? 0 : (reach < n ? reach : n)) : n;
     const float m = rk.max(x, visible);
     const float sum = visible > 0 ? rk.exp2_sum(x, x, c, m, visible) : 0.0f;
     rk.scale(x, sum > 0.0f ? 1.0f / sum : 0.0f, visible);

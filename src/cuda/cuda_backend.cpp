@@ -54,6 +54,7 @@ FusedAttentionArgs fused_args(const AttentionSpec& spec, Tensor& out, const Tens
   }
   a.softmax_scale = static_cast<float>(softmax_scale_of(spec));
   a.causal = spec.causal;
+  a.causal_offset = spec.causal_offset();
   a.dtype = spec.dtype;
   return a;
 }
@@ -135,9 +136,10 @@ class CudaBackend final : public ops::Backend {
     NvtxRange range("all");
     launch_all_lastdim(make_arg(dst), make_arg(src), stream_);
   }
-  void scale_mask_softmax(Tensor& dst, const Tensor& src, double scale, bool causal) override {
+  void scale_mask_softmax(Tensor& dst, const Tensor& src, double scale, bool causal,
+                          std::int64_t causal_offset) override {
     NvtxRange range("scale_mask_softmax");
-    launch_scale_mask_softmax(make_arg(dst), make_arg(src), static_cast<float>(scale), causal, stream_);
+    launch_scale_mask_softmax(make_arg(dst), make_arg(src), static_cast<float>(scale), causal, causal_offset, stream_);
   }
   void attention_efficient(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
                            Tensor* lse) override {

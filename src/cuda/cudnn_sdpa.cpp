@@ -18,15 +18,18 @@
 #include <vector>
 
 #include "cuda/check.h"
+#include "cuda/kernels.h"
 #include "cuda/problem_text.h"
 
 namespace attnprof::cuda {
 namespace {
 
 // PyTorch's tensor UIDs (MHA.cpp), kept so logs diff cleanly against observed_*.json.
+// 19..22 (bottom-right only) are ours: PyTorch 2.11 builds no such graph.
 enum Uid : std::int64_t {
   kQ = 0, kK = 1, kV = 2, kO = 3, kS = 4, kScale = 5, kScaled = 6, kRow = 7, kCol = 8, kMask = 9, kNegInf = 10,
   kMasked = 11, kStats = 12, kP = 13, kMax = 14, kSubMax = 15, kExp = 16, kSum = 17, kLogSum = 18,
+  kSeqKv = 19, kRowPlusSeqKv = 20, kSeqQ = 21, kShiftedRow = 22,
 };
 
 class Desc {
@@ -158,14 +161,34 @@ Geometry geometry_of(std::int64_t b, std::int64_t h, std::int64_t s, std::int64_
 }
 struct ProblemGeometry {
   Geometry q, k, v, o;
+  std::int64_t stats_seq_stride = 0;  // the LSE's row stride: spec.seq_q, or the full Sq of a sliced Q
 };
 
-// The causal composite graph of research/cudnn-sdpa.md §1 (14 ops, 19 tensors).
+// cuDNN takes bottom-right alignment only with Sq <= Sk (its frontend refuses Sq > Sk: "Please
+// virtually slice the Q tensor and pass it as s_q == s_kv"). So for Sq > Sk the first Sq − Sk
+// query rows, which see no key, are written as zeros (LSE −inf) and cuDNN runs the last Sk rows,
+// a square problem whose bottom-right diagonal is the top-left one.
+std::int64_t blind_rows(const AttentionSpec& spec) { return spec.causal_offset() < 0 ? -spec.causal_offset() : 0; }
+AttentionSpec solvable_spec(const AttentionSpec& spec) {
+  AttentionSpec s = spec;
+  if (blind_rows(spec) > 0) {
+    s.seq_q = spec.seq_k;
+    s.causal_align = CausalAlign::top_left;
+  }
+  return s;
+}
+
+// The causal composite graph of research/cudnn-sdpa.md §1 (14 ops, 19 tensors). Bottom-right with
+// Sq < Sk adds two ops before the CMP_GE, exactly as cuDNN's frontend shifts its diagonal for
+// causal_mask_bottom_right with fixed lengths: row + Sk (ADD) − Sq (SUB), by-value INT32 scalars in
+// INT32 math, so the mask keeps col <= row + Sk − Sq (16 ops, 23 tensors).
 std::vector<DescPtr> causal_graph(GraphBuilder& g, const AttentionSpec& spec, const ProblemGeometry& p, bool with_lse) {
   const cudnnDataType_t io = io_type(spec.dtype);
   const std::int64_t b = spec.batch, h = spec.heads, sq = spec.seq_q, skv = spec.seq_k;
   const Dims s_dims{b, h, sq, skv}, s_strides{h * sq * skv, sq * skv, skv, 1};
   const Dims row_dims{b, h, sq, 1}, row_strides{h * sq, sq, 1, 1};
+  const std::int64_t stats_stride = p.stats_seq_stride > 0 ? p.stats_seq_stride : sq;
+  const Dims stats_strides{h * stats_stride, stats_stride, 1, 1};
   const Dims one{1, 1, 1, 1};
   auto tq = g.tensor(kQ, p.q.dims, p.q.strides, io);
   // Kᵀ: K's dims and strides with the last two swapped.
@@ -187,14 +210,23 @@ std::vector<DescPtr> causal_graph(GraphBuilder& g, const AttentionSpec& spec, co
   auto t_exp = g.tensor(kExp, s_dims, s_strides, CUDNN_DATA_FLOAT, true);
   auto t_sum = g.tensor(kSum, row_dims, row_strides, CUDNN_DATA_FLOAT, true);
   auto t_log = g.tensor(kLogSum, row_dims, row_strides, CUDNN_DATA_FLOAT, true);
-  auto t_stats = g.tensor(kStats, row_dims, row_strides, CUDNN_DATA_FLOAT, !with_lse);
+  auto t_stats = g.tensor(kStats, row_dims, with_lse ? stats_strides : row_strides, CUDNN_DATA_FLOAT, !with_lse);
   auto t_p = g.tensor(kP, s_dims, s_strides, io, true);
   std::vector<DescPtr> ops;
   ops.push_back(g.matmul(tq, tk, ts));
   ops.push_back(g.pointwise(CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, ts, t_scale, nullptr, t_scaled));
   ops.push_back(g.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, t_scaled, nullptr, nullptr, t_row, 2));
   ops.push_back(g.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, t_scaled, nullptr, nullptr, t_col, 3));
-  ops.push_back(g.pointwise(CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, t_row, t_col, nullptr, t_mask));
+  DescPtr t_mask_row = t_row;
+  if (spec.causal_offset() != 0) {
+    auto t_seq_kv = g.tensor(kSeqKv, one, one, CUDNN_DATA_INT32, false, true);
+    auto t_seq_q = g.tensor(kSeqQ, one, one, CUDNN_DATA_INT32, false, true);
+    auto t_row_plus = g.tensor(kRowPlusSeqKv, s_dims, s_strides, CUDNN_DATA_INT32, true);
+    t_mask_row = g.tensor(kShiftedRow, s_dims, s_strides, CUDNN_DATA_INT32, true);
+    ops.push_back(g.pointwise(CUDNN_POINTWISE_ADD, CUDNN_DATA_INT32, t_row, t_seq_kv, nullptr, t_row_plus));
+    ops.push_back(g.pointwise(CUDNN_POINTWISE_SUB, CUDNN_DATA_INT32, t_row_plus, t_seq_q, nullptr, t_mask_row));
+  }
+  ops.push_back(g.pointwise(CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, t_mask_row, t_col, nullptr, t_mask));
   ops.push_back(g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, t_scaled, t_neg_inf, t_mask, t_masked));
   ops.push_back(g.reduction(CUDNN_REDUCE_TENSOR_MAX, t_masked, t_max));
   ops.push_back(g.pointwise(CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, t_masked, t_max, nullptr, t_sub));
@@ -224,7 +256,8 @@ std::vector<DescPtr> unified_graph(GraphBuilder& g, const AttentionSpec& spec, c
   op->set_desc(CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, *t_scale);
   if (with_lse) {
     const std::int64_t b = spec.batch, h = spec.heads, sq = spec.seq_q;
-    auto t_stats = g.tensor(kStats, {b, h, sq, 1}, {h * sq, sq, 1, 1}, CUDNN_DATA_FLOAT);
+    const std::int64_t stride = p.stats_seq_stride > 0 ? p.stats_seq_stride : sq;
+    auto t_stats = g.tensor(kStats, {b, h, sq, 1}, {h * stride, stride, 1, 1}, CUDNN_DATA_FLOAT);
     op->set_desc(CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC, *t_stats);
   }
   op->finalize();
@@ -241,8 +274,10 @@ std::string last_cudnn_error() {
   return text.empty() ? "no reason given" : text;
 }
 
+// dtype, B, H, Hkv, Sq, Sk, D, the four strides, causal, the causal offset (the bottom-right ADD
+// is in the graph and its value in the pack), the LSE flag and row stride, the device.
 using PlanKey = std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
-                           Dims, Dims, Dims, Dims, bool, bool, int>;
+                           Dims, Dims, Dims, Dims, bool, std::int64_t, bool, std::int64_t, int>;
 
 struct Plan {
   GraphBuilder graph;
@@ -253,6 +288,7 @@ struct Plan {
   void* workspace = nullptr;
   std::size_t workspace_alloc = 0;
   float scale = 1.0f;
+  std::array<std::int32_t, 2> seq_lengths{};  // the by-value kSeqKv and kSeqQ of a bottom-right graph
   // Variant packs for the last few pointer sets (repeated forwards reuse them: no per-call descriptors).
   struct Pack {
     std::array<const void*, 5> pointers;
@@ -305,9 +341,11 @@ class SdpaCache {
   Plan& plan(const AttentionSpec& spec, const ProblemGeometry& geometry, bool with_lse) {
     int device = 0;
     ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
-    PlanKey key{static_cast<int>(spec.dtype), spec.batch, spec.heads, spec.kv_heads, spec.seq_q, spec.seq_k,
-                spec.head_dim, geometry.q.strides, geometry.k.strides, geometry.v.strides, geometry.o.strides, spec.causal,
-                with_lse, device};
+    PlanKey key{static_cast<int>(spec.dtype), spec.batch,         spec.heads,         spec.kv_heads,
+                spec.seq_q,                   spec.seq_k,         spec.head_dim,      geometry.q.strides,
+                geometry.k.strides,           geometry.v.strides, geometry.o.strides, spec.causal,
+                spec.causal_offset(),         with_lse,           with_lse ? geometry.stats_seq_stride : 0,
+                device};
     auto found = plans_.find(key);
     if (found != plans_.end()) {
       found->second->info.cache_hit = true;
@@ -329,7 +367,10 @@ class SdpaCache {
   void build(Plan& p, const AttentionSpec& spec, const ProblemGeometry& geometry, bool with_lse) {
     std::vector<DescPtr> ops = spec.causal ? causal_graph(p.graph, spec, geometry, with_lse)
                                            : unified_graph(p.graph, spec, geometry, with_lse);
-    p.info.graph = spec.causal ? "composite causal graph (14 ops)" : "unified SDPA_FWD operation";
+    p.info.graph = !spec.causal                 ? "unified SDPA_FWD operation"
+                   : spec.causal_offset() == 0 ? "composite causal graph (14 ops)"
+                                               : "composite causal graph, bottom-right (16 ops)";
+    p.seq_lengths = {static_cast<std::int32_t>(spec.seq_k), static_cast<std::int32_t>(spec.seq_q)};
     p.operation_graph = std::make_unique<Desc>(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
     std::vector<cudnnBackendDescriptor_t> raw_ops;
     for (auto& op : ops) raw_ops.push_back(op->get());
@@ -392,7 +433,8 @@ SdpaCache& cache() {
 constexpr std::size_t kPacksPerPlan = 8;
 
 cudnnBackendDescriptor_t variant_pack(Plan& p, const std::array<const void*, 5>& pointers, const float* scale,
-                                      const float* neg_inf, bool with_lse, bool causal) {
+                                      const float* neg_inf, bool with_lse, bool causal,
+                                      const std::array<std::int32_t, 2>* seq_lengths) {
   for (auto it = p.packs.begin(); it != p.packs.end(); ++it) {
     if (it->pointers == pointers) {
       p.packs.splice(p.packs.begin(), p.packs, it);  // most recent first
@@ -405,6 +447,12 @@ cudnnBackendDescriptor_t variant_pack(Plan& p, const std::array<const void*, 5>&
   if (causal) {
     uids.push_back(kNegInf);
     data.push_back(const_cast<float*>(neg_inf));
+  }
+  if (seq_lengths != nullptr) {  // host pointers to by-value INT32 scalars
+    uids.push_back(kSeqKv);
+    data.push_back(const_cast<std::int32_t*>(&(*seq_lengths)[0]));
+    uids.push_back(kSeqQ);
+    data.push_back(const_cast<std::int32_t*>(&(*seq_lengths)[1]));
   }
   if (with_lse) {
     uids.push_back(kStats);
@@ -432,22 +480,44 @@ void check_tensors(const AttentionSpec& spec, const Tensor& out, const Tensor& q
 
 std::int64_t cudnn_version() { return static_cast<std::int64_t>(cudnnGetVersion()); }
 
+namespace {
+// Rows [first, first + rows) of a [B, H, S, D] view (q or out), same strides.
+Tensor rows_of(const Tensor& t, std::int64_t first, std::int64_t rows) {
+  return t.view_strided({t.size(0), t.size(1), rows, t.size(3)}, t.strides(), first * t.stride(2));
+}
+// The problem cuDNN runs: Q and O minus their blind rows, the LSE rows keeping the full row stride.
+ProblemGeometry solvable_geometry(const AttentionSpec& spec, const Tensor& out, const Tensor& q, const Tensor& k,
+                                  const Tensor& v) {
+  const std::int64_t blind = blind_rows(spec);
+  return {geometry_of(rows_of(q, blind, spec.seq_q - blind)), geometry_of(k), geometry_of(v),
+          geometry_of(rows_of(out, blind, spec.seq_q - blind)), spec.seq_q};
+}
+}  // namespace
+
 CudnnPlanInfo cudnn_sdpa_prepare(const AttentionSpec& spec, const Tensor& out, const Tensor& q, const Tensor& k,
                                  const Tensor& v, bool with_lse) {
   check_tensors(spec, out, q, k, v);
   std::lock_guard lock(cache().mutex());
-  return cache().plan(spec, {geometry_of(q), geometry_of(k), geometry_of(v), geometry_of(out)}, with_lse).info;
+  return cache().plan(solvable_spec(spec), solvable_geometry(spec, out, q, k, v), with_lse).info;
 }
 
 CudnnPlanInfo cudnn_sdpa_prepare(const AttentionSpec& spec, bool with_lse) {
   if (spec.head_dim % 8 != 0 || spec.head_dim > 256)
     throw UsageError(fmt::format("--head-dim {}: cudnn takes multiples of 8 up to 256", spec.head_dim));
-  const ProblemGeometry geometry{geometry_of(spec.batch, spec.heads, spec.seq_q, spec.head_dim, spec.layout),
+  // A sliced Q or O keeps the full tensor's strides (the rows are a view), so the geometry is
+  // the one of tensors of spec.seq_q rows with the solvable problem's dims.
+  const AttentionSpec solvable = solvable_spec(spec);
+  auto sliced = [&](std::int64_t heads) {
+    Geometry g = geometry_of(spec.batch, heads, spec.seq_q, spec.head_dim, spec.layout);
+    g.dims[2] = solvable.seq_q;
+    return g;
+  };
+  const ProblemGeometry geometry{sliced(spec.heads),
                                  geometry_of(spec.batch, spec.kv_heads, spec.seq_k, spec.head_dim, spec.layout),
                                  geometry_of(spec.batch, spec.kv_heads, spec.seq_k, spec.head_dim, spec.layout),
-                                 geometry_of(spec.batch, spec.heads, spec.seq_q, spec.head_dim, spec.layout)};
+                                 sliced(spec.heads), spec.seq_q};
   std::lock_guard lock(cache().mutex());
-  return cache().plan(spec, geometry, with_lse).info;
+  return cache().plan(solvable, geometry, with_lse).info;
 }
 
 CudnnPlanInfo cudnn_sdpa_forward(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k,
@@ -455,15 +525,28 @@ CudnnPlanInfo cudnn_sdpa_forward(const AttentionSpec& spec, Tensor& out, const T
   check_tensors(spec, out, q, k, v);
   if (lse != nullptr && (lse->dtype() != DType::fp32 || !lse->is_contiguous()))
     throw Error("cudnn: lse must be a contiguous fp32 [B, H, Sq] tensor");
+  const std::int64_t blind = blind_rows(spec);
+  const AttentionSpec solvable = solvable_spec(spec);
+  if (blind > 0) {  // rows that see no key: zeros, LSE −inf (one fill kernel each)
+    launch_fill(make_arg(rows_of(out, 0, blind)), 0.0, stream);
+    if (lse != nullptr) {
+      const Tensor lse_rows = lse->view_strided({spec.batch, spec.heads, blind}, {spec.heads * spec.seq_q, spec.seq_q, 1});
+      launch_fill(make_arg(lse_rows), -std::numeric_limits<double>::infinity(), stream);
+    }
+  }
+  const Tensor q_rows = rows_of(q, blind, solvable.seq_q);
+  Tensor out_rows = rows_of(out, blind, solvable.seq_q);
   SdpaCache& c = cache();
   std::lock_guard lock(c.mutex());
-  Plan& plan = c.plan(spec, {geometry_of(q), geometry_of(k), geometry_of(v), geometry_of(out)}, lse != nullptr);
+  Plan& plan = c.plan(solvable, solvable_geometry(spec, out, q, k, v), lse != nullptr);
   // By-value scalars: host pointers read at execute time.
   static const float neg_inf = -std::numeric_limits<float>::infinity();
   const float scale = static_cast<float>(softmax_scale_of(spec));
   plan.scale = scale;  // the pack holds &plan.scale; the scale is fixed by head_dim, which is in the key
-  std::array<const void*, 5> pointers{q.raw(), k.raw(), v.raw(), out.raw(), lse ? lse->raw() : nullptr};
-  cudnnBackendDescriptor_t pack = variant_pack(plan, pointers, &plan.scale, &neg_inf, lse != nullptr, spec.causal);
+  const void* lse_rows = lse ? static_cast<const float*>(lse->raw()) + blind : nullptr;
+  std::array<const void*, 5> pointers{q_rows.raw(), k.raw(), v.raw(), out_rows.raw(), lse_rows};
+  cudnnBackendDescriptor_t pack = variant_pack(plan, pointers, &plan.scale, &neg_inf, lse != nullptr, solvable.causal,
+                                               solvable.causal_offset() != 0 ? &plan.seq_lengths : nullptr);
   ATTNPROF_CUDNN_CHECK(cudnnSetStream(c.handle(), stream));
   cudnnStatus_t status = cudnnBackendExecute(c.handle(), plan.plan->get(), pack);
   if (status != CUDNN_STATUS_SUCCESS)

@@ -33,7 +33,8 @@ void launch_triangle(const TensorArg& dst, const TensorArg& src, std::int64_t di
                      cudaStream_t stream);
 void launch_all_lastdim(const TensorArg& dst, const TensorArg& src, cudaStream_t stream);
 void launch_softmax_lastdim(const TensorArg& dst, const TensorArg& src, cudaStream_t stream);
+// causal: column j of query row i is kept iff j <= i + causal_offset; a row keeping none gives zeros.
 void launch_scale_mask_softmax(const TensorArg& dst, const TensorArg& src, float scale, bool causal,
-                               cudaStream_t stream);
+                               std::int64_t causal_offset, cudaStream_t stream);
 
 }  // namespace attnprof::cuda

@@ -17,6 +17,7 @@ inline std::string problem_text(const AttentionSpec& spec) {
                   std::to_string(spec.head_dim);
   if (spec.kv_heads != spec.heads) s += " kv-heads " + std::to_string(spec.kv_heads);
   if (spec.seq_k != spec.seq_q) s += " seq-k " + std::to_string(spec.seq_k);
+  if (spec.causal && spec.causal_align == CausalAlign::bottom_right) s += " causal bottom-right";
   return s;
 }
 

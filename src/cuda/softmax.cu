@@ -1,5 +1,8 @@
 // Row-wise kernels over the last dim: softmax, the fused scale+causal-mask+softmax pass
-// (torch.compile's kernel for the `fused` variant) and all().
+// (torch.compile's kernel for the `fused` variant) and all(). The causal mask keeps column j of
+// query row i iff j <= i + causal_offset (0 top-left, Sk − Sq bottom-right); a row that keeps no
+// column (bottom-right, Sq > Sk) is written as zeros, while plain softmax of an all −inf row stays
+// NaN (PyTorch's softmax, which naive relies on).
 //
 // Tiling: a row lives in registers. Rows up to 32·V·4 elements take one warp each (4 rows per
 // 128-thread block); longer rows take a 512-thread block, up to 512·V·8 elements (32768 bf16,
@@ -9,6 +12,8 @@
 // FLOPs: ~5 per element (scale, max, sub, exp, div). Bytes: 2·rows·cols·sizeof(T).
 // Versions (H200): v1 registers + shuffles. Not timed alone yet; inside whole forwards (fused at
 //   4x16x4096x64: 3.09 ms against torch.compile's 5.50, bench/RESULTS.md).
+//   v1.1 the causal offset (--causal-align bottom-right) and zero rows for rows that keep no
+//   column; sm_90a: 18–96 registers per instantiation, 0 spills (-Xptxas -v). Not re-timed.
 #include <cuda_runtime.h>
 
 #include <attnprof/error.h>
@@ -30,6 +35,14 @@ struct RowGeometry {
   std::uint32_t cols;
   std::int64_t src_stride[3], dst_stride[3];
 };
+
+// Columns 0..kept-1 of query row `query_row` survive the mask.
+__device__ __forceinline__ std::uint32_t kept_columns(std::uint32_t query_row, std::uint32_t cols, bool causal,
+                                                      std::int64_t causal_offset) {
+  if (!causal) return cols;
+  const std::int64_t reach = static_cast<std::int64_t>(query_row) + 1 + causal_offset;
+  return reach <= 0 ? 0u : (reach >= static_cast<std::int64_t>(cols) ? cols : static_cast<std::uint32_t>(reach));
+}
 
 __device__ __forceinline__ void row_offsets(const RowGeometry& g, std::uint32_t row, std::int64_t& src_off,
                                             std::int64_t& dst_off, std::uint32_t& query_row) {
@@ -75,7 +88,8 @@ __device__ __forceinline__ float group_sum(float v, float* scratch) {
 
 // kWarpsPerRow = 1: each warp of the block takes its own row; otherwise the block takes one row.
 template <class T, int kVecs, int kWarpsPerRow>
-__global__ void softmax_rows_kernel(T* dst, const T* src, RowGeometry g, float scale, bool causal) {
+__global__ void softmax_rows_kernel(T* dst, const T* src, RowGeometry g, float scale, bool causal,
+                                    std::int64_t causal_offset) {
   constexpr int V = 16 / sizeof(T);
   constexpr int kThreadsPerRow = 32 * kWarpsPerRow;
   __shared__ float scratch[kWarpsPerRow];
@@ -85,8 +99,7 @@ __global__ void softmax_rows_kernel(T* dst, const T* src, RowGeometry g, float s
   std::int64_t src_off, dst_off;
   std::uint32_t query_row;
   row_offsets(g, row, src_off, dst_off, query_row);
-  // Causal (top-left): column c is kept when c <= query_row.
-  const std::uint32_t kept = causal ? min(g.cols, query_row + 1) : g.cols;
+  const std::uint32_t kept = kept_columns(query_row, g.cols, causal, causal_offset);
 
   float x[kVecs][V];
   float row_max = -INFINITY;
@@ -104,7 +117,8 @@ __global__ void softmax_rows_kernel(T* dst, const T* src, RowGeometry g, float s
   }
   row_max = group_max<kWarpsPerRow>(row_max, scratch);
   float row_sum = 0.0f;
-  const float max_log2 = row_max * kLog2e;
+  // kept == 0: every x is −inf; subtracting 0 (not −inf) makes each exp 0 instead of NaN
+  const float max_log2 = kept == 0 ? 0.0f : row_max * kLog2e;
 #pragma unroll
   for (int j = 0; j < kVecs; ++j) {
 #pragma unroll
@@ -114,7 +128,7 @@ __global__ void softmax_rows_kernel(T* dst, const T* src, RowGeometry g, float s
     }
   }
   row_sum = group_sum<kWarpsPerRow>(row_sum, scratch);
-  const float inv_sum = 1.0f / row_sum;
+  const float inv_sum = kept == 0 ? 0.0f : 1.0f / row_sum;
 #pragma unroll
   for (int j = 0; j < kVecs; ++j) {
     std::uint32_t col = (j * kThreadsPerRow + lane_in_row) * V;
@@ -129,12 +143,13 @@ __global__ void softmax_rows_kernel(T* dst, const T* src, RowGeometry g, float s
 // Any row length, any alignment: three passes over the row (max, sum, write), one block per row.
 template <class T>
 __global__ void softmax_rows_fallback_kernel(T* dst, const T* src, RowGeometry g, std::int64_t src_col_stride,
-                                             std::int64_t dst_col_stride, float scale, bool causal) {
+                                             std::int64_t dst_col_stride, float scale, bool causal,
+                                             std::int64_t causal_offset) {
   __shared__ float scratch[8];
   std::int64_t src_off, dst_off;
   std::uint32_t query_row;
   row_offsets(g, blockIdx.x, src_off, dst_off, query_row);
-  const std::uint32_t kept = causal ? min(g.cols, query_row + 1) : g.cols;
+  const std::uint32_t kept = kept_columns(query_row, g.cols, causal, causal_offset);  // 0: the row is all zeros
   float row_max = -INFINITY;
   for (std::uint32_t c = threadIdx.x; c < kept; c += blockDim.x)
     row_max = fmaxf(row_max, to_float(src[src_off + c * src_col_stride]) * scale);
@@ -150,7 +165,8 @@ __global__ void softmax_rows_fallback_kernel(T* dst, const T* src, RowGeometry g
 }
 
 template <class T>
-void launch_softmax_typed(const TensorArg& dst, const TensorArg& src, float scale, bool causal, cudaStream_t stream) {
+void launch_softmax_typed(const TensorArg& dst, const TensorArg& src, float scale, bool causal,
+                          std::int64_t causal_offset, cudaStream_t stream) {
   constexpr int V = 16 / sizeof(T);
   std::int64_t rows = dst.shape[0] * dst.shape[1] * dst.shape[2];
   std::int64_t cols = dst.shape[3];
@@ -168,39 +184,40 @@ void launch_softmax_typed(const TensorArg& dst, const TensorArg& src, float scal
   const unsigned grid_rows = static_cast<unsigned>(rows);
   if (aligned(dst) && aligned(src)) {
     if (cols <= 32 * V) {
-      softmax_rows_kernel<T, 1, 1><<<(grid_rows + 3) / 4, 128, 0, stream>>>(out, in, g, scale, causal);
+      softmax_rows_kernel<T, 1, 1><<<(grid_rows + 3) / 4, 128, 0, stream>>>(out, in, g, scale, causal, causal_offset);
       ATTNPROF_CUDA_CHECK_LAUNCH("softmax_rows_kernel");
       return;
     }
     if (cols <= 32 * V * 4) {
-      softmax_rows_kernel<T, 4, 1><<<(grid_rows + 3) / 4, 128, 0, stream>>>(out, in, g, scale, causal);
+      softmax_rows_kernel<T, 4, 1><<<(grid_rows + 3) / 4, 128, 0, stream>>>(out, in, g, scale, causal, causal_offset);
       ATTNPROF_CUDA_CHECK_LAUNCH("softmax_rows_kernel");
       return;
     }
     if (cols <= 512 * V * 2) {
-      softmax_rows_kernel<T, 2, 16><<<grid_rows, 512, 0, stream>>>(out, in, g, scale, causal);
+      softmax_rows_kernel<T, 2, 16><<<grid_rows, 512, 0, stream>>>(out, in, g, scale, causal, causal_offset);
       ATTNPROF_CUDA_CHECK_LAUNCH("softmax_rows_kernel");
       return;
     }
     if (cols <= 512 * V * 8) {
-      softmax_rows_kernel<T, 8, 16><<<grid_rows, 512, 0, stream>>>(out, in, g, scale, causal);
+      softmax_rows_kernel<T, 8, 16><<<grid_rows, 512, 0, stream>>>(out, in, g, scale, causal, causal_offset);
       ATTNPROF_CUDA_CHECK_LAUNCH("softmax_rows_kernel");
       return;
     }
   }
-  softmax_rows_fallback_kernel<T><<<grid_rows, 256, 0, stream>>>(out, in, g, src.stride[3], dst.stride[3], scale, causal);
+  softmax_rows_fallback_kernel<T><<<grid_rows, 256, 0, stream>>>(out, in, g, src.stride[3], dst.stride[3], scale, causal,
+                                                                         causal_offset);
   ATTNPROF_CUDA_CHECK_LAUNCH("softmax_rows_fallback_kernel");
 }
 
-void launch_softmax_any(const TensorArg& dst, const TensorArg& src, float scale, bool causal, cudaStream_t stream,
-                        const char* what) {
+void launch_softmax_any(const TensorArg& dst, const TensorArg& src, float scale, bool causal,
+                        std::int64_t causal_offset, cudaStream_t stream, const char* what) {
   if (dst.shape != src.shape) throw Error(str_cat("cuda ", what, ": dst and src shapes differ"));
   if (dst.dtype != src.dtype)
     throw Error(str_cat("cuda ", what, ": dst dtype ", dtype_name(dst.dtype), " differs from src dtype ", dtype_name(src.dtype)));
   switch (dst.dtype) {
-    case DType::fp32: launch_softmax_typed<float>(dst, src, scale, causal, stream); return;
-    case DType::bf16: launch_softmax_typed<__nv_bfloat16>(dst, src, scale, causal, stream); return;
-    case DType::fp16: launch_softmax_typed<__half>(dst, src, scale, causal, stream); return;
+    case DType::fp32: launch_softmax_typed<float>(dst, src, scale, causal, causal_offset, stream); return;
+    case DType::bf16: launch_softmax_typed<__nv_bfloat16>(dst, src, scale, causal, causal_offset, stream); return;
+    case DType::fp16: launch_softmax_typed<__half>(dst, src, scale, causal, causal_offset, stream); return;
     default: throw Error(str_cat("cuda ", what, ": dtype ", dtype_name(dst.dtype), " is not supported (bf16, fp16, fp32)"));
   }
 }
@@ -220,11 +237,12 @@ __global__ void all_lastdim_kernel(bool_t* dst, const bool_t* src, RowGeometry g
 }  // namespace
 
 void launch_softmax_lastdim(const TensorArg& dst, const TensorArg& src, cudaStream_t stream) {
-  launch_softmax_any(dst, src, 1.0f, false, stream, "softmax");
+  launch_softmax_any(dst, src, 1.0f, false, 0, stream, "softmax");
 }
 
-void launch_scale_mask_softmax(const TensorArg& dst, const TensorArg& src, float scale, bool causal, cudaStream_t stream) {
-  launch_softmax_any(dst, src, scale, causal, stream, "scale_mask_softmax");
+void launch_scale_mask_softmax(const TensorArg& dst, const TensorArg& src, float scale, bool causal,
+                               std::int64_t causal_offset, cudaStream_t stream) {
+  launch_softmax_any(dst, src, scale, causal, causal_offset, stream, "scale_mask_softmax");
 }
 
 void launch_all_lastdim(const TensorArg& dst, const TensorArg& src, cudaStream_t stream) {

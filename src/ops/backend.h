@@ -44,8 +44,11 @@ class Backend {
   virtual void softmax_lastdim(Tensor& dst, const Tensor& src) = 0;
   // dst[..., 0] = all(src[..., :]) for a bool src; dst has last dim 1.
   virtual void all_lastdim(Tensor& dst, const Tensor& src) = 0;
-  // One pass: softmax(scale · src masked causally (top-left aligned)) — torch.compile's kernel.
-  virtual void scale_mask_softmax(Tensor& dst, const Tensor& src, double scale, bool causal) = 0;
+  // One pass: softmax(scale · src masked causally) — torch.compile's kernel. With causal, column j
+  // of query row i is kept iff j <= i + causal_offset (0: top-left, Sk − Sq: bottom-right,
+  // AttentionSpec::causal_offset()); a row that keeps no column comes out as zeros.
+  virtual void scale_mask_softmax(Tensor& dst, const Tensor& src, double scale, bool causal,
+                                  std::int64_t causal_offset = 0) = 0;
 
   // Single-kernel fused attention. out/q/k/v as in AttentionSpec; lse (optional, fp32 [B,H,Sq])
   // receives the natural-log log-sum-exp of each row. Fully masked rows give zeros.

@@ -194,9 +194,9 @@ Tensor zeros_like(const Tensor& src, DType dtype) {
 
 // No aten op: torch.compile emits one Triton kernel for mul + masked_fill + softmax, and writes
 // it into the scores' own buffer (one S×S buffer, not two).
-void scale_mask_softmax_(Tensor& self, double scale, bool causal) {
+void scale_mask_softmax_(Tensor& self, double scale, bool causal, std::int64_t causal_offset) {
   Range r(Category::cpu_op, "attnprof::scale_mask_softmax_", {&self});
-  backend(self.device()).scale_mask_softmax(self, self, scale, causal);
+  backend(self.device()).scale_mask_softmax(self, self, scale, causal, causal_offset);
 }
 
 void flash_attention_out(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,

@@ -35,7 +35,9 @@ Tensor triu(const Tensor& src, std::int64_t diagonal = 0);
 Tensor logical_not(const Tensor& src);
 Tensor zeros_like(const Tensor& src, DType dtype);
 // In place on the scores (dst aliases src), as torch.compile's kernel reuses their buffer.
-void scale_mask_softmax_(Tensor& self, double scale, bool causal);
+// causal_offset: AttentionSpec::causal_offset() (row i keeps columns j <= i + offset); a row that
+// keeps nothing gives zeros.
+void scale_mask_softmax_(Tensor& self, double scale, bool causal, std::int64_t causal_offset = 0);
 
 // Single-kernel attention into out (aten::scaled_dot_product_attention with the flash / efficient
 // backend). lse, when given, is fp32 [B, H, Sq] and receives each row's natural-log log-sum-exp.

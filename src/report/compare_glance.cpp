@@ -29,8 +29,10 @@ void write_compare_results(const std::string& dir, const std::vector<CompareRow>
 }
 
 std::vector<Insight> run_insights(const RunResult& result) {
-  if (!result.trace) return {};
-  return derive_insights(*result.trace, run_facts(result));
+  if (result.trace) return derive_insights(*result.trace, run_facts(result));
+  // No trace (--no-profile): the facts alone still say when the output holds NaN.
+  if (auto nan = rules::nan_output(run_facts(result))) return {*nan};
+  return {};
 }
 
 }  // namespace attnprof::report

@@ -18,7 +18,8 @@ std::vector<GlanceRow> glance_rows(const std::vector<CompareRow>& rows, const Ce
 void write_compare_results(const std::string& dir, const std::vector<CompareRow>& rows,
                            const std::vector<GlanceRow>& glance, const Ceilings& ceilings, std::string_view flag = "--out");
 
-// A run's insights as compare computes them (for `attnprof run`): empty without a trace.
+// A run's insights as compare computes them (for `attnprof run`): from the trace, or without one
+// (--no-profile) only nan_output when the output holds NaN.
 std::vector<Insight> run_insights(const RunResult& result);
 
 }  // namespace attnprof::report

@@ -61,6 +61,9 @@ RunFacts run_facts(const RunResult& result) {
   if (result.cpu_ns > 0) facts.cpu_ns_per_forward = result.cpu_ns;
   if (result.median_ns > 0) facts.device_ns_per_forward = result.median_ns;
   facts.nan_output = result.nan_output;
+  facts.masked_rows = result.masked_rows;
+  facts.masked_rows_nan = result.masked_rows_nan;
+  facts.nan_only_in_masked_rows = result.nan_only_in_masked_rows;
   return facts;
 }
 
@@ -78,6 +81,9 @@ GlanceRow glance_row(const RunResult& result, double peak_tflops) {
   row.pct_of_peak = peak_tflops > 0 ? 100.0 * result.tflops / peak_tflops : 0;
   row.rel_err = result.rel_err;
   row.nan_output = result.nan_output;
+  row.masked_rows = result.masked_rows;
+  row.masked_rows_nan = result.masked_rows_nan;
+  row.nan_only_in_masked_rows = result.nan_only_in_masked_rows;
   row.trace_path = result.trace_path;
   RunFacts facts = run_facts(result);
   if (result.trace) {
@@ -194,7 +200,9 @@ std::string glance_text(const std::vector<GlanceRow>& rows, int width) {
         format_bytes(static_cast<double>(row.peak_extra_bytes)),
         tflops_text(row.tflops),
         row.pct_of_peak > 0 ? fmt::format("{:.1f}%", row.pct_of_peak) : "-",
-        row.nan_output ? "nan" : fmt::format("{:.1e}", row.rel_err),
+        // NaN only in fully masked rows (naive, inplace, as PyTorch): the error over the defined
+        // rows, the nan_output insight says why the output holds NaN
+        row.nan_output && !row.nan_only_in_masked_rows ? "nan" : fmt::format("{:.1e}", row.rel_err),
     };
     emit(cells, wrapped);
   }
@@ -222,10 +230,15 @@ nlohmann::json glance_row_json(const GlanceRow& row) {
     j["peak_extra_bytes"] = row.peak_extra_bytes;
     j["tflops"] = row.tflops;
     j["pct_of_peak"] = row.pct_of_peak;
-    // JSON has no NaN: a NaN output's error is null, with nan_output true.
-    j["rel_err"] = row.nan_output || !std::isfinite(row.rel_err) ? nlohmann::json(nullptr) : nlohmann::json(row.rel_err);
+    // JSON has no NaN: an undefined error is null, with nan_output true. NaN confined to fully
+    // masked rows (PyTorch's naive behaviour) keeps the error over the defined rows.
+    const bool undefined = (row.nan_output && !row.nan_only_in_masked_rows) || !std::isfinite(row.rel_err);
+    j["rel_err"] = undefined ? nlohmann::json(nullptr) : nlohmann::json(row.rel_err);
   }
   j["nan_output"] = row.nan_output;
+  j["fully_masked_rows"] = row.masked_rows;
+  j["fully_masked_rows_nan"] = row.masked_rows_nan;
+  j["nan_only_in_masked_rows"] = row.nan_only_in_masked_rows;
   j["insights"] = insights;
   j["trace_path"] = row.trace_path;
   return j;
@@ -262,6 +275,9 @@ GlanceRow glance_row_from_json(const nlohmann::json& j) {
   row.pct_of_peak = number_or_zero(j, "pct_of_peak");
   row.rel_err = number_or_zero(j, "rel_err");
   row.nan_output = j.value("nan_output", false);
+  row.masked_rows = static_cast<std::int64_t>(number_or_zero(j, "fully_masked_rows"));
+  row.masked_rows_nan = static_cast<std::int64_t>(number_or_zero(j, "fully_masked_rows_nan"));
+  row.nan_only_in_masked_rows = j.value("nan_only_in_masked_rows", false);
   row.trace_path = j.value("trace_path", std::string());
   if (j.contains("insights") && j["insights"].is_array()) {
     for (const auto& i : j["insights"]) row.insights.push_back({i.value("code", ""), i.value("text", "")});

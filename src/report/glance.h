@@ -26,8 +26,13 @@ struct GlanceRow {
   std::int64_t peak_extra_bytes = 0;
   double tflops = 0;
   double pct_of_peak = 0;            // of the measured matmul ceiling; 0 when none was measured
-  double rel_err = 0;
+  double rel_err = 0;  // over the rows that see a key
   bool nan_output = false;
+  // Rows that see no key (causal bottom-right, Sq > Sk), how many came out all NaN, and whether
+  // those are the only NaN (PyTorch's naive behaviour: the error column then shows a number).
+  std::int64_t masked_rows = 0;
+  std::int64_t masked_rows_nan = 0;
+  bool nan_only_in_masked_rows = false;
   std::vector<Insight> insights;
   std::string trace_path;
 };
@@ -43,8 +48,9 @@ GlanceRow refused_row(std::string variant, std::string summary, std::string reas
 std::string glance_text(const std::vector<GlanceRow>& rows, int width = 120);
 // {"rows": [{"variant", "kernels_per_forward", "memcpy_per_forward", "memset_per_forward",
 //   "device_ms", "cpu_ms", "peak_extra_bytes", "tflops", "pct_of_peak", "rel_err",
-//   "insights": [{"code", "text"}]}]} — plus "summary", "nan_output", "trace_path" and, for a
-// refusal, "refused" with the reason and null numbers.
+//   "insights": [{"code", "text"}]}]} — plus "summary", "nan_output", "fully_masked_rows",
+// "fully_masked_rows_nan", "nan_only_in_masked_rows", "trace_path" and, for a refusal, "refused"
+// with the reason and null numbers. rel_err is null when it is undefined (NaN in a defined row).
 nlohmann::json glance_json(const std::vector<GlanceRow>& rows);
 nlohmann::json glance_row_json(const GlanceRow& row);
 GlanceRow glance_row_from_json(const nlohmann::json& row);  // throws Error naming the missing key

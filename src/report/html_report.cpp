@@ -82,7 +82,7 @@ std::string glance_table(const nlohmann::json& compare) {
     html += number_cell(format_bytes(static_cast<double>(row.peak_extra_bytes)));
     html += number_cell(fmt::format("{:.4g}", row.tflops));
     html += number_cell(row.pct_of_peak > 0 ? fmt::format("{:.1f}%", row.pct_of_peak) : "-");
-    html += number_cell(row.nan_output ? "NaN" : fmt::format("{:.1e}", row.rel_err));
+    html += number_cell(row.nan_output && !row.nan_only_in_masked_rows ? "NaN" : fmt::format("{:.1e}", row.rel_err));
     html += "<td><ul class=\"insights\">";
     for (const Insight& i : row.insights) {
       html += fmt::format("<li><code>{}</code> {}</li>", html_escape(i.code), html_escape(i.text));

@@ -404,6 +404,19 @@ std::optional<Insight> cpu_bound(const TraceWork& work, const RunFacts& facts) {
 
 std::optional<Insight> nan_output(const RunFacts& facts) {
   if (!facts.nan_output) return std::nullopt;
+  if (facts.nan_only_in_masked_rows) {
+    std::string where = "rows that see no key";
+    if (facts.spec) {
+      const AttentionSpec& s = *facts.spec;
+      where = fmt::format("the first {} query rows of each head see no key ({}, seq {} > seq-k {})",
+                          std::min(s.seq_q, s.seq_q - s.seq_k), causal_align_name(s.causal_align), s.seq_q, s.seq_k);
+    }
+    return Insight{"nan_output",
+                   fmt::format("{} of {} fully masked rows are NaN: {}, and softmax over an all −inf row is "
+                               "NaN, as in PyTorch's naive module (expected; math and the fused kernels give 0); "
+                               "err is over the rows that see a key",
+                               facts.masked_rows_nan, facts.masked_rows, where)};
+  }
   return Insight{"nan_output", "the output holds NaN or Inf, so its error against fp64 is undefined"};
 }
 

@@ -29,6 +29,9 @@ struct RunFacts {
   std::optional<double> cpu_ns_per_forward;    // else the forward ranges' average
   std::optional<double> device_ns_per_forward; // else the summed GPU work per forward
   bool nan_output = false;
+  std::int64_t masked_rows = 0;        // rows that see no key (causal bottom-right, Sq > Sk)
+  std::int64_t masked_rows_nan = 0;    // of them, all NaN
+  bool nan_only_in_masked_rows = false;  // the NaN PyTorch's naive module gives too, nothing else
   std::optional<int> forwards;                 // forwards the numbers average over
 };
 

@@ -14,7 +14,11 @@ std::string shape_text(const AttentionSpec& s) {
   std::string text = fmt::format("B={} H={} S={} D={}", s.batch, s.heads, s.seq_q, s.head_dim);
   if (s.kv_heads != s.heads) text += fmt::format(" Hkv={}", s.kv_heads);
   if (s.seq_k != s.seq_q) text += fmt::format(" Sk={}", s.seq_k);
-  return text + fmt::format(", {}, {}", dtype_name(s.dtype), s.causal ? "causal" : "not causal");
+  const std::string mask = !s.causal ? "not causal"
+                           : s.causal_align == CausalAlign::top_left
+                               ? "causal"
+                               : fmt::format("causal {}", causal_align_name(s.causal_align));
+  return text + fmt::format(", {}, {}", dtype_name(s.dtype), mask);
 }
 
 nlohmann::json spec_json(const AttentionSpec& s) {
@@ -22,6 +26,7 @@ nlohmann::json spec_json(const AttentionSpec& s) {
           {"kv_heads", s.kv_heads},     {"seq_q", s.seq_q},
           {"seq_k", s.seq_k},           {"head_dim", s.head_dim},
           {"dtype", std::string(dtype_name(s.dtype))}, {"causal", s.causal},
+          {"causal_align", std::string(causal_align_name(s.causal_align))},
           {"layout", std::string(layout_name(s.layout))}, {"device", std::string(device_name(s.device))}};
 }
 
@@ -35,6 +40,7 @@ AttentionSpec spec_from_json(const nlohmann::json& j) {
   s.head_dim = j.value("head_dim", s.head_dim);
   s.dtype = parse_dtype(j.value("dtype", std::string("bf16")));
   s.causal = j.value("causal", true);
+  s.causal_align = parse_causal_align(j.value("causal_align", std::string("top-left")));
   s.layout = parse_layout(j.value("layout", std::string("bhsd")));
   s.device = parse_device(j.value("device", std::string("cpu")));
   return s;

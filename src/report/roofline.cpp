@@ -6,11 +6,7 @@
 
 namespace attnprof::report {
 
-double attention_flops(const AttentionSpec& s) {
-  const double full = 4.0 * static_cast<double>(s.batch) * static_cast<double>(s.heads) * static_cast<double>(s.seq_q) *
-                      static_cast<double>(s.seq_k) * static_cast<double>(s.head_dim);
-  return s.causal ? full / 2.0 : full;
-}
+double attention_flops(const AttentionSpec& s) { return s.flops(); }
 
 double attention_io_bytes(const AttentionSpec& s) {
   const double element = static_cast<double>(dtype_size(s.dtype));

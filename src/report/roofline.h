@@ -11,7 +11,8 @@
 
 namespace attnprof::report {
 
-// 4·B·H·Sq·Sk·D, halved when causal (the anchors' convention, as AttentionSpec::flops()).
+// AttentionSpec::flops(): 4·B·H·Sq·Sk·D, halved when causal top-left (the anchors' convention),
+// the visible (i, j) pairs exactly when causal bottom-right.
 double attention_flops(const AttentionSpec& spec);
 // q and k, v read once, out written once: what any implementation must move.
 double attention_io_bytes(const AttentionSpec& spec);

@@ -157,6 +157,7 @@ nlohmann::json record_json(const SweepRecord& r) {
                       {"head_dim", s.head_dim},
                       {"dtype", std::string(dtype_name(s.dtype))},
                       {"causal", s.causal},
+                      {"causal_align", std::string(causal_align_name(s.causal_align))},
                       {"status", r.status},
                       {"reason", r.reason},
                       {"flops", r.flops},
@@ -229,6 +230,7 @@ std::vector<SweepRecord> sweep_records_from_json(const nlohmann::json& json) {
     s.head_dim = j.value("head_dim", s.head_dim);
     s.dtype = parse_dtype(j.value("dtype", std::string("bf16")));
     s.causal = j.value("causal", true);
+    s.causal_align = parse_causal_align(j.value("causal_align", std::string("top-left")));
     r.status = j.value("status", std::string("ok"));
     r.reason = j.value("reason", std::string());
     r.device_ms = num(j, "device_ms");

@@ -128,6 +128,10 @@ RunResult run_variant(const RunOptions& options) {
   result.rel_err = error.rel_err;
   result.err_scope = error.scope();
   result.nan_output = error.nan_count > 0;
+  result.masked_rows = error.masked_rows;
+  result.masked_rows_nan = error.masked_rows_nan;
+  result.masked_rows_zero = error.masked_rows_zero;
+  result.nan_only_in_masked_rows = error.nan_only_in_masked_rows();
   if (!options.dump_dir.empty()) dump_inputs_and_output(options.dump_dir, in, host_out);
 
   // 1b. Determinism: the same inputs, bit-identical outputs (atomics or split-K would break it).

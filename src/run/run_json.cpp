@@ -1,5 +1,7 @@
 #include "run/run_json.h"
 
+#include <cmath>
+
 namespace attnprof {
 
 nlohmann::json run_result_json(const RunResult& r) {
@@ -15,13 +17,21 @@ nlohmann::json run_result_json(const RunResult& r) {
   j["seq_k"] = s.seq_k;
   j["head_dim"] = s.head_dim;
   j["causal"] = s.causal;
+  if (s.causal) j["causal_align"] = std::string(causal_align_name(s.causal_align));
   j["layout"] = std::string(layout_name(s.layout));
   j["median_ms"] = r.median_ns / 1e6;
   j["cpu_ms"] = r.cpu_ns / 1e6;
   j["peak_extra_bytes"] = r.peak_extra_bytes;
-  j["rel_err"] = r.rel_err;
+  // JSON has no NaN: an error that is NaN (NaN in rows that see a key) is null.
+  j["rel_err"] = std::isfinite(r.rel_err) ? nlohmann::json(r.rel_err) : nlohmann::json(nullptr);
   j["rel_err_scope"] = r.err_scope;
   j["nan_output"] = r.nan_output;
+  j["fully_masked_rows"] = r.masked_rows;
+  if (r.masked_rows > 0) {
+    j["fully_masked_rows_nan"] = r.masked_rows_nan;
+    j["fully_masked_rows_zero"] = r.masked_rows_zero;
+    j["nan_only_in_masked_rows"] = r.nan_only_in_masked_rows;
+  }
   j["kernels_per_forward"] = r.kernels_per_forward;
   j["memcpy_per_forward"] = r.memcpy_per_forward;
   j["memset_per_forward"] = r.memset_per_forward;

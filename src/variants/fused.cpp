@@ -1,6 +1,8 @@
 // fused: what torch.compile makes of naive — gemm (q·kᵀ), one kernel that scales, masks causally
 // and softmaxes each row in one pass, gemm (p·v). 3 pieces of work per forward, causal or not.
-// Memory: one S×S buffer (the softmax runs in place on the scores, as inductor reuses it). A row with every key masked gives 0.
+// Memory: one S×S buffer (the softmax runs in place on the scores, as inductor reuses it). The mask
+// honours --causal-align (row i keeps keys j <= i + Sk − Sq bottom-right); a row with every key
+// masked gives 0.
 #include <memory>
 
 #include "ops/ops.h"
@@ -17,7 +19,7 @@ class FusedVariant final : public Variant {
   std::optional<std::string> refusal(const AttentionSpec& spec) const override { return common_refusal(name(), spec); }
   void forward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) override {
     Tensor scores = ops::matmul(q, k, /*transpose_b=*/true);
-    ops::scale_mask_softmax_(scores, spec.softmax_scale(), spec.causal);
+    ops::scale_mask_softmax_(scores, spec.softmax_scale(), spec.causal, spec.causal_offset());
     ops::matmul_out(out, scores, v, /*transpose_b=*/false);
   }
   std::int64_t workspace_estimate(const AttentionSpec& spec) const override {

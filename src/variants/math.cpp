@@ -1,6 +1,7 @@
 // math: PyTorch's _scaled_dot_product_attention_math, the careful fp32 reference decomposition:
 //   q, k, v upcast to fp32 (3 copies; none for fp32 inputs);
-//   causal: keep = tril(ones(Sq, Sk)) rebuilt every call (ones, tril), then the additive mask
+//   causal: keep = tril(ones(Sq, Sk), offset) rebuilt every call (ones, tril; offset 0 top-left,
+//           Sk − Sq bottom-right, as PyTorch's causal_lower_right), then the additive mask
 //           zeros_like(keep, fp32).masked_fill_(logical_not(keep), -inf) (fill, logical_not, masked_fill);
 //   q·√scale and k·√scale (2 muls), an fp32 GEMM off the tensor cores, add_ the mask,
 //   _safe_softmax (softmax, isneginf, all, scalar_tensor fill, where), the attention weights
@@ -8,8 +9,8 @@
 // Pieces of work per causal bf16/fp16 forward: 20, as PyTorch's (14 non-causal; 15 causal fp32,
 // whose GEMM writes the output directly). Memory peak: two fp32 S×S tensors (scores and softmax)
 // and the isneginf mask, plus fp32 copies of q, k, v and the scaled q — the scores are dropped
-// inside _safe_softmax before the where's output is allocated, matching PyTorch's measured peak. A row with every key masked gives
-// 0 (the safe softmax's where), as PyTorch's math path does.
+// inside _safe_softmax before the where's output is allocated, matching PyTorch's measured peak. A row with every key masked
+// (bottom-right with Sq > Sk) gives 0 (the safe softmax's where), as PyTorch's math path does.
 #include <attnprof/profiler.h>
 
 #include <cmath>
@@ -43,7 +44,7 @@ class MathVariant final : public Variant {
 
     Tensor additive_mask;
     if (spec.causal) {
-      const Tensor keep = ops::tril(ops::ones_bool(spec.seq_q, spec.seq_k, spec.device));
+      const Tensor keep = ops::tril(ops::ones_bool(spec.seq_q, spec.seq_k, spec.device), spec.causal_offset());
       additive_mask = ops::zeros_like(keep, DType::fp32);
       ops::masked_fill_(additive_mask, ops::logical_not(keep), -std::numeric_limits<double>::infinity());
     }

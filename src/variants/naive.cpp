@@ -2,8 +2,10 @@
 //   scores = (q @ kᵀ) * scale; scores = scores.masked_fill(mask, -inf); p = softmax(scores); out = p @ v
 // Pieces of work per forward on the CPU, causal: gemm, mul, copy + masked_fill (the out-of-place
 // masked_fill clones first), softmax, gemm = 6 (4 without the mask). The bool causal mask
-// (triu(ones, 1)) is built once in prepare(), outside the forward. Memory: two S×S score tensors
-// live at once. A row whose keys are all masked gives NaN (softmax of all −inf), as in PyTorch.
+// (triu(ones, 1 + offset), offset = Sk − Sq for --causal-align bottom-right) is built once in
+// prepare(), outside the forward. Memory: two S×S score tensors live at once. A row whose keys are
+// all masked (bottom-right with Sq > Sk: the first Sq − Sk rows) gives NaN (softmax of all −inf),
+// exactly as PyTorch's naive module does.
 #include "variants/naive.h"
 
 #include <attnprof/error.h>
@@ -32,13 +34,14 @@ std::optional<std::string> NaiveVariant::refusal(const AttentionSpec& spec) cons
 
 void NaiveVariant::prepare(const AttentionSpec& spec) {
   mask_ = Tensor();
-  if (spec.causal) mask_ = ops::triu(ops::ones_bool(spec.seq_q, spec.seq_k, spec.device), 1);
+  // masked where j > i + offset: triu(ones, 1 + offset), as PyTorch builds causal_lower_right's mask
+  if (spec.causal) mask_ = ops::triu(ops::ones_bool(spec.seq_q, spec.seq_k, spec.device), 1 + spec.causal_offset());
   prepared_ = spec;
 }
 
 void NaiveVariant::forward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) {
   if (spec.causal && (!mask_.defined() || mask_.size(0) != spec.seq_q || mask_.size(1) != spec.seq_k ||
-                      mask_.device() != spec.device)) {
+                      mask_.device() != spec.device || prepared_.causal_offset() != spec.causal_offset())) {
     throw Error(std::string(name()) + ": prepare() must be called for this shape before forward()");
   }
   Tensor scores = ops::mul(ops::matmul(q, k, /*transpose_b=*/true), spec.softmax_scale());

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -101,7 +102,7 @@ void reference_row(const AttentionSpec& spec, const Tensor& q, const Tensor& k, 
                    std::int64_t h, std::int64_t i, double* out_row, std::vector<double>& scores, HeadCache& cache) {
   const std::int64_t hk = h / (spec.heads / spec.kv_heads);
   cache.load(spec, k, v, b, hk);
-  const std::int64_t visible = spec.causal ? std::min(spec.seq_k, i + 1) : spec.seq_k;
+  const std::int64_t visible = visible_keys(spec, i);
   const std::int64_t D = spec.head_dim;
   std::vector<double> qrow(static_cast<std::size_t>(D));
   for (std::int64_t d = 0; d < D; ++d) {
@@ -132,8 +133,20 @@ void reference_row(const AttentionSpec& spec, const Tensor& q, const Tensor& k, 
 }  // namespace
 
 std::string ErrorReport::scope() const {
-  if (!sampled) return fmt::format("all {} rows", total_rows);
-  return fmt::format("{} sampled rows of {}", rows_checked, total_rows);
+  std::string text = !sampled ? fmt::format("all {} rows", rows_checked)
+                              : fmt::format("{} sampled rows of {}", rows_checked, total_rows - masked_rows);
+  if (masked_rows > 0) text += fmt::format(" + {} fully masked rows", masked_rows);
+  return text;
+}
+
+std::int64_t fully_masked_rows_per_head(const AttentionSpec& spec) {
+  const std::int64_t offset = spec.causal_offset();
+  return offset >= 0 ? 0 : std::min(spec.seq_q, -offset);
+}
+
+std::int64_t visible_keys(const AttentionSpec& spec, std::int64_t i) {
+  if (!spec.causal) return spec.seq_k;
+  return std::clamp<std::int64_t>(i + 1 + spec.causal_offset(), 0, spec.seq_k);
 }
 
 Tensor reference_attention(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v) {
@@ -162,20 +175,44 @@ ErrorReport check_against_reference(const AttentionSpec& spec, const Tensor& q, 
   ErrorReport report;
   report.total_rows = spec.batch * spec.heads * spec.seq_q;
   report.sampled = report.total_rows > max_rows;
-  report.rows_checked = report.sampled ? max_rows : report.total_rows;
+  const std::int64_t candidates = report.sampled ? max_rows : report.total_rows;
   report.nan_count = count_nan(out);
   report.unwritten = count_poison(out);
+  const std::int64_t D = spec.head_dim;
+
+  // Fully masked rows: scanned, classified, left out of the error.
+  const std::int64_t masked_per_head = fully_masked_rows_per_head(spec);
+  std::int64_t masked_nan = 0, masked_zero = 0, nan_in_masked = 0;
+  for (std::int64_t bh = 0; bh < spec.batch * spec.heads; ++bh) {
+    for (std::int64_t i = 0; i < masked_per_head; ++i) {
+      bool all_nan = true, all_zero = true;
+      for (std::int64_t d = 0; d < D; ++d) {
+        const std::int64_t idx[4]{bh / spec.heads, bh % spec.heads, i, d};
+        const double x = element(out, idx);
+        nan_in_masked += std::isnan(x);
+        all_nan = all_nan && std::isnan(x);
+        all_zero = all_zero && x == 0.0;
+      }
+      masked_nan += all_nan;
+      masked_zero += all_zero;
+    }
+  }
+  report.masked_rows = spec.batch * spec.heads * masked_per_head;
+  report.masked_rows_nan = masked_nan;
+  report.masked_rows_zero = masked_zero;
 
   double diff2 = 0, ref2 = 0;
-  const std::int64_t D = spec.head_dim;
-#pragma omp parallel reduction(+ : diff2, ref2)
+  std::int64_t checked = 0;
+#pragma omp parallel reduction(+ : diff2, ref2, checked)
   {
     std::vector<double> scores, ref_row(static_cast<std::size_t>(D));
     HeadCache cache;
 #pragma omp for schedule(dynamic, 16)
-    for (std::int64_t n = 0; n < report.rows_checked; ++n) {
+    for (std::int64_t n = 0; n < candidates; ++n) {
       const std::int64_t r = report.sampled ? (max_rows > 1 ? n * (report.total_rows - 1) / (max_rows - 1) : 0) : n;
       const std::int64_t b = r / (spec.heads * spec.seq_q), h = (r / spec.seq_q) % spec.heads, i = r % spec.seq_q;
+      if (i < masked_per_head) continue;
+      ++checked;
       reference_row(spec, q, k, v, b, h, i, ref_row.data(), scores, cache);
       for (std::int64_t d = 0; d < D; ++d) {
         const std::int64_t idx[4]{b, h, i, d};
@@ -185,7 +222,10 @@ ErrorReport check_against_reference(const AttentionSpec& spec, const Tensor& q, 
       }
     }
   }
+  report.rows_checked = checked;
   report.rel_err = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  // Every NaN outside the masked rows is in a defined row, sampled or not.
+  report.nan_in_defined_rows = report.nan_count - nan_in_masked;
   return report;
 }
 

@@ -12,21 +12,38 @@
 namespace attnprof::variants {
 
 struct ErrorReport {
-  double rel_err = 0;             // ‖out − ref‖ / ‖ref‖ over the checked rows (NaN if out has NaN there)
-  std::int64_t rows_checked = 0;
+  // ‖out − ref‖ / ‖ref‖ over the checked rows that are defined (see below; NaN if out has NaN there)
+  double rel_err = 0;
+  std::int64_t rows_checked = 0;  // defined rows compared with the reference
   std::int64_t total_rows = 0;    // B·H·Sq
-  bool sampled = false;           // rows_checked < total_rows: a fixed, evenly spaced sample
+  bool sampled = false;           // a fixed, evenly spaced sample of the rows was compared
   std::int64_t nan_count = 0;     // NaN elements anywhere in out (unwritten ones included)
   std::int64_t unwritten = 0;     // elements still holding poison_nan's bit pattern
-  std::string scope() const;      // "all 1024 rows" or "4096 sampled rows of 131072"
+  // Fully masked rows (causal bottom-right with Sq > Sk: query rows i < Sq − Sk see no key). Their
+  // result is a convention, not a number to compare: NaN in PyTorch's naive module (softmax of an
+  // all −inf row), 0 in its fused and math paths. Every one of them is classified (never sampled).
+  std::int64_t masked_rows = 0;
+  std::int64_t masked_rows_nan = 0;    // written as all NaN
+  std::int64_t masked_rows_zero = 0;   // written as all zeros
+  std::int64_t nan_in_defined_rows = 0;  // NaN elements in rows that see at least one key
+  // NaN only where PyTorch's naive module gives it too: some masked rows are NaN, none elsewhere.
+  bool nan_only_in_masked_rows() const { return nan_count > 0 && nan_in_defined_rows == 0; }
+  std::string scope() const;      // "all 1024 rows", "4096 sampled rows of 131072", "+ 192 fully masked rows"
 };
 
-// fp64 attention of q, k, v as `spec` describes them (GQA, causal top-left, any strides):
-// contiguous fp64 [B, H, Sq, D]. A row with no visible key is 0.
+// Query rows of one (b, h) that see no key: max(0, −causal_offset) capped at Sq (0 unless causal
+// bottom-right with Sq > Sk).
+std::int64_t fully_masked_rows_per_head(const AttentionSpec& spec);
+// Keys query row i sees: Sk without causal, else clamp(i + 1 + causal_offset, 0, Sk).
+std::int64_t visible_keys(const AttentionSpec& spec, std::int64_t i);
+
+// fp64 attention of q, k, v as `spec` describes them (GQA, causal with spec.causal_offset(), any
+// strides): contiguous fp64 [B, H, Sq, D]. A row with no visible key is 0 (the NaN-safe convention).
 Tensor reference_attention(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v);
 
-// Checks every row when B·H·Sq ≤ max_rows, else max_rows evenly spaced rows (the first and the
-// last included), the same rows on every call.
+// Checks every defined row when B·H·Sq ≤ max_rows, else max_rows evenly spaced rows (the first and
+// the last included; fully masked ones skipped), the same rows on every call. Fully masked rows are
+// all scanned and classified (masked_rows_nan / masked_rows_zero), never compared.
 ErrorReport check_against_reference(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v,
                                     const Tensor& out, std::int64_t max_rows = 4096);
 

@@ -104,6 +104,49 @@ TEST(Glance, NanOutputIsNullErrorInJsonAndAnInsight) {
   EXPECT_NO_THROW((void)j.dump());
 }
 
+// --causal-align bottom-right with Sq > Sk: naive's NaN sit only in the rows that see no key. The
+// row keeps the error over the defined rows (text and JSON) and nan_output says why, by the numbers.
+TEST(Glance, NanOnlyInFullyMaskedRowsKeepsTheErrorAndExplainsIt) {
+  RunResult r = naive_result();
+  r.trace.reset();
+  r.spec.batch = 1;
+  r.spec.heads = r.spec.kv_heads = 2;
+  r.spec.seq_q = 256;
+  r.spec.seq_k = 64;
+  r.spec.causal_align = CausalAlign::bottom_right;
+  r.nan_output = true;
+  r.nan_only_in_masked_rows = true;
+  r.masked_rows = r.masked_rows_nan = 384;
+  r.rel_err = 3.1e-3;
+  GlanceRow row = glance_row(r, 807.0);
+  ASSERT_EQ(row.insights.size(), 1u);
+  EXPECT_EQ(row.insights[0].code, "nan_output");
+  const std::string& why = row.insights[0].text;
+  EXPECT_NE(why.find("384 of 384 fully masked rows are NaN"), std::string::npos) << why;
+  EXPECT_NE(why.find("the first 192 query rows of each head see no key (bottom-right, seq 256 > seq-k 64)"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("PyTorch's naive module"), std::string::npos) << why;
+  nlohmann::json j = glance_row_json(row);
+  EXPECT_DOUBLE_EQ(j["rel_err"].get<double>(), 3.1e-3);
+  EXPECT_EQ(j["nan_only_in_masked_rows"], true);
+  EXPECT_EQ(j["fully_masked_rows_nan"], 384);
+  const GlanceRow back = glance_row_from_json(j);
+  EXPECT_TRUE(back.nan_only_in_masked_rows);
+  EXPECT_EQ(back.masked_rows, 384);
+  const std::string text = glance_text({row}, 120);
+  EXPECT_NE(text.find("3.1e-03"), std::string::npos) << text;
+  EXPECT_EQ(text.find(" nan "), std::string::npos) << text;
+
+  // NaN in a row that sees a key is still an undefined error.
+  r.nan_only_in_masked_rows = false;
+  r.rel_err = std::numeric_limits<double>::quiet_NaN();
+  row = glance_row(r, 807.0);
+  EXPECT_TRUE(glance_row_json(row)["rel_err"].is_null());
+  EXPECT_NE(row.insights[0].text.find("undefined"), std::string::npos);
+  EXPECT_NE(glance_text({row}, 120).find(" nan "), std::string::npos);
+}
+
 TEST(Glance, TextFitsInWidthAndWrapsTheInsights) {
   std::string text = glance_text({glance_row(naive_result(), 807.0), refused_row("cudnn", "cuDNN SDPA", "needs a GPU")}, 120);
   std::istringstream lines(text);
