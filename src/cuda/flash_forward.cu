@@ -64,8 +64,8 @@ void launch_d128(const FusedAttentionArgs& a, cudaStream_t s, int config) {
 
 void launch_flash_attention(const FusedAttentionArgs& args, cudaStream_t stream) {
   // sm_90 devices run the wgmma + TMA kernel (hopper/flash_hopper.cu) unless ATTNPROF_FLASH_KERNEL=sm80.
-  if (hopper::flash_kernel_choice() == hopper::FlashKernel::sm90) {
-    hopper::launch_flash_attention_sm90(args, stream);
+  if (const auto kernel = hopper::flash_kernel_choice(); kernel != hopper::FlashKernel::sm80) {
+    hopper::launch_flash_attention_sm90(args, stream, kernel);
     return;
   }
   if (args.dtype != DType::bf16 && args.dtype != DType::fp16)

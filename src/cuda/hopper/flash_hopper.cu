@@ -1,30 +1,39 @@
 // `flash` on sm_90a: a FlashAttention-3-shaped forward in plain CUDA + inline PTX (no CUTLASS).
 //
-// Tiling: one CTA = 128 query rows of one (batch, head) and 384 threads in three warpgroups.
-//   - Warpgroup 0 is the producer: after `setmaxnreg.dec` to 24 registers one thread issues every
-//     TMA load (Q once, then K and V tiles of 128 keys into a 2-stage ring, each stage with a
-//     full and an empty mbarrier for K and for V); its other 127 threads exit.
-//   - Warpgroups 1 and 2 are consumers (`setmaxnreg.inc` to 240), 64 query rows each. Per K/V tile:
-//     S = Q·Kᵀ by D/16 wgmma m64n128k16 (both operands in shared memory, 128-byte swizzle); mask
-//     (only on tiles that cross the causal diagonal or the Sk tail); online softmax in base 2 on the
-//     accumulator registers; P packed to bf16/fp16 in registers, which is exactly the A fragment of
-//     O += P·V by 8 wgmma m64n{D}k16 in the RS form, with V read MN-major (tnspB) from shared memory.
+// Tiling: one CTA = 128 query rows of one (batch, head); 384 threads in three warpgroups:
+// warpgroups 0 and 1 consume (64 query rows each), warpgroup 2 produces.
+//   - Producer: `setmaxnreg.dec` to 24 registers; one thread issues every TMA load (Q once, then K
+//     and V tiles of 128 keys into a 2-stage ring, each stage with a full and an empty mbarrier for
+//     K and for V); the other 127 threads exit.
+//   - Consumers: `setmaxnreg.inc` to 240. Per K/V tile: S = Q·Kᵀ by D/16 wgmma m64n128k16 (both
+//     operands in shared memory, 128-byte swizzle); mask (only tiles that cross the causal diagonal
+//     or the Sk tail); online softmax in base 2 on the accumulator registers; P packed to bf16/fp16
+//     in registers, which is exactly the A fragment of O += P·V by 8 wgmma m64n{D}k16 in the RS
+//     form, V read MN-major (tnspB) from shared memory.
+//   - Schedule (FlashKernel::sm90, FA3's): S of tile i+1 and P·V of tile i are issued together and
+//     the softmax of tile i+1 runs under that P·V; the two warpgroups take turns issuing (pingpong,
+//     named barriers). FlashKernel::sm90_serial waits for every GEMM before the next step.
 //   - Key tiles are visited last to first, so the masked ones come first; tiles wholly above the
 //     diagonal are never loaded. The grid is (B·H, query blocks) with the longest query blocks first.
 //   - Epilogue: O / row sum written through the warpgroup's own Q rows in shared memory, then
 //     16-byte coalesced stores; fp32 LSE straight from registers.
 // Shared memory: Q 128·D·2 + 2 stages × (K + V) 128·D·2 = 80 KiB (D 64), 160 KiB (D 128), + 1 KiB
-// alignment + barriers: 1 CTA per SM. Registers: ptxas reports the entry allocation, 168 per
-// thread (65536 / 384 rounded down to 8) × 384 threads; setmaxnreg then moves them between roles
-// (24 × 128 + 240 × 256 = 64512 ≤ 168 × 384) without changing the CTA's total, so the occupancy
-// arithmetic on the reported footprint (168 registers, 384 threads → 1 CTA/SM) stays right.
+// alignment + barriers.
+// Registers: ptxas reports the entry count, 168 per thread (65536 / 384 rounded down to 8; the
+// register file is 4 banks of 16384, one per SM sub-partition, and the 12 warps sit 3 per
+// sub-partition), which is what cudaFuncGetAttributes and CUPTI show and what the occupancy
+// estimate uses: 168 × 384 = 64512 registers → 1 CTA per SM (shared memory alone would allow 2 at
+// D 64). setmaxnreg then moves registers between roles without changing the CTA's total:
+// 24 × 128 + 240 × 256 = 64512. The overlapped D=128 consumer needs about 200 (ptxas: no spill at
+// a 200 budget, 144 B spilled at 176), so it depends on the 240; see mbarrier_wait_parity (tma.cuh)
+// for the one construct found that silently caps it at 168.
 // FLOPs: 4·B·H·Sq·Sk·D (about halved for causal). Bytes: 2·(2·B·H·Sq·D + 2·B·Hkv·Sk·D), plus K/V
 // re-read from L2 by every query block.
 //
-// Versions:
-//   v1 (this) producer warp + 2 consumer warpgroups, 128×128 tiles, 2 stages, each GEMM waited
-//      before the next (no intra-warpgroup overlap, no pingpong), non-persistent grid: not yet
-//      measured (compiled only; ptxas numbers in docs/cuda.md).
+// Versions (none measured yet; ptxas numbers in docs/cuda.md):
+//   v1 sm90_serial: producer warp + 2 consumer warpgroups, 128×128 tiles, 2 stages, each GEMM waited
+//      before the next, non-persistent grid: not yet measured.
+//   v2 sm90: v1 + intra-warpgroup overlap of softmax with P·V + pingpong: not yet measured.
 #include "cuda/hopper/flash_hopper.h"
 
 #include <attnprof/error.h>
@@ -68,7 +77,10 @@ struct FlashSm90Traits {
   static constexpr int kBlockN = 128;  // keys per K/V tile
   static constexpr int kConsumerWarpgroups = kBlockM / 64;
   static constexpr int kConsumerWarps = 4 * kConsumerWarpgroups;
-  static constexpr int kThreads = kWarpgroupThreads * (1 + kConsumerWarpgroups);
+  static constexpr int kConsumerThreads = kWarpgroupThreads * kConsumerWarpgroups;
+  static constexpr int kThreads = kConsumerThreads + kWarpgroupThreads;  // + the producer warpgroup
+  static constexpr int kProducerRegisters = 24;
+  static constexpr int kConsumerRegisters = 240;
   static constexpr int kStages = 2;
   static constexpr int kAtoms = kHeadDim / 64;  // 64-column (128-byte) swizzle atoms per row
   static constexpr int kQAtomBytes = kBlockM * 128;
@@ -79,17 +91,14 @@ struct FlashSm90Traits {
   static constexpr int kOAccumulators = kHeadDim / 2;    // m64n{D}
   static constexpr int kPSteps = kBlockN / 16;           // k16 steps of P·V
   static constexpr int kQKSteps = kHeadDim / 16;         // k16 steps of Q·Kᵀ
-  static constexpr int kProducerRegisters = 24;
-  static constexpr int kConsumerRegisters = 240;
   static constexpr int kKOffset = kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKVBytes;
   static constexpr int kBarrierOffset = kVOffset + kStages * kKVBytes;
   static constexpr int kSmemBytes = 1024 /* alignment slack */ + kBarrierOffset + static_cast<int>(sizeof(PipelineBarriers));
-  static constexpr int kEntryRegisters = (65536 / kThreads) / 8 * 8;
+  static constexpr int kEntryRegisters = (65536 / kThreads) / 8 * 8;  // ptxas's count under __launch_bounds__(kThreads, 1)
   static_assert(kHeadDim % 64 == 0, "whole swizzle atoms");
   static_assert(kSmemBytes <= 227 * 1024, "shared memory per CTA on sm_90");
-  static_assert(kProducerRegisters * kWarpgroupThreads + kConsumerRegisters * kWarpgroupThreads * kConsumerWarpgroups <=
-                    kEntryRegisters * kThreads,
+  static_assert(kProducerRegisters * kWarpgroupThreads + kConsumerRegisters * kConsumerThreads <= kEntryRegisters * kThreads,
                 "setmaxnreg can only redistribute the registers the CTA was launched with");
 };
 
@@ -201,11 +210,13 @@ __device__ __forceinline__ void mask_scores(float (&s)[Tr::kSAccumulators], cons
   }
 }
 
-// Online softmax of one tile: new running max per row (the 4 lanes of a quad share a row), O and
-// the running sum rescaled, S replaced by P = exp2(S·c − max·c), c = softmax_scale·log2 e.
+// Online softmax of one tile: new running max per row (the 4 lanes of a quad share a row), the
+// running sum rescaled, S replaced by P = exp2(S·c − max·c), c = softmax_scale·log2 e. O must be
+// multiplied by `rescale` before the next P·V is added (rescale_o), which the overlapped schedule
+// does only once the previous P·V has retired.
 template <class Tr>
-__device__ __forceinline__ void online_softmax(float (&s)[Tr::kSAccumulators], float (&o)[Tr::kOAccumulators],
-                                               float (&row_max)[2], float (&row_sum)[2], float scale_log2) {
+__device__ __forceinline__ void online_softmax(float (&s)[Tr::kSAccumulators], float (&row_max)[2],
+                                               float (&row_sum)[2], float (&rescale)[2], float scale_log2) {
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
     float mx = row_max[i];
@@ -215,14 +226,8 @@ __device__ __forceinline__ void online_softmax(float (&s)[Tr::kSAccumulators], f
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     // A row that has seen no visible key keeps max -inf: use 0 so exp2 gives 0, not NaN.
     const float max_scaled = mx == -INFINITY ? 0.0f : mx * scale_log2;
-    const float rescale = fast_exp2(row_max[i] * scale_log2 - max_scaled);
+    rescale[i] = fast_exp2(row_max[i] * scale_log2 - max_scaled);
     row_max[i] = mx;
-    row_sum[i] *= rescale;
-#pragma unroll
-    for (int j = 0; j < Tr::kHeadDim / 8; ++j) {
-      o[4 * j + 2 * i] *= rescale;
-      o[4 * j + 2 * i + 1] *= rescale;
-    }
     float sum = 0.0f;
 #pragma unroll
     for (int j = 0; j < Tr::kBlockN / 8; ++j)
@@ -232,8 +237,26 @@ __device__ __forceinline__ void online_softmax(float (&s)[Tr::kSAccumulators], f
         s[4 * j + 2 * i + e] = prob;
         sum += prob;
       }
-    row_sum[i] += sum;  // this thread's columns; the quad is summed in the epilogue
+    row_sum[i] = row_sum[i] * rescale[i] + sum;  // this thread's columns; the quad is summed at the end
   }
+}
+
+template <class Tr>
+__device__ __forceinline__ void rescale_o(float (&o)[Tr::kOAccumulators], const float (&rescale)[2]) {
+#pragma unroll
+  for (int j = 0; j < Tr::kHeadDim / 8; ++j)
+#pragma unroll
+    for (int v = 0; v < 4; ++v) o[4 * j + v] *= rescale[v / 2];
+}
+
+// P (fp32 in the S registers) → the A fragments of the P·V k16 steps (wgmma_layout.h).
+template <class Tr, class T>
+__device__ __forceinline__ void pack_p(std::uint32_t (&p_frag)[Tr::kPSteps][4], const float (&s)[Tr::kSAccumulators]) {
+#pragma unroll
+  for (int step = 0; step < Tr::kPSteps; ++step)
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+      p_frag[step][r] = pack_pair<T>(s[rs_a_source_accumulator(step, r, 0)], s[rs_a_source_accumulator(step, r, 1)]);
 }
 
 template <class Tr, class T>
@@ -245,73 +268,182 @@ __device__ __forceinline__ void pv_wgmma(float (&o)[Tr::kOAccumulators], const s
     wgmma_rs_m64n128k16_tb<T>(o, a, v_desc);
 }
 
-// One consumer warpgroup: 64 query rows from m0 + 64·consumer.
-template <class Tr, class T>
-__device__ __forceinline__ void consume(const FlashSm90Params& p, unsigned char* smem, PipelineBarriers& bars, int b,
-                                        int h, int m0, int n_tiles) {
-  const int consumer = static_cast<int>(threadIdx.x) / kWarpgroupThreads - 1;
-  const int t = static_cast<int>(threadIdx.x) % kWarpgroupThreads;
-  const int warp = t / 32, lane = t % 32;
-  const int wg_row0 = m0 + 64 * consumer;  // first query row of this warpgroup
-  const int warp_row0 = wg_row0 + 16 * warp;
-  const std::uint32_t q_base = shared_address(smem) + consumer * 64 * 128;  // its 64 rows of each Q atom
-  const std::uint32_t k_base = shared_address(smem + Tr::kKOffset);
-  const std::uint32_t v_base = shared_address(smem + Tr::kVOffset);
+// What one consumer warpgroup needs to issue its GEMMs: 64 query rows from m0 + 64·consumer.
+template <class Tr>
+struct ConsumerView {
+  int consumer, warp, lane, wg_row0, warp_row0;
+  std::uint32_t q_base, k_base, v_base;
+  __device__ ConsumerView(unsigned char* smem, int m0) {
+    const int t = static_cast<int>(threadIdx.x) % kWarpgroupThreads;
+    consumer = static_cast<int>(threadIdx.x) / kWarpgroupThreads;
+    warp = t / 32;
+    lane = t % 32;
+    wg_row0 = m0 + 64 * consumer;
+    warp_row0 = wg_row0 + 16 * warp;
+    q_base = shared_address(smem) + consumer * 64 * 128;  // its 64 rows of each Q atom
+    k_base = shared_address(smem + Tr::kKOffset);
+    v_base = shared_address(smem + Tr::kVOffset);
+  }
+};
 
-  float o[Tr::kOAccumulators], s[Tr::kSAccumulators];
+// Issues S = Q·Kᵀ[stage] (scale-d 0 on the first k-step drops the previous tile's P) and commits it.
+template <class Tr, class T>
+__device__ __forceinline__ void issue_qk(float (&s)[Tr::kSAccumulators], const ConsumerView<Tr>& c, int stage) {
+  wgmma_fence(s);
 #pragma unroll
-  for (int v = 0; v < Tr::kOAccumulators; ++v) o[v] = 0.0f;
+  for (int ks = 0; ks < Tr::kQKSteps; ++ks) {
+    const std::uint32_t k_step = (ks % 4) * 32u;  // +32 B per k16 step inside an atom
+    wgmma_ss_m64n128k16<T>(s, sw128_kmajor_descriptor(c.q_base + (ks / 4) * Tr::kQAtomBytes + k_step),
+                           sw128_kmajor_descriptor(c.k_base + stage * Tr::kKVBytes + (ks / 4) * Tr::kKVAtomBytes + k_step),
+                           ks > 0);
+  }
+  wgmma_commit_group();
+}
+
+// Issues O += P·V[stage] and commits it.
+template <class Tr, class T>
+__device__ __forceinline__ void issue_pv(float (&o)[Tr::kOAccumulators], const std::uint32_t (&p_frag)[Tr::kPSteps][4],
+                                         const ConsumerView<Tr>& c, int stage) {
+  wgmma_fence(o);  // after the rescale and the P packing (ordinary register writes)
+#pragma unroll
+  for (int step = 0; step < Tr::kPSteps; ++step)
+    pv_wgmma<Tr, T>(o, p_frag[step],
+                    sw128_mnmajor_descriptor(c.v_base + stage * Tr::kKVBytes + step * 16 * 128, Tr::kKVAtomBytes));
+  wgmma_commit_group();
+}
+
+template <class Tr>
+__device__ __forceinline__ void mask_if_needed(float (&s)[Tr::kSAccumulators], const FlashSm90Params& p,
+                                               const ConsumerView<Tr>& c, int key0) {
+  const bool crosses_diagonal = p.causal && key0 + Tr::kBlockN - 1 > c.wg_row0 + p.causal_offset;
+  if (key0 + Tr::kBlockN > p.seq_k || crosses_diagonal) mask_scores<Tr>(s, p, c.warp_row0, key0, c.lane);
+}
+
+// Pingpong between the two consumer warpgroups (FA3's warp scheduler barriers): a warpgroup issues
+// its GEMMs only while holding the token, then passes it, so one warpgroup's softmax runs while
+// the other's GEMMs own the tensor cores. Barrier 3 + w is warpgroup w's (256 threads: its own 128
+// syncing, the other's 128 arriving).
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void take_gemm_turn(int consumer) { named_barrier_sync(3 + consumer, 2 * kWarpgroupThreads); }
+__device__ __forceinline__ void pass_gemm_turn(int consumer) {
+  named_barrier_arrive(3 + (consumer ^ 1), 2 * kWarpgroupThreads);
+}
+
+// Schedule v1: each GEMM waited before the next step (the two warpgroups overlap only by chance).
+template <class Tr, class T>
+__device__ __forceinline__ void mainloop_serial(float (&o)[Tr::kOAccumulators], float (&row_max)[2],
+                                                float (&row_sum)[2], const FlashSm90Params& p, PipelineBarriers& bars,
+                                                const ConsumerView<Tr>& c, int n_tiles) {
+  float s[Tr::kSAccumulators];
 #pragma unroll
   for (int v = 0; v < Tr::kSAccumulators; ++v) s[v] = 0.0f;
-  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
   std::uint32_t p_frag[Tr::kPSteps][4];
-
-  if (n_tiles > 0) mbarrier_wait_parity(&bars.q_full, 0);
   for (int it = 0; it < n_tiles; ++it) {
     const int stage = it % Tr::kStages;
     const std::uint32_t phase = (it / Tr::kStages) & 1;
     const int key0 = (n_tiles - 1 - it) * Tr::kBlockN;
-
-    // S = Q·Kᵀ (scale-d 0 on the first k-step drops the previous tile's P).
     mbarrier_wait_parity(&bars.k_full[stage], phase);
-    wgmma_fence(s);
-#pragma unroll
-    for (int ks = 0; ks < Tr::kQKSteps; ++ks) {
-      const std::uint32_t k_step = (ks % 4) * 32u;  // +32 B per k16 step inside an atom
-      wgmma_ss_m64n128k16<T>(s, sw128_kmajor_descriptor(q_base + (ks / 4) * Tr::kQAtomBytes + k_step),
-                             sw128_kmajor_descriptor(k_base + stage * Tr::kKVBytes + (ks / 4) * Tr::kKVAtomBytes + k_step),
-                             ks > 0);
-    }
-    wgmma_commit_group();
+    issue_qk<Tr, T>(s, c, stage);
     wgmma_wait_group<0>(s);
-    if (lane == 0) mbarrier_arrive(&bars.k_empty[stage]);  // this warp no longer reads K[stage]
-
-    const bool crosses_diagonal = p.causal && key0 + Tr::kBlockN - 1 > wg_row0 + p.causal_offset;
-    if (key0 + Tr::kBlockN > p.seq_k || crosses_diagonal) mask_scores<Tr>(s, p, warp_row0, key0, lane);
-    online_softmax<Tr>(s, o, row_max, row_sum, p.scale_log2);
-#pragma unroll
-    for (int step = 0; step < Tr::kPSteps; ++step)
-#pragma unroll
-      for (int r = 0; r < 4; ++r)
-        p_frag[step][r] = pack_pair<T>(s[rs_a_source_accumulator(step, r, 0)], s[rs_a_source_accumulator(step, r, 1)]);
-
-    // O += P·V.
+    if (c.lane == 0) mbarrier_arrive(&bars.k_empty[stage]);  // this warp no longer reads K[stage]
+    mask_if_needed<Tr>(s, p, c, key0);
+    float rescale[2];
+    online_softmax<Tr>(s, row_max, row_sum, rescale, p.scale_log2);
+    rescale_o<Tr>(o, rescale);
+    pack_p<Tr, T>(p_frag, s);
     mbarrier_wait_parity(&bars.v_full[stage], phase);
-    wgmma_fence(o);  // after the rescale (ordinary writes to o)
-#pragma unroll
-    for (int step = 0; step < Tr::kPSteps; ++step)
-      pv_wgmma<Tr, T>(o, p_frag[step],
-                      sw128_mnmajor_descriptor(v_base + stage * Tr::kKVBytes + step * 16 * 128, Tr::kKVAtomBytes));
-    wgmma_commit_group();
+    issue_pv<Tr, T>(o, p_frag, c, stage);
     wgmma_wait_group<0>(o);
 #pragma unroll
     for (int step = 0; step < Tr::kPSteps; ++step) pin_registers(p_frag[step]);
-    if (lane == 0) mbarrier_arrive(&bars.v_empty[stage]);
+    if (c.lane == 0) mbarrier_arrive(&bars.v_empty[stage]);
+  }
+}
+
+// Schedule v2 (FA3's): S(i+1) = Q·K(i+1)ᵀ and O += P(i)·V(i) are issued together, the softmax of
+// tile i+1 runs while P(i)·V(i) is still on the tensor cores, and O is rescaled only after that
+// GEMM retires; the two warpgroups take turns issuing (pingpong). V(i) is released one step later
+// than K(i), as the producer expects (it loads them in that order anyway).
+template <class Tr, class T>
+__device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulators], float (&row_max)[2],
+                                                    float (&row_sum)[2], const FlashSm90Params& p,
+                                                    PipelineBarriers& bars, const ConsumerView<Tr>& c, int n_tiles) {
+  float s[Tr::kSAccumulators];
+#pragma unroll
+  for (int v = 0; v < Tr::kSAccumulators; ++v) s[v] = 0.0f;
+  std::uint32_t p_frag[Tr::kPSteps][4];
+  float rescale[2];
+  if (c.consumer == 0) named_barrier_arrive(3, 2 * kWarpgroupThreads);  // warpgroup 0 takes the first turn
+
+  // Tile 0 (the last key tile, so the masked one).
+  mbarrier_wait_parity(&bars.k_full[0], 0);
+  take_gemm_turn(c.consumer);
+  issue_qk<Tr, T>(s, c, 0);
+  pass_gemm_turn(c.consumer);
+  wgmma_wait_group<0>(s);
+  if (c.lane == 0) mbarrier_arrive(&bars.k_empty[0]);
+  mask_if_needed<Tr>(s, p, c, (n_tiles - 1) * Tr::kBlockN);
+  online_softmax<Tr>(s, row_max, row_sum, rescale, p.scale_log2);  // O is still 0: no rescale
+  pack_p<Tr, T>(p_frag, s);
+
+  for (int it = 1; it < n_tiles; ++it) {
+    const int stage = it % Tr::kStages, prev_stage = (it - 1) % Tr::kStages;
+    const std::uint32_t phase = (it / Tr::kStages) & 1, prev_phase = ((it - 1) / Tr::kStages) & 1;
+    const int key0 = (n_tiles - 1 - it) * Tr::kBlockN;
+    mbarrier_wait_parity(&bars.k_full[stage], phase);
+    take_gemm_turn(c.consumer);
+    issue_qk<Tr, T>(s, c, stage);
+    mbarrier_wait_parity(&bars.v_full[prev_stage], prev_phase);
+    issue_pv<Tr, T>(o, p_frag, c, prev_stage);
+    pass_gemm_turn(c.consumer);
+    wgmma_wait_group<1>(s);  // S(it) has retired; P(it-1)·V(it-1) may still run
+    if (c.lane == 0) mbarrier_arrive(&bars.k_empty[stage]);
+    mask_if_needed<Tr>(s, p, c, key0);
+    online_softmax<Tr>(s, row_max, row_sum, rescale, p.scale_log2);
+    wgmma_wait_group<0>(o);
+#pragma unroll
+    for (int step = 0; step < Tr::kPSteps; ++step) pin_registers(p_frag[step]);
+    if (c.lane == 0) mbarrier_arrive(&bars.v_empty[prev_stage]);
+    rescale_o<Tr>(o, rescale);
+    pack_p<Tr, T>(p_frag, s);
+  }
+
+  const int last = n_tiles - 1, last_stage = last % Tr::kStages;
+  mbarrier_wait_parity(&bars.v_full[last_stage], (last / Tr::kStages) & 1);
+  take_gemm_turn(c.consumer);
+  issue_pv<Tr, T>(o, p_frag, c, last_stage);
+  pass_gemm_turn(c.consumer);
+  wgmma_wait_group<0>(o);
+#pragma unroll
+  for (int step = 0; step < Tr::kPSteps; ++step) pin_registers(p_frag[step]);
+  if (c.lane == 0) mbarrier_arrive(&bars.v_empty[last_stage]);
+  // Warpgroup 1's last pass left 128 arrivals on warpgroup 0's barrier: consume them, so both
+  // barriers end with no phase half done.
+  if (c.consumer == 0) take_gemm_turn(0);
+}
+
+// One consumer warpgroup: the main loop, then the epilogue.
+template <class Tr, class T, bool kOverlap>
+__device__ __forceinline__ void consume(const FlashSm90Params& p, unsigned char* smem, PipelineBarriers& bars, int b,
+                                        int h, int m0, int n_tiles) {
+  const ConsumerView<Tr> c(smem, m0);
+  float o[Tr::kOAccumulators];
+#pragma unroll
+  for (int v = 0; v < Tr::kOAccumulators; ++v) o[v] = 0.0f;
+  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
+  if (n_tiles > 0) {
+    mbarrier_wait_parity(&bars.q_full, 0);
+    if constexpr (kOverlap)
+      mainloop_overlapped<Tr, T>(o, row_max, row_sum, p, bars, c, n_tiles);
+    else
+      mainloop_serial<Tr, T>(o, row_max, row_sum, p, bars, c, n_tiles);
   }
 
   // Epilogue. Every warp of this warpgroup must be past its last wgmma reading Q before its rows of
   // the Q tile are overwritten with O.
-  named_barrier_sync(1 + consumer, kWarpgroupThreads);
+  named_barrier_sync(1 + c.consumer, kWarpgroupThreads);
   T* out = static_cast<T*>(p.o) + b * p.o_stride[0] + h * p.o_stride[1];
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
@@ -319,28 +451,29 @@ __device__ __forceinline__ void consume(const FlashSm90Params& p, unsigned char*
     sum += __shfl_xor_sync(0xffffffffu, sum, 1);
     sum += __shfl_xor_sync(0xffffffffu, sum, 2);
     const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;  // a row that sees no key comes out as zeros
-    const int row = warp_row0 + lane / 4 + 8 * i;
-    if (p.lse != nullptr && lane % 4 == 0 && row < p.seq_q)
+    const int row = c.warp_row0 + c.lane / 4 + 8 * i;
+    if (p.lse != nullptr && c.lane % 4 == 0 && row < p.seq_q)
       p.lse[(static_cast<std::int64_t>(b) * p.heads + h) * p.seq_q + row] =
           sum > 0.0f ? row_max[i] * p.softmax_scale + logf(sum) : -INFINITY;
     const int tile_row = row - m0;
 #pragma unroll
     for (int j = 0; j < Tr::kHeadDim / 8; ++j) {
       const std::uint32_t addr = shared_address(smem) + (j / 8) * Tr::kQAtomBytes +
-                                 swizzle128_chunk_offset(tile_row, j % 8) + 4 * (lane % 4);
+                                 swizzle128_chunk_offset(tile_row, j % 8) + 4 * (c.lane % 4);
       asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(pack_pair<T>(o[4 * j + 2 * i] * inv, o[4 * j + 2 * i + 1] * inv))
                    : "memory");
     }
   }
-  named_barrier_sync(1 + consumer, kWarpgroupThreads);
+  named_barrier_sync(1 + c.consumer, kWarpgroupThreads);
   constexpr int kChunksPerRow = Tr::kHeadDim / 8;
-  for (int c = t; c < 64 * kChunksPerRow; c += kWarpgroupThreads) {
-    const int local_row = c / kChunksPerRow, chunk = c % kChunksPerRow;
-    const int row = wg_row0 + local_row;
+  const int t = static_cast<int>(threadIdx.x) % kWarpgroupThreads;
+  for (int i = t; i < 64 * kChunksPerRow; i += kWarpgroupThreads) {
+    const int local_row = i / kChunksPerRow, chunk = i % kChunksPerRow;
+    const int row = c.wg_row0 + local_row;
     if (row >= p.seq_q) continue;
     uint4 value;
     const std::uint32_t addr = shared_address(smem) + (chunk / 8) * Tr::kQAtomBytes +
-                               swizzle128_chunk_offset(64 * consumer + local_row, chunk % 8);
+                               swizzle128_chunk_offset(64 * c.consumer + local_row, chunk % 8);
     asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
                  : "r"(addr)
@@ -350,7 +483,7 @@ __device__ __forceinline__ void consume(const FlashSm90Params& p, unsigned char*
 }
 #endif  // ATTNPROF_SM90A
 
-template <class Tr, class T>
+template <class Tr, class T, bool kOverlap>
 __global__ void __launch_bounds__(Tr::kThreads, 1)
     flash_forward_sm90_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
                               const __grid_constant__ CUtensorMap v_map, const FlashSm90Params p) {
@@ -378,13 +511,17 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
   }
   __syncthreads();
 
-  // Each role is one branch (setmaxnreg applies per warpgroup and needs every warp of it).
-  if (threadIdx.x < kWarpgroupThreads) {
+  // Warpgroups 0 and 1 consume, warpgroup 2 produces. The role must be one branch of a single
+  // if/else on a value ptxas can see is warp-uniform (hence the shuffle), or it allocates the
+  // consumer branch within the entry count instead of the setmaxnreg.inc budget.
+  const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / kWarpgroupThreads, 0);
+  if (warpgroup == Tr::kConsumerWarpgroups) {
     setmaxnreg_dec<Tr::kProducerRegisters>();
-    if (threadIdx.x == 0 && n_tiles > 0) produce<Tr>(q_map, k_map, v_map, p, smem, bars, b, h, h / p.kv_group, m0, n_tiles);
+    if (threadIdx.x == Tr::kConsumerThreads && n_tiles > 0)
+      produce<Tr>(q_map, k_map, v_map, p, smem, bars, b, h, h / p.kv_group, m0, n_tiles);
   } else {
     setmaxnreg_inc<Tr::kConsumerRegisters>();
-    consume<Tr, T>(p, smem, bars, b, h, m0, n_tiles);
+    consume<Tr, T, kOverlap>(p, smem, bars, b, h, m0, n_tiles);
   }
 #else
   (void)q_map, (void)k_map, (void)v_map, (void)p;
@@ -392,7 +529,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
 #endif
 }
 
-template <class Tr, class T>
+template <class Tr, class T, bool kOverlap>
 void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream) {
   const CUtensorMapDataType element = std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                                                 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
@@ -422,7 +559,7 @@ void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream) {
   p.k_seq_inner = k.seq_inner;
   p.v_seq_inner = v.seq_inner;
 
-  auto kernel = flash_forward_sm90_kernel<Tr, T>;
+  auto kernel = flash_forward_sm90_kernel<Tr, T, kOverlap>;
   ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes));
   const dim3 grid(static_cast<unsigned>(a.batch * a.heads), static_cast<unsigned>((a.seq_q + Tr::kBlockM - 1) / Tr::kBlockM));
   kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(q.map, k.map, v.map, p);
@@ -434,35 +571,46 @@ void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream) {
 FlashKernel flash_kernel_choice() {
   const char* kernel = std::getenv("ATTNPROF_FLASH_KERNEL");
   const std::string want = kernel == nullptr ? "" : kernel;
-  if (!want.empty() && want != "sm80" && want != "sm90")
+  if (!want.empty() && want != "sm80" && want != "sm90" && want != "sm90-serial")
     throw UsageError(str_cat("ATTNPROF_FLASH_KERNEL=", want,
-                             ": allowed sm80 (the mma.sync kernel), sm90 (wgmma + TMA, compute capability 9.0), or unset"));
+                             ": allowed sm80 (the mma.sync kernel), sm90 (wgmma + TMA, compute capability 9.0), "
+                             "sm90-serial (the same without GEMM/softmax overlap), or unset"));
   if (want == "sm80") return FlashKernel::sm80;
   if (want.empty()) {
     const char* config = std::getenv("ATTNPROF_FLASH_CONFIG");  // a tiling of the sm80 kernel
     if (config != nullptr && std::atoi(config) != 0) return FlashKernel::sm80;
   }
   const auto why = hopper_unavailable_reason();
-  if (want == "sm90" && why) throw UsageError(str_cat("ATTNPROF_FLASH_KERNEL=sm90: ", *why));
-  return why ? FlashKernel::sm80 : FlashKernel::sm90;
+  if (!want.empty() && why) throw UsageError(str_cat("ATTNPROF_FLASH_KERNEL=", want, ": ", *why));
+  if (why) return FlashKernel::sm80;
+  return want == "sm90-serial" ? FlashKernel::sm90_serial : FlashKernel::sm90;
 }
 
-void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t stream) {
+void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t stream, FlashKernel schedule) {
   if (args.dtype != DType::bf16 && args.dtype != DType::fp16)
     throw UsageError(str_cat("--dtype ", dtype_name(args.dtype), ": the fused GPU kernels take bf16 or fp16"));
   if (args.head_dim != 64 && args.head_dim != 128)
     throw UsageError(str_cat("--head-dim ", args.head_dim, ": the fused GPU kernels take 64 or 128"));
+  if (schedule == FlashKernel::sm80) throw Error("launch_flash_attention_sm90: asked for the sm80 kernel");
   if (auto why = hopper_unavailable_reason()) throw Error(str_cat("flash_forward_sm90: ", *why));
   if (args.batch * args.heads > 0x7fffffffll || (args.seq_q + 127) / 128 > 65535 || args.seq_k > (1ll << 30) ||
       args.causal_offset > (1ll << 30) || args.causal_offset < -(1ll << 30))
     throw Error("flash_forward_sm90: the problem exceeds the kernel's grid");
-  const bool fp16 = args.dtype == DType::fp16;
+  const bool fp16 = args.dtype == DType::fp16, overlap = schedule == FlashKernel::sm90;
+  using D64 = FlashSm90Traits<64>;
+  using D128 = FlashSm90Traits<128>;
   if (args.head_dim == 64) {
-    fp16 ? launch_typed<FlashSm90Traits<64>, __half>(args, stream)
-         : launch_typed<FlashSm90Traits<64>, __nv_bfloat16>(args, stream);
+    if (fp16)
+      overlap ? launch_typed<D64, __half, true>(args, stream) : launch_typed<D64, __half, false>(args, stream);
+    else
+      overlap ? launch_typed<D64, __nv_bfloat16, true>(args, stream)
+              : launch_typed<D64, __nv_bfloat16, false>(args, stream);
   } else {
-    fp16 ? launch_typed<FlashSm90Traits<128>, __half>(args, stream)
-         : launch_typed<FlashSm90Traits<128>, __nv_bfloat16>(args, stream);
+    if (fp16)
+      overlap ? launch_typed<D128, __half, true>(args, stream) : launch_typed<D128, __half, false>(args, stream);
+    else
+      overlap ? launch_typed<D128, __nv_bfloat16, true>(args, stream)
+              : launch_typed<D128, __nv_bfloat16, false>(args, stream);
   }
 }
 

@@ -79,12 +79,16 @@ __device__ __forceinline__ bool mbarrier_try_wait_parity(std::uint64_t* bar, std
 
 // Spins until the barrier's phase `phase` has completed. A wrong transaction count or parity would
 // hang the GPU instead of failing a test, so after ~2^31 cycles (about a second at H200 clocks) it
-// traps: the host then sees a launch failure (cudaErrorLaunchFailure or cudaErrorIllegalInstruction).
-// No printf: a call anywhere in a kernel makes ptxas serialise its wgmmas (C7510).
+// stores to address 0 on purpose: the kernel dies with cudaErrorIllegalAddress ("an illegal memory
+// access was encountered") at the host's next synchronising call. Not __trap(): a trap reachable from
+// a warpgroup that raised its budget with setmaxnreg.inc makes ptxas (13.0) allocate that warpgroup's
+// code within the kernel's entry register count (flash_hopper.cu: 168 instead of 240, 208 bytes
+// spilled, wgmmas serialised, C7512); an `exit` there makes it inject wgmma waits (C7517). No printf
+// either: a call anywhere in a kernel makes ptxas serialise its wgmmas (C7510).
 __device__ __forceinline__ void mbarrier_wait_parity(std::uint64_t* bar, std::uint32_t phase) {
   const long long start = clock64();
   while (!mbarrier_try_wait_parity(bar, phase))
-    if (clock64() - start > (1ll << 31)) __trap();
+    if (clock64() - start > (1ll << 31)) *static_cast<volatile int*>(nullptr) = static_cast<int>(phase);
 }
 
 __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap& map) {
