@@ -7,6 +7,8 @@
 // the variants issue (naive, inplace, math as PyTorch's math backend, fused as torch.compile's).
 //
 //   gpu_bench --variants naive,flash --shapes 8x16x1024x64,4x16x4096x128 [--reps 30] [--json out.json]
+//   flash@k runs tile configuration k of the sm80 kernel; flash@sm80, flash@sm90, flash@sm90-serial
+//   pick the kernel (ATTNPROF_FLASH_KERNEL), so one run can time them side by side.
 #include <attnprof/error.h>
 #include <attnprof/memory.h>
 #include <cuda_runtime_api.h>
@@ -15,6 +17,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <functional>
 #include <limits>
@@ -290,16 +293,25 @@ int main(int argc, char** argv) {
     }
     be();  // the CUDA backend, or a UsageError naming the reason there is no GPU
     std::vector<Forward> all = forwards();
+    const char* outer = std::getenv("ATTNPROF_FLASH_KERNEL");
+    const std::string outer_flash_kernel = outer == nullptr ? "" : outer;
     std::string lines;
     for (const std::string& shape : split(shapes, ',')) {
       AttentionSpec s = parse_shape(shape, causal, dtype);
       for (const std::string& name : split(variants, ',')) {
         std::string base = name;
-        if (auto at = name.find('@'); at != std::string::npos) {  // flash@k: tile configuration k
+        unsetenv("ATTNPROF_FLASH_CONFIG");
+        if (outer_flash_kernel.empty())  // a plain variant runs with the caller's ATTNPROF_FLASH_KERNEL
+          unsetenv("ATTNPROF_FLASH_KERNEL");
+        else
+          setenv("ATTNPROF_FLASH_KERNEL", outer_flash_kernel.c_str(), 1);
+        if (auto at = name.find('@'); at != std::string::npos) {
           base = name.substr(0, at);
-          setenv("ATTNPROF_FLASH_CONFIG", name.substr(at + 1).c_str(), 1);
-        } else {
-          unsetenv("ATTNPROF_FLASH_CONFIG");
+          const std::string suffix = name.substr(at + 1);
+          if (suffix.rfind("sm", 0) == 0)  // flash@sm80 | flash@sm90 | flash@sm90-serial: that kernel
+            setenv("ATTNPROF_FLASH_KERNEL", suffix.c_str(), 1);
+          else  // flash@k: tile configuration k of the sm80 kernel
+            setenv("ATTNPROF_FLASH_CONFIG", suffix.c_str(), 1);
         }
         auto f = std::find_if(all.begin(), all.end(), [&](const Forward& x) { return base == x.name; });
         if (f == all.end()) throw UsageError(fmt::format("--variants {}: allowed naive|inplace|math|fused|efficient|flash|cudnn", name));

@@ -59,7 +59,9 @@
 #include "cuda/str_cat.h"
 
 namespace attnprof::cuda::hopper {
-namespace {
+// Named (not anonymous) so the sm_80 pass, which compiles the kernel to a trap, does not warn that
+// the traits' members are unused.
+namespace flash_sm90 {
 
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr int kWarpgroupThreads = 128;
@@ -112,13 +114,20 @@ struct FlashSm90Params {
   bool q_seq_inner = true, k_seq_inner = true, v_seq_inner = true;
 };
 
+}  // namespace flash_sm90
+
+namespace {
+
+using namespace flash_sm90;
+
 // Number of key tiles the CTA starting at query row m0 must visit (tiles 0 .. n-1): causal rows see
-// keys j <= i + causal_offset, so the CTA's last row bounds them; 0 when no row sees any key.
+// keys j <= i + causal_offset, so the CTA's last real row bounds them; 0 when no row sees any key.
 template <class Tr>
 __host__ __device__ __forceinline__ int visible_key_tiles(const FlashSm90Params& p, int m0) {
   int keys = p.seq_k;
   if (p.causal) {
-    const long long last_visible = static_cast<long long>(m0) + Tr::kBlockM - 1 + p.causal_offset;
+    const int last_row = (m0 + Tr::kBlockM < p.seq_q ? m0 + Tr::kBlockM : p.seq_q) - 1;
+    const long long last_visible = static_cast<long long>(last_row) + p.causal_offset;
     keys = last_visible < 0 ? 0 : static_cast<int>(last_visible + 1 < keys ? last_visible + 1 : keys);
   }
   return (keys + Tr::kBlockN - 1) / Tr::kBlockN;
