@@ -520,9 +520,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
   }
   __syncthreads();
 
-  // Warpgroups 0 and 1 consume, warpgroup 2 produces. The role must be one branch of a single
-  // if/else on a value ptxas can see is warp-uniform (hence the shuffle), or it allocates the
-  // consumer branch within the entry count instead of the setmaxnreg.inc budget.
+  // Warpgroups 0 and 1 consume, warpgroup 2 produces: one branch each of a single if/else, on a
+  // value made visibly warp-uniform by the shuffle (as CUTLASS does; ptxas 13.0 gives the same
+  // allocation without it). setmaxnreg needs every warp of the warpgroup.
   const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / kWarpgroupThreads, 0);
   if (warpgroup == Tr::kConsumerWarpgroups) {
     setmaxnreg_dec<Tr::kProducerRegisters>();
