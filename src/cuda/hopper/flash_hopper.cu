@@ -1,38 +1,41 @@
 // `flash` on sm_90a: a FlashAttention-3-shaped forward in plain CUDA + inline PTX (no CUTLASS).
 //
-// Tiling: one CTA = 128 query rows of one (batch, head); 384 threads in three warpgroups:
-// warpgroups 0 and 1 consume (64 query rows each), warpgroup 2 produces.
+// Tiling: one CTA = kBlockM query rows of one (batch, head) × 128-key K/V tiles. D 128: 128 rows,
+// 384 threads = consumer warpgroups 0-1 + producer warpgroup 2 (FA3's 128×128). D 64: 192 rows, 512
+// threads = consumer warpgroups 0-2 + producer warpgroup 3 (FA3's and ThunderKittens' 192×128: at
+// D 64 a tile's softmax costs about as much as its GEMMs, so two warpgroups cannot hide it).
 //   - Producer: `setmaxnreg.dec` to 24 registers; one thread issues every TMA load (Q once, then K
 //     and V tiles of 128 keys into a 2-stage ring, each stage with a full and an empty mbarrier for
 //     K and for V); the other 127 threads exit.
-//   - Consumers: `setmaxnreg.inc` to 240. Per K/V tile: S = Q·Kᵀ by D/16 wgmma m64n128k16 (both
-//     operands in shared memory, 128-byte swizzle); mask (only tiles that cross the causal diagonal
-//     or the Sk tail); online softmax in base 2 on the accumulator registers; P packed to bf16/fp16
-//     in registers, which is exactly the A fragment of O += P·V by 8 wgmma m64n{D}k16 in the RS
-//     form, V read MN-major (tnspB) from shared memory.
+//   - Consumers (64 query rows each): `setmaxnreg.inc` to 240 (2 warpgroups) or 160 (3). Per tile:
+//     S = Q·Kᵀ by D/16 wgmma m64n128k16 (both operands in shared memory, 128-byte swizzle); mask
+//     (only tiles that cross the causal diagonal or the Sk tail); online softmax in base 2 on the
+//     accumulator registers; P packed to bf16/fp16 in registers, which is exactly the A fragment of
+//     O += P·V by 8 wgmma m64n{D}k16 in the RS form, V read MN-major (tnspB) from shared memory.
 //   - Schedule (FlashKernel::sm90, FA3's): S of tile i+1 and P·V of tile i are issued together and
-//     the softmax of tile i+1 runs under that P·V; the two warpgroups take turns issuing (pingpong,
-//     named barriers). FlashKernel::sm90_serial waits for every GEMM before the next step.
+//     the softmax of tile i+1 runs under that P·V; the consumer warpgroups take turns issuing
+//     (pingpong on named barriers; with 3 the turn goes round). FlashKernel::sm90_serial waits for
+//     every GEMM before the next step.
 //   - Key tiles are visited last to first, so the masked ones come first; tiles wholly above the
 //     diagonal are never loaded. The grid is (B·H, query blocks) with the longest query blocks first.
 //   - Epilogue: O / row sum written through the warpgroup's own Q rows in shared memory, then
 //     16-byte coalesced stores; fp32 LSE straight from registers.
-// Shared memory: Q 128·D·2 + 2 stages × (K + V) 128·D·2 = 80 KiB (D 64), 160 KiB (D 128), + 1 KiB
+// Shared memory: Q kBlockM·D·2 + 2 stages × (K + V) 128·D·2 = 88 KiB (D 64), 160 KiB (D 128), + 1 KiB
 // alignment + barriers.
-// Registers: ptxas reports the entry count, 168 per thread (65536 / 384 rounded down to 8; the
-// register file is 4 banks of 16384, one per SM sub-partition, and the 12 warps sit 3 per
-// sub-partition), which is what cudaFuncGetAttributes and CUPTI show and what the occupancy
-// estimate uses: 168 × 384 = 64512 registers → 1 CTA per SM (shared memory alone would allow 2 at
-// D 64). setmaxnreg then moves registers between roles without changing the CTA's total:
-// 24 × 128 + 240 × 256 = 64512. The overlapped D=128 consumer needs about 200 (ptxas: no spill at
-// a 200 budget, 144 B spilled at 176), so it depends on the 240; see mbarrier_wait_parity (tma.cuh)
-// for the one construct found that silently caps it at 168.
+// Registers: ptxas reports the entry count, 65536 / threads rounded down to 8 (168 for 384 threads,
+// 128 for 512; the register file is 4 banks of 16384, one per SM sub-partition, each holding a
+// quarter of the warps), which is what cudaFuncGetAttributes and CUPTI show and what the occupancy
+// estimate uses: 168 × 384 = 64512 or 128 × 512 = 65536 registers → 1 CTA per SM (shared memory alone
+// would allow 2 at D 64). setmaxnreg then moves registers between roles without changing the
+// CTA's total: 24·128 + 240·256 = 64512, 24·128 + 160·384 = 64512. The overlapped D=128 consumer
+// needs about 200 (ptxas: no spill at a 200 budget, 144 B spilled at 176), so it depends on the
+// 240; see mbarrier_wait_parity (tma.cuh) for the one construct found that silently caps it at 168.
 // FLOPs: 4·B·H·Sq·Sk·D (about halved for causal). Bytes: 2·(2·B·H·Sq·D + 2·B·Hkv·Sk·D), plus K/V
 // re-read from L2 by every query block.
 //
 // Versions (none measured yet; ptxas numbers in docs/cuda.md):
-//   v1 sm90_serial: producer warp + 2 consumer warpgroups, 128×128 tiles, 2 stages, each GEMM waited
-//      before the next, non-persistent grid: not yet measured.
+//   v1 sm90_serial: producer warpgroup + 2 (D 128) or 3 (D 64) consumer warpgroups, 2 stages, each
+//      GEMM waited before the next, non-persistent grid: not yet measured.
 //   v2 sm90: v1 + intra-warpgroup overlap of softmax with P·V + pingpong: not yet measured.
 #include "cuda/hopper/flash_hopper.h"
 
@@ -72,17 +75,23 @@ struct PipelineBarriers {
   std::uint64_t v_full[2], v_empty[2];
 };
 
-template <int kHeadDim_>
+template <int kHeadDim_, int kConsumerWarpgroups_>
 struct FlashSm90Traits {
   static constexpr int kHeadDim = kHeadDim_;
-  static constexpr int kBlockM = 128;  // query rows per CTA
-  static constexpr int kBlockN = 128;  // keys per K/V tile
-  static constexpr int kConsumerWarpgroups = kBlockM / 64;
+  static constexpr int kConsumerWarpgroups = kConsumerWarpgroups_;  // 64 query rows each
+  static constexpr int kBlockM = 64 * kConsumerWarpgroups;          // query rows per CTA
+  static constexpr int kBlockN = 128;                               // keys per K/V tile
   static constexpr int kConsumerWarps = 4 * kConsumerWarpgroups;
   static constexpr int kConsumerThreads = kWarpgroupThreads * kConsumerWarpgroups;
   static constexpr int kThreads = kConsumerThreads + kWarpgroupThreads;  // + the producer warpgroup
+  static constexpr int kEntryRegisters = (65536 / kThreads) / 8 * 8;  // ptxas's count under __launch_bounds__(kThreads, 1)
   static constexpr int kProducerRegisters = 24;
-  static constexpr int kConsumerRegisters = 240;
+  // What setmaxnreg can give each consumer thread out of the CTA's total: 240 with 2 consumer
+  // warpgroups (FA3's 24/240), 160 with 3.
+  static constexpr int kConsumerRegisters =
+      ((kEntryRegisters * kThreads - kProducerRegisters * kWarpgroupThreads) / kConsumerThreads) / 8 * 8 > 240
+          ? 240
+          : ((kEntryRegisters * kThreads - kProducerRegisters * kWarpgroupThreads) / kConsumerThreads) / 8 * 8;
   static constexpr int kStages = 2;
   static constexpr int kAtoms = kHeadDim / 64;  // 64-column (128-byte) swizzle atoms per row
   static constexpr int kQAtomBytes = kBlockM * 128;
@@ -97,7 +106,6 @@ struct FlashSm90Traits {
   static constexpr int kVOffset = kKOffset + kStages * kKVBytes;
   static constexpr int kBarrierOffset = kVOffset + kStages * kKVBytes;
   static constexpr int kSmemBytes = 1024 /* alignment slack */ + kBarrierOffset + static_cast<int>(sizeof(PipelineBarriers));
-  static constexpr int kEntryRegisters = (65536 / kThreads) / 8 * 8;  // ptxas's count under __launch_bounds__(kThreads, 1)
   static_assert(kHeadDim % 64 == 0, "whole swizzle atoms");
   static_assert(kSmemBytes <= 227 * 1024, "shared memory per CTA on sm_90");
   static_assert(kProducerRegisters * kWarpgroupThreads + kConsumerRegisters * kConsumerThreads <= kEntryRegisters * kThreads,
@@ -330,14 +338,18 @@ __device__ __forceinline__ void mask_if_needed(float (&s)[Tr::kSAccumulators], c
 
 // Pingpong between the two consumer warpgroups (FA3's warp scheduler barriers): a warpgroup issues
 // its GEMMs only while holding the token, then passes it, so one warpgroup's softmax runs while
-// the other's GEMMs own the tensor cores. Barrier 3 + w is warpgroup w's (256 threads: its own 128
-// syncing, the other's 128 arriving).
+// the other's GEMMs own the tensor cores; with 3 warpgroups the turn goes round. Barrier 8 + w is
+// warpgroup w's (256 threads: its own 128 syncing, the previous warpgroup's 128 arriving).
 __device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
-__device__ __forceinline__ void take_gemm_turn(int consumer) { named_barrier_sync(3 + consumer, 2 * kWarpgroupThreads); }
+constexpr int kFirstTurnBarrier = 8;  // 1 .. kConsumerWarpgroups are the epilogue's
+__device__ __forceinline__ void take_gemm_turn(int consumer) {
+  named_barrier_sync(kFirstTurnBarrier + consumer, 2 * kWarpgroupThreads);
+}
+template <class Tr>
 __device__ __forceinline__ void pass_gemm_turn(int consumer) {
-  named_barrier_arrive(3 + (consumer ^ 1), 2 * kWarpgroupThreads);
+  named_barrier_arrive(kFirstTurnBarrier + (consumer + 1) % Tr::kConsumerWarpgroups, 2 * kWarpgroupThreads);
 }
 
 // Schedule v1: each GEMM waited before the next step (the two warpgroups overlap only by chance).
@@ -384,13 +396,13 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
   for (int v = 0; v < Tr::kSAccumulators; ++v) s[v] = 0.0f;
   std::uint32_t p_frag[Tr::kPSteps][4];
   float rescale[2];
-  if (c.consumer == 0) named_barrier_arrive(3, 2 * kWarpgroupThreads);  // warpgroup 0 takes the first turn
+  if (c.consumer == 0) named_barrier_arrive(kFirstTurnBarrier, 2 * kWarpgroupThreads);  // warpgroup 0 goes first
 
   // Tile 0 (the last key tile, so the masked one).
   mbarrier_wait_parity(&bars.k_full[0], 0);
   take_gemm_turn(c.consumer);
   issue_qk<Tr, T>(s, c, 0);
-  pass_gemm_turn(c.consumer);
+  pass_gemm_turn<Tr>(c.consumer);
   wgmma_wait_group<0>(s);
   if (c.lane == 0) mbarrier_arrive(&bars.k_empty[0]);
   mask_if_needed<Tr>(s, p, c, (n_tiles - 1) * Tr::kBlockN);
@@ -406,7 +418,7 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
     issue_qk<Tr, T>(s, c, stage);
     mbarrier_wait_parity(&bars.v_full[prev_stage], prev_phase);
     issue_pv<Tr, T>(o, p_frag, c, prev_stage);
-    pass_gemm_turn(c.consumer);
+    pass_gemm_turn<Tr>(c.consumer);
     wgmma_wait_group<1>(s);  // S(it) has retired; P(it-1)·V(it-1) may still run
     if (c.lane == 0) mbarrier_arrive(&bars.k_empty[stage]);
     mask_if_needed<Tr>(s, p, c, key0);
@@ -423,13 +435,13 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
   mbarrier_wait_parity(&bars.v_full[last_stage], (last / Tr::kStages) & 1);
   take_gemm_turn(c.consumer);
   issue_pv<Tr, T>(o, p_frag, c, last_stage);
-  pass_gemm_turn(c.consumer);
+  pass_gemm_turn<Tr>(c.consumer);
   wgmma_wait_group<0>(o);
 #pragma unroll
   for (int step = 0; step < Tr::kPSteps; ++step) pin_registers(p_frag[step]);
   if (c.lane == 0) mbarrier_arrive(&bars.v_empty[last_stage]);
-  // Warpgroup 1's last pass left 128 arrivals on warpgroup 0's barrier: consume them, so both
-  // barriers end with no phase half done.
+  // The last warpgroup's last pass left 128 arrivals on warpgroup 0's barrier: consume them, so
+  // every barrier ends with no phase half done.
   if (c.consumer == 0) take_gemm_turn(0);
 }
 
@@ -602,12 +614,12 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
     throw UsageError(str_cat("--head-dim ", args.head_dim, ": the fused GPU kernels take 64 or 128"));
   if (schedule == FlashKernel::sm80) throw Error("launch_flash_attention_sm90: asked for the sm80 kernel");
   if (auto why = hopper_unavailable_reason()) throw Error(str_cat("flash_forward_sm90: ", *why));
-  if (args.batch * args.heads > 0x7fffffffll || (args.seq_q + 127) / 128 > 65535 || args.seq_k > (1ll << 30) ||
+  if (args.batch * args.heads > 0x7fffffffll || (args.seq_q + 63) / 64 > 65535 || args.seq_k > (1ll << 30) ||
       args.causal_offset > (1ll << 30) || args.causal_offset < -(1ll << 30))
     throw Error("flash_forward_sm90: the problem exceeds the kernel's grid");
   const bool fp16 = args.dtype == DType::fp16, overlap = schedule == FlashKernel::sm90;
-  using D64 = FlashSm90Traits<64>;
-  using D128 = FlashSm90Traits<128>;
+  using D64 = FlashSm90Traits<64, 3>;
+  using D128 = FlashSm90Traits<128, 2>;
   if (args.head_dim == 64) {
     if (fp16)
       overlap ? launch_typed<D64, __half, true>(args, stream) : launch_typed<D64, __half, false>(args, stream);
