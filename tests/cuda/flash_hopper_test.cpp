@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -214,6 +215,49 @@ void check_every_problem(cuda::hopper::FlashKernel schedule, const char* name) {
 }
 
 }  // namespace
+
+// The kernel's two GEMMs alone (same TMA maps, shared-memory layout, descriptors and P fragments),
+// on small integers so every sum is exact in fp32: if this passes and MatchesFp64 fails, the fault
+// is in the pipeline, the softmax or the epilogue, not in the wgmma/TMA layouts.
+TEST(FlashHopper, GemmProbeMatchesTheCpuExactly) {
+  ATTNPROF_REQUIRE_HOPPER();
+  for (std::int64_t d : {64, 128}) {
+    std::mt19937 rng(static_cast<unsigned>(d));
+    std::uniform_int_distribution<int> small(-3, 3);
+    auto integers = [&](std::vector<std::int64_t> shape) {
+      Tensor t = Tensor::empty(std::move(shape), DType::bf16, Device::cpu);
+      for (std::int64_t i = 0; i < t.numel(); ++i) set(t, i, small(rng));
+      return t;
+    };
+    const Tensor q = integers({128, d}), k = integers({128, d}), v = integers({128, d}), pm = integers({64, 128});
+    const Tensor q_dev = to_device(q), k_dev = to_device(k), v_dev = to_device(v), p_dev = to_device(pm);
+    Tensor s_dev = Tensor::empty({64, 128}, DType::fp32, Device::cuda), o_dev = Tensor::empty({64, d}, DType::fp32, Device::cuda);
+    poison(s_dev);
+    poison(o_dev);
+    cuda::hopper::run_flash_gemm_probe(s_dev.data<float>(), o_dev.data<float>(), q_dev.raw(), k_dev.raw(), v_dev.raw(),
+                                       static_cast<const std::uint16_t*>(p_dev.raw()), static_cast<int>(d),
+                                       cuda::backend_stream());
+    gpu().synchronize();
+    const Tensor s = to_host(s_dev), o = to_host(o_dev);
+    int s_wrong = 0, o_wrong = 0;
+    for (std::int64_t r = 0; r < 64; ++r) {
+      for (std::int64_t c = 0; c < 128; ++c) {
+        double want = 0;
+        for (std::int64_t x = 0; x < d; ++x) want += get(q, r * d + x) * get(k, c * d + x);
+        if (get(s, r * 128 + c) != want && s_wrong++ < 5)
+          ADD_FAILURE() << "D" << d << " S[" << r << "][" << c << "] = " << get(s, r * 128 + c) << ", want " << want;
+      }
+      for (std::int64_t c = 0; c < d; ++c) {
+        double want = 0;
+        for (std::int64_t j = 0; j < 128; ++j) want += get(pm, r * 128 + j) * get(v, j * d + c);
+        if (get(o, r * d + c) != want && o_wrong++ < 5)
+          ADD_FAILURE() << "D" << d << " O[" << r << "][" << c << "] = " << get(o, r * d + c) << ", want " << want;
+      }
+    }
+    EXPECT_EQ(s_wrong, 0) << "D" << d << ": elements of Q·Kᵀ wrong (of 8192)";
+    EXPECT_EQ(o_wrong, 0) << "D" << d << ": elements of P·V wrong (of " << 64 * d << ")";
+  }
+}
 
 // The default schedule (FA3's: GEMM/softmax overlap, pingpong).
 TEST(FlashHopper, MatchesFp64) {

@@ -172,8 +172,29 @@ __device__ __forceinline__ std::uint32_t pack_pair(float lo, float hi) {
   }
 }
 
+// TMA issue helpers (one thread). Each box is 64 columns (one swizzle atom) of kBlockM or kBlockN
+// rows; a tile of D columns is D/64 boxes into consecutive atoms, all completing on one barrier.
+template <class Tr>
+__device__ __forceinline__ void load_q(const CUtensorMap& q_map, bool seq_inner, unsigned char* smem,
+                                       std::uint64_t* full, int b, int h, int m0) {
+  mbarrier_arrive_expect_tx(full, Tr::kQBytes);
+#pragma unroll
+  for (int atom = 0; atom < Tr::kAtoms; ++atom)
+    tma_load_attention_box(smem + atom * Tr::kQAtomBytes, q_map, seq_inner, full, atom * 64, m0, h, b,
+                           kCacheEvictFirst);
+}
+template <class Tr>
+__device__ __forceinline__ void load_kv_tile(unsigned char* tile, const CUtensorMap& map, bool seq_inner,
+                                             std::uint64_t* full, int b, int kv_h, int key0) {
+  mbarrier_arrive_expect_tx(full, Tr::kKVBytes);
+#pragma unroll
+  for (int atom = 0; atom < Tr::kAtoms; ++atom)
+    tma_load_attention_box(tile + atom * Tr::kKVAtomBytes, map, seq_inner, full, atom * 64, key0, kv_h, b,
+                           kCacheEvictLast);
+}
+
 // One thread: Q once, then K and V of tiles n_tiles-1 .. 0 into the 2-stage ring. A stage is
-// refilled only after all 8 consumer warps released it (empty barrier; the first round passes
+// refilled only after every consumer warp released it (empty barrier; the first round passes
 // because a fresh barrier counts as having completed the phase before phase 0).
 template <class Tr>
 __device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensorMap& k_map, const CUtensorMap& v_map,
@@ -182,29 +203,17 @@ __device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensor
   tma_prefetch_map(q_map);
   tma_prefetch_map(k_map);
   tma_prefetch_map(v_map);
-  mbarrier_arrive_expect_tx(&bars.q_full, Tr::kQBytes);
-#pragma unroll
-  for (int atom = 0; atom < Tr::kAtoms; ++atom)
-    tma_load_attention_box(smem + atom * Tr::kQAtomBytes, q_map, p.q_seq_inner, &bars.q_full, atom * 64, m0, h, b,
-                           kCacheEvictFirst);
+  load_q<Tr>(q_map, p.q_seq_inner, smem, &bars.q_full, b, h, m0);
   for (int it = 0; it < n_tiles; ++it) {
     const int stage = it % Tr::kStages;
     const std::uint32_t phase = (it / Tr::kStages) & 1;
     const int key0 = (n_tiles - 1 - it) * Tr::kBlockN;
-    unsigned char* k_tile = smem + Tr::kKOffset + stage * Tr::kKVBytes;
-    unsigned char* v_tile = smem + Tr::kVOffset + stage * Tr::kKVBytes;
     mbarrier_wait_parity(&bars.k_empty[stage], phase ^ 1);
-    mbarrier_arrive_expect_tx(&bars.k_full[stage], Tr::kKVBytes);
-#pragma unroll
-    for (int atom = 0; atom < Tr::kAtoms; ++atom)
-      tma_load_attention_box(k_tile + atom * Tr::kKVAtomBytes, k_map, p.k_seq_inner, &bars.k_full[stage], atom * 64,
-                             key0, kv_h, b, kCacheEvictLast);
+    load_kv_tile<Tr>(smem + Tr::kKOffset + stage * Tr::kKVBytes, k_map, p.k_seq_inner, &bars.k_full[stage], b, kv_h,
+                     key0);
     mbarrier_wait_parity(&bars.v_empty[stage], phase ^ 1);
-    mbarrier_arrive_expect_tx(&bars.v_full[stage], Tr::kKVBytes);
-#pragma unroll
-    for (int atom = 0; atom < Tr::kAtoms; ++atom)
-      tma_load_attention_box(v_tile + atom * Tr::kKVAtomBytes, v_map, p.v_seq_inner, &bars.v_full[stage], atom * 64,
-                             key0, kv_h, b, kCacheEvictLast);
+    load_kv_tile<Tr>(smem + Tr::kVOffset + stage * Tr::kKVBytes, v_map, p.v_seq_inner, &bars.v_full[stage], b, kv_h,
+                     key0);
   }
 }
 
@@ -587,6 +596,89 @@ void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream) {
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_forward_sm90_kernel");
 }
 
+// The kernel's two GEMMs alone, for run_flash_gemm_probe: one consumer warpgroup (consumer 0 of
+// the kernel's traits) issues S = Q·Kᵀ and O = P·V exactly as the main loop does (same helpers,
+// same shared-memory layout and descriptors, same TMA loads), with P taken from memory instead of a
+// softmax, and writes S and O out through the accumulator layout.
+template <class Tr, class T>
+__global__ void __launch_bounds__(kWarpgroupThreads, 1)
+    flash_gemm_probe_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
+                            const __grid_constant__ CUtensorMap v_map, const FlashSm90Params p,
+                            const std::uint16_t* p_matrix, float* s_out, float* o_out) {
+#if ATTNPROF_SM90A
+  extern __shared__ unsigned char smem_raw[];
+  unsigned char* smem = smem_raw + (1024u - shared_address(smem_raw) % 1024u) % 1024u;
+  PipelineBarriers& bars = *reinterpret_cast<PipelineBarriers*>(smem + Tr::kBarrierOffset);
+  if (threadIdx.x == 0) {
+    mbarrier_init(&bars.q_full, 1);
+    mbarrier_init(&bars.k_full[0], 1);
+    mbarrier_init(&bars.v_full[0], 1);
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    load_q<Tr>(q_map, p.q_seq_inner, smem, &bars.q_full, 0, 0, 0);
+    load_kv_tile<Tr>(smem + Tr::kKOffset, k_map, p.k_seq_inner, &bars.k_full[0], 0, 0, 0);
+    load_kv_tile<Tr>(smem + Tr::kVOffset, v_map, p.v_seq_inner, &bars.v_full[0], 0, 0, 0);
+  }
+  mbarrier_wait_parity(&bars.q_full, 0);
+  mbarrier_wait_parity(&bars.k_full[0], 0);
+  mbarrier_wait_parity(&bars.v_full[0], 0);
+  const ConsumerView<Tr> c(smem, 0);
+  const int t = static_cast<int>(threadIdx.x);
+
+  float s[Tr::kSAccumulators];
+#pragma unroll
+  for (int v = 0; v < Tr::kSAccumulators; ++v) s[v] = __int_as_float(0x7fc00000);  // scale-d 0 must drop it
+  issue_qk<Tr, T>(s, c, 0);
+  wgmma_wait_group<0>(s);
+#pragma unroll
+  for (int v = 0; v < Tr::kSAccumulators; ++v) s_out[accumulator_row(t, v) * Tr::kBlockN + accumulator_col(t, v)] = s[v];
+
+  std::uint32_t p_frag[Tr::kPSteps][4];
+#pragma unroll
+  for (int step = 0; step < Tr::kPSteps; ++step)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int row = rs_a_row(t, r), col = 16 * step + rs_a_col(t, r, 0);
+      p_frag[step][r] = static_cast<std::uint32_t>(p_matrix[row * Tr::kBlockN + col]) |
+                        (static_cast<std::uint32_t>(p_matrix[row * Tr::kBlockN + col + 1]) << 16);
+    }
+  float o[Tr::kOAccumulators];
+#pragma unroll
+  for (int v = 0; v < Tr::kOAccumulators; ++v) o[v] = 0.0f;
+  issue_pv<Tr, T>(o, p_frag, c, 0);
+  wgmma_wait_group<0>(o);
+#pragma unroll
+  for (int step = 0; step < Tr::kPSteps; ++step) pin_registers(p_frag[step]);
+#pragma unroll
+  for (int v = 0; v < Tr::kOAccumulators; ++v) o_out[accumulator_row(t, v) * Tr::kHeadDim + accumulator_col(t, v)] = o[v];
+#else
+  (void)q_map, (void)k_map, (void)v_map, (void)p, (void)p_matrix, (void)s_out, (void)o_out;
+  __trap();
+#endif
+}
+
+template <class Tr>
+void launch_gemm_probe(float* s_out, float* o_out, const void* q, const void* k, const void* v,
+                       const std::uint16_t* p_matrix, cudaStream_t stream) {
+  // One (batch, head) of 128 rows × D, contiguous: the kernel's own map builder and box sizes.
+  const std::int64_t d = Tr::kHeadDim;
+  auto map = [&](const void* data, std::uint32_t box_rows) {
+    return make_attention_tile_map(data, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 1, 1, 128, static_cast<std::uint64_t>(d),
+                                   128 * d, 128 * d, d, box_rows);
+  };
+  const AttentionTileMap q_map = map(q, Tr::kBlockM), k_map = map(k, Tr::kBlockN), v_map = map(v, Tr::kBlockN);
+  FlashSm90Params p;
+  p.q_seq_inner = q_map.seq_inner;
+  p.k_seq_inner = k_map.seq_inner;
+  p.v_seq_inner = v_map.seq_inner;
+  auto kernel = flash_gemm_probe_kernel<Tr, __nv_bfloat16>;
+  ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes));
+  kernel<<<1, kWarpgroupThreads, Tr::kSmemBytes, stream>>>(q_map.map, k_map.map, v_map.map, p, p_matrix, s_out, o_out);
+  ATTNPROF_CUDA_CHECK_LAUNCH("flash_gemm_probe_kernel");
+}
+
 }  // namespace
 
 FlashKernel flash_kernel_choice() {
@@ -633,6 +725,17 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
       overlap ? launch_typed<D128, __nv_bfloat16, true>(args, stream)
               : launch_typed<D128, __nv_bfloat16, false>(args, stream);
   }
+}
+
+void run_flash_gemm_probe(float* s_out, float* o_out, const void* q, const void* k, const void* v,
+                          const std::uint16_t* p_matrix, int head_dim, cudaStream_t stream) {
+  if (auto why = hopper_unavailable_reason()) throw Error(str_cat("run_flash_gemm_probe: ", *why));
+  if (head_dim == 64)
+    launch_gemm_probe<FlashSm90Traits<64, 3>>(s_out, o_out, q, k, v, p_matrix, stream);
+  else if (head_dim == 128)
+    launch_gemm_probe<FlashSm90Traits<128, 2>>(s_out, o_out, q, k, v, p_matrix, stream);
+  else
+    throw Error(str_cat("run_flash_gemm_probe: head_dim ", head_dim, " (64 or 128)"));
 }
 
 }  // namespace attnprof::cuda::hopper
