@@ -48,6 +48,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -679,6 +681,23 @@ void launch_gemm_probe(float* s_out, float* o_out, const void* q, const void* k,
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_gemm_probe_kernel");
 }
 
+// hopper_unavailable_reason() for the current device, asked once per device: it costs four
+// runtime calls, and launch_flash_attention asks on every forward.
+std::optional<std::string> current_device_not_hopper() {
+  constexpr int kMaxDevices = 64;
+  static std::mutex mutex;
+  static std::optional<std::string> answers[kMaxDevices];
+  static bool asked[kMaxDevices] = {};
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return hopper_unavailable_reason();
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!asked[device]) {
+    answers[device] = hopper_unavailable_reason();
+    asked[device] = true;
+  }
+  return answers[device];
+}
+
 }  // namespace
 
 FlashKernel flash_kernel_choice() {
@@ -693,7 +712,7 @@ FlashKernel flash_kernel_choice() {
     const char* config = std::getenv("ATTNPROF_FLASH_CONFIG");  // a tiling of the sm80 kernel
     if (config != nullptr && std::atoi(config) != 0) return FlashKernel::sm80;
   }
-  const auto why = hopper_unavailable_reason();
+  const auto why = current_device_not_hopper();
   if (!want.empty() && why) throw UsageError(str_cat("ATTNPROF_FLASH_KERNEL=", want, ": ", *why));
   if (why) return FlashKernel::sm80;
   return want == "sm90-serial" ? FlashKernel::sm90_serial : FlashKernel::sm90;
@@ -705,7 +724,7 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
   if (args.head_dim != 64 && args.head_dim != 128)
     throw UsageError(str_cat("--head-dim ", args.head_dim, ": the fused GPU kernels take 64 or 128"));
   if (schedule == FlashKernel::sm80) throw Error("launch_flash_attention_sm90: asked for the sm80 kernel");
-  if (auto why = hopper_unavailable_reason()) throw Error(str_cat("flash_forward_sm90: ", *why));
+  if (auto why = current_device_not_hopper()) throw Error(str_cat("flash_forward_sm90: ", *why));
   if (args.batch * args.heads > 0x7fffffffll || (args.seq_q + 63) / 64 > 65535 || args.seq_k > (1ll << 30) ||
       args.causal_offset > (1ll << 30) || args.causal_offset < -(1ll << 30))
     throw Error("flash_forward_sm90: the problem exceeds the kernel's grid");
