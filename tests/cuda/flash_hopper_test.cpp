@@ -107,7 +107,7 @@ Tensor run_kernel(const Problem& p, const Inputs& in, Tensor* lse,
 
 struct Check {
   double rel_error = 0, baseline_rel_error = 0, lse_max_abs_error = 0;
-  std::int64_t non_finite = 0;
+  std::int64_t non_finite = 0, lse_nan = 0;  // over the whole output / LSE (NaN poison left = unwritten)
   std::int64_t blind_rows = 0, blind_rows_wrong = 0;  // rows that see no key: must be all zeros, LSE -inf
 };
 
@@ -117,6 +117,8 @@ Check check_against_fp64(const Problem& p, const Inputs& in, const Tensor& out, 
   Check c;
   for (std::int64_t i = 0; i < out.numel(); ++i)
     if (!std::isfinite(get(out, i))) ++c.non_finite;
+  for (std::int64_t i = 0; i < lse.numel(); ++i)
+    if (std::isnan(get(lse, i)) || get(lse, i) == std::numeric_limits<double>::infinity()) ++c.lse_nan;
   const double scale = 1.0 / std::sqrt(static_cast<double>(p.D));
   const std::int64_t group = p.H / p.Hkv;
   double err2 = 0, base2 = 0, ref2 = 0;
@@ -204,6 +206,7 @@ void check_every_problem(cuda::hopper::FlashKernel schedule, const char* name) {
     const Check c = check_against_fp64(p, in, out, to_host(lse));
     const std::string what = std::string(name) + " " + describe(p);
     EXPECT_EQ(c.non_finite, 0) << what;
+    EXPECT_EQ(c.lse_nan, 0) << what << ": LSE entries left NaN (unwritten) or +inf";
     EXPECT_EQ(c.blind_rows_wrong, 0) << what << ": rows that see no key must be zeros with LSE -inf";
     // At most twice the error of an fp64 reference that rounds P and O to the dtype (plus a floor).
     EXPECT_LE(c.rel_error, 2.0 * c.baseline_rel_error + 2e-4) << what << " baseline " << c.baseline_rel_error;
