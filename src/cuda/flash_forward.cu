@@ -24,6 +24,7 @@
 #include <cstdlib>
 
 #include "cuda/attention_launch.cuh"
+#include "cuda/hopper/flash_hopper.h"
 
 namespace attnprof::cuda {
 namespace {
@@ -78,6 +79,11 @@ void launch_d128(const FusedAttentionArgs& a, cudaStream_t s, int config) {
 }  // namespace
 
 void launch_flash_attention(const FusedAttentionArgs& args, cudaStream_t stream) {
+  // sm_90 devices run the wgmma + TMA kernel (hopper/flash_hopper.cu) unless ATTNPROF_FLASH_KERNEL=sm80.
+  if (const auto kernel = hopper::flash_kernel_choice(); kernel != hopper::FlashKernel::sm80) {
+    hopper::launch_flash_attention_sm90(args, stream, kernel);
+    return;
+  }
   if (args.dtype != DType::bf16 && args.dtype != DType::fp16)
     throw UsageError("--dtype " + std::string(dtype_name(args.dtype)) + ": the fused GPU kernels take bf16 or fp16");
   const int config = tuning_config();

@@ -97,3 +97,72 @@ TEST(HopperTensorMap, RejectsAMisalignedAddressAndABadStride) {
     EXPECT_NE(std::string(e.what()).find("row_stride 100"), std::string::npos) << e.what();
   }
 }
+
+// V as an MN-major B operand: start >> 4 in bits 0-13, LBO = the 64-column atom stride (128 rows ×
+// 128 B = 16384 B → field 1024) in bits 16-29, SBO 1024 B → 64 in bits 32-45, layout 1 in bits 62-63.
+TEST(HopperWgmmaDescriptor, MnMajorFieldsWorkedByHand) {
+  EXPECT_EQ(sw128_mnmajor_descriptor(0x0000, 16384), 0x4000004004000000ull);
+  EXPECT_EQ(sw128_mnmajor_descriptor(0x8800, 16384), 0x4000004004000880ull);  // k16 step 1 of a tile at 0x8000: +2048 B
+  EXPECT_EQ(sw128_mnmajor_descriptor(0x4000, 8192), 0x4000004002000400ull);   // 64-row atoms
+}
+
+// The RS A fragment, from the PTX figure: thread 0 holds rows 0 and 8, columns 0-1 and 8-9; lane 5 of
+// warp 1 (thread 37) holds rows 17 and 25, columns 2-3 and 10-11.
+TEST(HopperWgmmaRsFragment, PositionsWorkedByHand) {
+  EXPECT_EQ(std::make_pair(rs_a_row(0, 0), rs_a_col(0, 0, 0)), std::make_pair(0, 0));
+  EXPECT_EQ(std::make_pair(rs_a_row(0, 1), rs_a_col(0, 1, 1)), std::make_pair(8, 1));
+  EXPECT_EQ(std::make_pair(rs_a_row(0, 2), rs_a_col(0, 2, 0)), std::make_pair(0, 8));
+  EXPECT_EQ(std::make_pair(rs_a_row(37, 0), rs_a_col(37, 0, 1)), std::make_pair(17, 3));
+  EXPECT_EQ(std::make_pair(rs_a_row(37, 3), rs_a_col(37, 3, 0)), std::make_pair(25, 10));
+}
+
+// P never leaves registers: for every thread, k16 step, register and half, the S accumulator that
+// rs_a_source_accumulator names holds exactly the P element the A fragment needs (same row, column
+// 16·step + the fragment column) — over an m64n128 S tile (8 steps, 64 accumulators).
+TEST(HopperWgmmaRsFragment, PackedAccumulatorsAreTheAFragmentOfEveryStep) {
+  std::set<int> used;
+  for (int t = 0; t < 128; ++t)
+    for (int step = 0; step < 8; ++step)
+      for (int reg = 0; reg < 4; ++reg)
+        for (int half = 0; half < 2; ++half) {
+          const int v = rs_a_source_accumulator(step, reg, half);
+          ASSERT_TRUE(v >= 0 && v < 64) << v;
+          EXPECT_EQ(accumulator_row(t, v), rs_a_row(t, reg)) << t << " " << step << " " << reg;
+          EXPECT_EQ(accumulator_col(t, v), 16 * step + rs_a_col(t, reg, half)) << t << " " << step << " " << reg;
+          if (t == 0) used.insert(v);
+        }
+  EXPECT_EQ(used.size(), 64u);  // every accumulator feeds exactly one A element
+}
+
+TEST(HopperTensorMap, AttentionMapRejectsBadArgumentsNamingThem) {
+  const void* aligned = reinterpret_cast<const void*>(std::uintptr_t{0x1000});
+  auto message = [](auto&& call) {
+    try {
+      call();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no throw");
+  };
+  EXPECT_NE(message([&] {
+              make_attention_tile_map(reinterpret_cast<const void*>(std::uintptr_t{0x1004}),
+                                      CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 1, 2, 100, 64, 12800, 6400, 64, 128);
+            }).find("0x1004 is not 16-byte aligned"),
+            std::string::npos);
+  EXPECT_NE(message([&] {
+              make_attention_tile_map(aligned, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 1, 2, 100, 96, 19200, 9600, 96, 128);
+            }).find("head_dim 96"),
+            std::string::npos);
+  EXPECT_NE(message([&] {
+              make_attention_tile_map(aligned, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 1, 2, 100, 64, 12800, 6400, 68, 128);
+            }).find("seq 68"),
+            std::string::npos);
+  EXPECT_NE(message([&] {
+              make_attention_tile_map(aligned, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 1, 2, 100, 64, 12800, 6400, 64, 128);
+            }).find("bf16 or fp16"),
+            std::string::npos);
+  EXPECT_NE(message([&] {
+              make_attention_tile_map(aligned, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 1, 2, 100, 64, 12800, 6400, 64, 300);
+            }).find("box_rows 300"),
+            std::string::npos);
+}

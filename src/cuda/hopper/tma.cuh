@@ -47,6 +47,16 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(std::uint64_t* bar, st
 #endif
 }
 
+// One plain arrival (a consumer releasing a stage back to the producer).
+__device__ __forceinline__ void mbarrier_arrive(std::uint64_t* bar) {
+#if ATTNPROF_SM90A
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(shared_address(bar)) : "memory");
+#else
+  (void)bar;
+  __trap();
+#endif
+}
+
 __device__ __forceinline__ bool mbarrier_try_wait_parity(std::uint64_t* bar, std::uint32_t phase) {
 #if ATTNPROF_SM90A
   std::uint32_t done = 0;
@@ -69,12 +79,16 @@ __device__ __forceinline__ bool mbarrier_try_wait_parity(std::uint64_t* bar, std
 
 // Spins until the barrier's phase `phase` has completed. A wrong transaction count or parity would
 // hang the GPU instead of failing a test, so after ~2^31 cycles (about a second at H200 clocks) it
-// traps: the host then sees a launch failure (cudaErrorLaunchFailure or cudaErrorIllegalInstruction).
-// No printf: a call anywhere in a kernel makes ptxas serialise its wgmmas (C7510).
+// stores to address 0 on purpose: the kernel dies with cudaErrorIllegalAddress ("an illegal memory
+// access was encountered") at the host's next synchronising call. Not __trap(): a trap reachable from
+// a warpgroup that raised its budget with setmaxnreg.inc makes ptxas (13.0) allocate that warpgroup's
+// code within the kernel's entry register count (flash_hopper.cu: 168 instead of 240, 208 bytes
+// spilled, wgmmas serialised, C7512); an `exit` there makes it inject wgmma waits (C7517). No printf
+// either: a call anywhere in a kernel makes ptxas serialise its wgmmas (C7510).
 __device__ __forceinline__ void mbarrier_wait_parity(std::uint64_t* bar, std::uint32_t phase) {
   const long long start = clock64();
   while (!mbarrier_try_wait_parity(bar, phase))
-    if (clock64() - start > (1ll << 31)) __trap();
+    if (clock64() - start > (1ll << 31)) *static_cast<volatile int*>(nullptr) = static_cast<int>(phase);
 }
 
 __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap& map) {
@@ -99,6 +113,40 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap& map, s
   (void)dst, (void)map, (void)bar, (void)col, (void)row;
   __trap();
 #endif
+}
+
+// L2 eviction-priority hints for cp.async.bulk's .L2::cache_hint operand (the createpolicy
+// encodings CUTLASS names EVICT_FIRST and EVICT_LAST): K/V tiles are read by every query block of a
+// head, so they should stay; Q is read once.
+inline constexpr std::uint64_t kCacheEvictFirst = 0x12F0000000000000ull;
+inline constexpr std::uint64_t kCacheEvictLast = 0x14F0000000000000ull;
+
+// Copies the rank-4 box at element coordinates (c0, c1, c2, c3), innermost first as in the map, into
+// `dst` (1024-aligned shared memory), signalling complete_tx on `bar`.
+__device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap& map, std::uint64_t* bar, int c0, int c1,
+                                            int c2, int c3, std::uint64_t cache_hint) {
+#if ATTNPROF_SM90A
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%2, %3, %4, %5}], [%6], %7;" ::"r"(shared_address(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(&map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(shared_address(bar)),
+      "l"(cache_hint)
+      : "memory");
+#else
+  (void)dst, (void)map, (void)bar, (void)c0, (void)c1, (void)c2, (void)c3, (void)cache_hint;
+  __trap();
+#endif
+}
+
+// One box (64 columns from `col`, the map's box rows from `row`) of head `head` of batch `batch` of a
+// map from make_attention_tile_map, whose seq_inner says the order of its seq and head dimensions.
+__device__ __forceinline__ void tma_load_attention_box(void* dst, const CUtensorMap& map, bool seq_inner,
+                                                       std::uint64_t* bar, int col, int row, int head, int batch,
+                                                       std::uint64_t cache_hint) {
+  if (seq_inner)
+    tma_load_4d(dst, map, bar, col, row, head, batch, cache_hint);
+  else
+    tma_load_4d(dst, map, bar, col, head, row, batch, cache_hint);
 }
 
 }  // namespace attnprof::cuda::hopper

@@ -27,9 +27,17 @@ __device__ __forceinline__ std::uint32_t shared_address(const void* pointer) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(pointer));
 }
 
-__device__ __forceinline__ void pin_accumulators(float (&d)[kWgmmaAccumulators]) {
+// Any accumulator size (m64nN: N/2 floats). Also used on the A registers of an RS wgmma after its
+// wait, so the compiler keeps them unchanged until the asynchronous read has finished.
+template <int kCount>
+__device__ __forceinline__ void pin_accumulators(float (&d)[kCount]) {
 #pragma unroll
-  for (int v = 0; v < kWgmmaAccumulators; ++v) asm volatile("" : "+f"(d[v])::"memory");
+  for (int v = 0; v < kCount; ++v) asm volatile("" : "+f"(d[v])::"memory");
+}
+template <int kCount>
+__device__ __forceinline__ void pin_registers(std::uint32_t (&r)[kCount]) {
+#pragma unroll
+  for (int v = 0; v < kCount; ++v) asm volatile("" : "+r"(r[v])::"memory");
 }
 
 // Orders this thread's generic-proxy shared-memory writes before later async-proxy reads (wgmma
@@ -42,7 +50,8 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
 #endif
 }
 
-__device__ __forceinline__ void wgmma_fence(float (&d)[kWgmmaAccumulators]) {
+template <int kCount>
+__device__ __forceinline__ void wgmma_fence(float (&d)[kCount]) {
   pin_accumulators(d);
 #if ATTNPROF_SM90A
   asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
@@ -60,8 +69,8 @@ __device__ __forceinline__ void wgmma_commit_group() {
 }
 
 // Waits until at most `kPending` committed groups are still in flight.
-template <int kPending>
-__device__ __forceinline__ void wgmma_wait_group(float (&d)[kWgmmaAccumulators]) {
+template <int kPending, int kCount>
+__device__ __forceinline__ void wgmma_wait_group(float (&d)[kCount]) {
 #if ATTNPROF_SM90A
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(kPending) : "memory");
 #else

@@ -1,0 +1,760 @@
+// `flash` on sm_90a: a FlashAttention-3-shaped forward in plain CUDA + inline PTX (no CUTLASS).
+//
+// Tiling: one CTA = kBlockM query rows of one (batch, head) × 128-key K/V tiles. D 128: 128 rows,
+// 384 threads = consumer warpgroups 0-1 + producer warpgroup 2 (FA3's 128×128). D 64: 192 rows, 512
+// threads = consumer warpgroups 0-2 + producer warpgroup 3 (FA3's and ThunderKittens' 192×128: at
+// D 64 a tile's softmax costs about as much as its GEMMs, so two warpgroups cannot hide it).
+//   - Producer: `setmaxnreg.dec` to 24 registers; one thread issues every TMA load (Q once, then K
+//     and V tiles of 128 keys into a 2-stage ring, each stage with a full and an empty mbarrier for
+//     K and for V); the other 127 threads exit.
+//   - Consumers (64 query rows each): `setmaxnreg.inc` to 240 (2 warpgroups) or 160 (3). Per tile:
+//     S = Q·Kᵀ by D/16 wgmma m64n128k16 (both operands in shared memory, 128-byte swizzle); mask
+//     (only tiles that cross the causal diagonal or the Sk tail); online softmax in base 2 on the
+//     accumulator registers; P packed to bf16/fp16 in registers, which is exactly the A fragment of
+//     O += P·V by 8 wgmma m64n{D}k16 in the RS form, V read MN-major (tnspB) from shared memory.
+//   - Schedule (FlashKernel::sm90, FA3's): S of tile i+1 and P·V of tile i are issued together and
+//     the softmax of tile i+1 runs under that P·V; the consumer warpgroups take turns issuing
+//     (pingpong on named barriers; with 3 the turn goes round). FlashKernel::sm90_serial waits for
+//     every GEMM before the next step.
+//   - Key tiles are visited last to first, so the masked ones come first; tiles wholly above the
+//     diagonal are never loaded. The grid is (B·H, query blocks) with the longest query blocks first.
+//   - Epilogue: O / row sum written through the warpgroup's own Q rows in shared memory, then
+//     16-byte coalesced stores; fp32 LSE straight from registers.
+// Shared memory: Q kBlockM·D·2 + 2 stages × (K + V) 128·D·2 = 88 KiB (D 64), 160 KiB (D 128), + 1 KiB
+// alignment + barriers.
+// Registers: ptxas reports the entry count, 65536 / threads rounded down to 8 (168 for 384 threads,
+// 128 for 512; the register file is 4 banks of 16384, one per SM sub-partition, each holding a
+// quarter of the warps), which is what cudaFuncGetAttributes and CUPTI show and what the occupancy
+// estimate uses: 168 × 384 = 64512 or 128 × 512 = 65536 registers → 1 CTA per SM (shared memory alone
+// would allow 2 at D 64). setmaxnreg then moves registers between roles without changing the
+// CTA's total: 24·128 + 240·256 = 64512, 24·128 + 160·384 = 64512. The overlapped D=128 consumer
+// needs about 200 (ptxas: no spill at a 200 budget, 144 B spilled at 176), so it depends on the
+// 240; see mbarrier_wait_parity (tma.cuh) for the one construct found that silently caps it at 168.
+// FLOPs: 4·B·H·Sq·Sk·D (about halved for causal). Bytes: 2·(2·B·H·Sq·D + 2·B·Hkv·Sk·D), plus K/V
+// re-read from L2 by every query block.
+//
+// Versions (none measured yet; ptxas numbers in docs/cuda.md):
+//   v1 sm90_serial: producer warpgroup + 2 (D 128) or 3 (D 64) consumer warpgroups, 2 stages, each
+//      GEMM waited before the next, non-persistent grid: not yet measured.
+//   v2 sm90: v1 + intra-warpgroup overlap of softmax with P·V + pingpong: not yet measured.
+#include "cuda/hopper/flash_hopper.h"
+
+#include <attnprof/error.h>
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <type_traits>
+
+#include "cuda/check.h"
+#include "cuda/hopper/probes.h"
+#include "cuda/hopper/swizzle.h"
+#include "cuda/hopper/tma.cuh"
+#include "cuda/hopper/tma.h"
+#include "cuda/hopper/wgmma.cuh"
+#include "cuda/hopper/wgmma_instructions.cuh"
+#include "cuda/hopper/wgmma_layout.h"
+#include "cuda/str_cat.h"
+
+namespace attnprof::cuda::hopper {
+// Named (not anonymous) so the sm_80 pass, which compiles the kernel to a trap, does not warn that
+// the traits' members are unused.
+namespace flash_sm90 {
+
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr int kWarpgroupThreads = 128;
+
+struct PipelineBarriers {
+  std::uint64_t q_full;
+  std::uint64_t k_full[2], k_empty[2];
+  std::uint64_t v_full[2], v_empty[2];
+};
+
+template <int kHeadDim_, int kConsumerWarpgroups_>
+struct FlashSm90Traits {
+  static constexpr int kHeadDim = kHeadDim_;
+  static constexpr int kConsumerWarpgroups = kConsumerWarpgroups_;  // 64 query rows each
+  static constexpr int kBlockM = 64 * kConsumerWarpgroups;          // query rows per CTA
+  static constexpr int kBlockN = 128;                               // keys per K/V tile
+  static constexpr int kConsumerWarps = 4 * kConsumerWarpgroups;
+  static constexpr int kConsumerThreads = kWarpgroupThreads * kConsumerWarpgroups;
+  static constexpr int kThreads = kConsumerThreads + kWarpgroupThreads;  // + the producer warpgroup
+  static constexpr int kEntryRegisters = (65536 / kThreads) / 8 * 8;  // ptxas's count under __launch_bounds__(kThreads, 1)
+  static constexpr int kProducerRegisters = 24;
+  // What setmaxnreg can give each consumer thread out of the CTA's total: 240 with 2 consumer
+  // warpgroups (FA3's 24/240), 160 with 3.
+  static constexpr int kConsumerRegisters =
+      ((kEntryRegisters * kThreads - kProducerRegisters * kWarpgroupThreads) / kConsumerThreads) / 8 * 8 > 240
+          ? 240
+          : ((kEntryRegisters * kThreads - kProducerRegisters * kWarpgroupThreads) / kConsumerThreads) / 8 * 8;
+  static constexpr int kStages = 2;
+  static constexpr int kAtoms = kHeadDim / 64;  // 64-column (128-byte) swizzle atoms per row
+  static constexpr int kQAtomBytes = kBlockM * 128;
+  static constexpr int kKVAtomBytes = kBlockN * 128;
+  static constexpr int kQBytes = kAtoms * kQAtomBytes;
+  static constexpr int kKVBytes = kAtoms * kKVAtomBytes;  // one K (or V) tile: its expect_tx count
+  static constexpr int kSAccumulators = kBlockN / 2;     // m64n128 fp32 per thread
+  static constexpr int kOAccumulators = kHeadDim / 2;    // m64n{D}
+  static constexpr int kPSteps = kBlockN / 16;           // k16 steps of P·V
+  static constexpr int kQKSteps = kHeadDim / 16;         // k16 steps of Q·Kᵀ
+  static constexpr int kKOffset = kQBytes;
+  static constexpr int kVOffset = kKOffset + kStages * kKVBytes;
+  static constexpr int kBarrierOffset = kVOffset + kStages * kKVBytes;
+  static constexpr int kSmemBytes = 1024 /* alignment slack */ + kBarrierOffset + static_cast<int>(sizeof(PipelineBarriers));
+  static_assert(kHeadDim % 64 == 0, "whole swizzle atoms");
+  static_assert(kSmemBytes <= 227 * 1024, "shared memory per CTA on sm_90");
+  static_assert(kProducerRegisters * kWarpgroupThreads + kConsumerRegisters * kConsumerThreads <= kEntryRegisters * kThreads,
+                "setmaxnreg can only redistribute the registers the CTA was launched with");
+};
+
+struct FlashSm90Params {
+  void* o = nullptr;
+  std::int64_t o_stride[3]{};  // batch, head, seq (elements)
+  float* lse = nullptr;
+  int heads = 0, kv_group = 1, seq_q = 0, seq_k = 0;
+  int causal = 0, causal_offset = 0;
+  float softmax_scale = 1.0f, scale_log2 = 1.0f;
+  bool q_seq_inner = true, k_seq_inner = true, v_seq_inner = true;
+};
+
+}  // namespace flash_sm90
+
+namespace {
+
+using namespace flash_sm90;
+
+// Number of key tiles the CTA starting at query row m0 must visit (tiles 0 .. n-1): causal rows see
+// keys j <= i + causal_offset, so the CTA's last real row bounds them; 0 when no row sees any key.
+template <class Tr>
+__host__ __device__ __forceinline__ int visible_key_tiles(const FlashSm90Params& p, int m0) {
+  int keys = p.seq_k;
+  if (p.causal) {
+    const int last_row = (m0 + Tr::kBlockM < p.seq_q ? m0 + Tr::kBlockM : p.seq_q) - 1;
+    const long long last_visible = static_cast<long long>(last_row) + p.causal_offset;
+    keys = last_visible < 0 ? 0 : static_cast<int>(last_visible + 1 < keys ? last_visible + 1 : keys);
+  }
+  return (keys + Tr::kBlockN - 1) / Tr::kBlockN;
+}
+
+#if ATTNPROF_SM90A
+template <int kRegisters>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
+}
+template <int kRegisters>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
+}
+// Named barrier among `threads` threads (a multiple of 32); id 0 is __syncthreads'.
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+template <class T>
+__device__ __forceinline__ std::uint32_t pack_pair(float lo, float hi) {
+  if constexpr (std::is_same_v<T, __half>) {
+    __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<std::uint32_t*>(&v);
+  } else {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<std::uint32_t*>(&v);
+  }
+}
+
+// TMA issue helpers (one thread). Each box is 64 columns (one swizzle atom) of kBlockM or kBlockN
+// rows; a tile of D columns is D/64 boxes into consecutive atoms, all completing on one barrier.
+template <class Tr>
+__device__ __forceinline__ void load_q(const CUtensorMap& q_map, bool seq_inner, unsigned char* smem,
+                                       std::uint64_t* full, int b, int h, int m0) {
+  mbarrier_arrive_expect_tx(full, Tr::kQBytes);
+#pragma unroll
+  for (int atom = 0; atom < Tr::kAtoms; ++atom)
+    tma_load_attention_box(smem + atom * Tr::kQAtomBytes, q_map, seq_inner, full, atom * 64, m0, h, b,
+                           kCacheEvictFirst);
+}
+template <class Tr>
+__device__ __forceinline__ void load_kv_tile(unsigned char* tile, const CUtensorMap& map, bool seq_inner,
+                                             std::uint64_t* full, int b, int kv_h, int key0) {
+  mbarrier_arrive_expect_tx(full, Tr::kKVBytes);
+#pragma unroll
+  for (int atom = 0; atom < Tr::kAtoms; ++atom)
+    tma_load_attention_box(tile + atom * Tr::kKVAtomBytes, map, seq_inner, full, atom * 64, key0, kv_h, b,
+                           kCacheEvictLast);
+}
+
+// One thread: Q once, then K and V of tiles n_tiles-1 .. 0 into the 2-stage ring. A stage is
+// refilled only after every consumer warp released it (empty barrier; the first round passes
+// because a fresh barrier counts as having completed the phase before phase 0).
+template <class Tr>
+__device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensorMap& k_map, const CUtensorMap& v_map,
+                                        const FlashSm90Params& p, unsigned char* smem, PipelineBarriers& bars, int b,
+                                        int h, int kv_h, int m0, int n_tiles) {
+  tma_prefetch_map(q_map);
+  tma_prefetch_map(k_map);
+  tma_prefetch_map(v_map);
+  load_q<Tr>(q_map, p.q_seq_inner, smem, &bars.q_full, b, h, m0);
+  for (int it = 0; it < n_tiles; ++it) {
+    const int stage = it % Tr::kStages;
+    const std::uint32_t phase = (it / Tr::kStages) & 1;
+    const int key0 = (n_tiles - 1 - it) * Tr::kBlockN;
+    mbarrier_wait_parity(&bars.k_empty[stage], phase ^ 1);
+    load_kv_tile<Tr>(smem + Tr::kKOffset + stage * Tr::kKVBytes, k_map, p.k_seq_inner, &bars.k_full[stage], b, kv_h,
+                     key0);
+    mbarrier_wait_parity(&bars.v_empty[stage], phase ^ 1);
+    load_kv_tile<Tr>(smem + Tr::kVOffset + stage * Tr::kKVBytes, v_map, p.v_seq_inner, &bars.v_full[stage], b, kv_h,
+                     key0);
+  }
+}
+
+// -inf where key col is past Sk or (causal) past row + causal_offset. Accumulator register
+// 4j + 2i + e holds row lane/4 + 8i of the warp's 16, column 8j + 2·(lane%4) + e of the tile.
+template <class Tr>
+__device__ __forceinline__ void mask_scores(float (&s)[Tr::kSAccumulators], const FlashSm90Params& p, int warp_row0,
+                                            int key0, int lane) {
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int row = warp_row0 + lane / 4 + 8 * i;
+    int limit = p.seq_k;  // first key this row may not see
+    if (p.causal) limit = min(limit, row + p.causal_offset + 1);
+    const int first_col = key0 + 2 * (lane % 4);
+#pragma unroll
+    for (int j = 0; j < Tr::kBlockN / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e)
+        if (first_col + 8 * j + e >= limit) s[4 * j + 2 * i + e] = -INFINITY;
+  }
+}
+
+// Online softmax of one tile: new running max per row (the 4 lanes of a quad share a row), the
+// running sum rescaled, S replaced by P = exp2(S·c − max·c), c = softmax_scale·log2 e. O must be
+// multiplied by `rescale` before the next P·V is added (rescale_o), which the overlapped schedule
+// does only once the previous P·V has retired.
+template <class Tr>
+__device__ __forceinline__ void online_softmax(float (&s)[Tr::kSAccumulators], float (&row_max)[2],
+                                               float (&row_sum)[2], float (&rescale)[2], float scale_log2) {
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    float mx = row_max[i];
+#pragma unroll
+    for (int j = 0; j < Tr::kBlockN / 8; ++j) mx = fmaxf(mx, fmaxf(s[4 * j + 2 * i], s[4 * j + 2 * i + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    // A row that has seen no visible key keeps max -inf: use 0 so exp2 gives 0, not NaN.
+    const float max_scaled = mx == -INFINITY ? 0.0f : mx * scale_log2;
+    rescale[i] = fast_exp2(row_max[i] * scale_log2 - max_scaled);
+    row_max[i] = mx;
+    float sum = 0.0f;
+#pragma unroll
+    for (int j = 0; j < Tr::kBlockN / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const float prob = fast_exp2(s[4 * j + 2 * i + e] * scale_log2 - max_scaled);
+        s[4 * j + 2 * i + e] = prob;
+        sum += prob;
+      }
+    row_sum[i] = row_sum[i] * rescale[i] + sum;  // this thread's columns; the quad is summed at the end
+  }
+}
+
+template <class Tr>
+__device__ __forceinline__ void rescale_o(float (&o)[Tr::kOAccumulators], const float (&rescale)[2]) {
+#pragma unroll
+  for (int j = 0; j < Tr::kHeadDim / 8; ++j)
+#pragma unroll
+    for (int v = 0; v < 4; ++v) o[4 * j + v] *= rescale[v / 2];
+}
+
+// P (fp32 in the S registers) → the A fragments of the P·V k16 steps (wgmma_layout.h).
+template <class Tr, class T>
+__device__ __forceinline__ void pack_p(std::uint32_t (&p_frag)[Tr::kPSteps][4], const float (&s)[Tr::kSAccumulators]) {
+#pragma unroll
+  for (int step = 0; step < Tr::kPSteps; ++step)
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+      p_frag[step][r] = pack_pair<T>(s[rs_a_source_accumulator(step, r, 0)], s[rs_a_source_accumulator(step, r, 1)]);
+}
+
+template <class Tr, class T>
+__device__ __forceinline__ void pv_wgmma(float (&o)[Tr::kOAccumulators], const std::uint32_t (&a)[4],
+                                         std::uint64_t v_desc) {
+  if constexpr (Tr::kHeadDim == 64)
+    wgmma_rs_m64n64k16_tb<T>(o, a, v_desc);
+  else
+    wgmma_rs_m64n128k16_tb<T>(o, a, v_desc);
+}
+
+// What one consumer warpgroup needs to issue its GEMMs: 64 query rows from m0 + 64·consumer.
+template <class Tr>
+struct ConsumerView {
+  int consumer, warp, lane, wg_row0, warp_row0;
+  std::uint32_t q_base, k_base, v_base;
+  __device__ ConsumerView(unsigned char* smem, int m0) {
+    const int t = static_cast<int>(threadIdx.x) % kWarpgroupThreads;
+    consumer = static_cast<int>(threadIdx.x) / kWarpgroupThreads;
+    warp = t / 32;
+    lane = t % 32;
+    wg_row0 = m0 + 64 * consumer;
+    warp_row0 = wg_row0 + 16 * warp;
+    q_base = shared_address(smem) + consumer * 64 * 128;  // its 64 rows of each Q atom
+    k_base = shared_address(smem + Tr::kKOffset);
+    v_base = shared_address(smem + Tr::kVOffset);
+  }
+};
+
+// Issues S = Q·Kᵀ[stage] (scale-d 0 on the first k-step drops the previous tile's P) and commits it.
+template <class Tr, class T>
+__device__ __forceinline__ void issue_qk(float (&s)[Tr::kSAccumulators], const ConsumerView<Tr>& c, int stage) {
+  wgmma_fence(s);
+#pragma unroll
+  for (int ks = 0; ks < Tr::kQKSteps; ++ks) {
+    const std::uint32_t k_step = (ks % 4) * 32u;  // +32 B per k16 step inside an atom
+    wgmma_ss_m64n128k16<T>(s, sw128_kmajor_descriptor(c.q_base + (ks / 4) * Tr::kQAtomBytes + k_step),
+                           sw128_kmajor_descriptor(c.k_base + stage * Tr::kKVBytes + (ks / 4) * Tr::kKVAtomBytes + k_step),
+                           ks > 0);
+  }
+  wgmma_commit_group();
+}
+
+// Issues O += P·V[stage] and commits it.
+template <class Tr, class T>
+__device__ __forceinline__ void issue_pv(float (&o)[Tr::kOAccumulators], const std::uint32_t (&p_frag)[Tr::kPSteps][4],
+                                         const ConsumerView<Tr>& c, int stage) {
+  wgmma_fence(o);  // after the rescale and the P packing (ordinary register writes)
+#pragma unroll
+  for (int step = 0; step < Tr::kPSteps; ++step)
+    pv_wgmma<Tr, T>(o, p_frag[step],
+                    sw128_mnmajor_descriptor(c.v_base + stage * Tr::kKVBytes + step * 16 * 128, Tr::kKVAtomBytes));
+  wgmma_commit_group();
+}
+
+template <class Tr>
+__device__ __forceinline__ void mask_if_needed(float (&s)[Tr::kSAccumulators], const FlashSm90Params& p,
+                                               const ConsumerView<Tr>& c, int key0) {
+  const bool crosses_diagonal = p.causal && key0 + Tr::kBlockN - 1 > c.wg_row0 + p.causal_offset;
+  if (key0 + Tr::kBlockN > p.seq_k || crosses_diagonal) mask_scores<Tr>(s, p, c.warp_row0, key0, c.lane);
+}
+
+// Pingpong between the two consumer warpgroups (FA3's warp scheduler barriers): a warpgroup issues
+// its GEMMs only while holding the token, then passes it, so one warpgroup's softmax runs while
+// the other's GEMMs own the tensor cores; with 3 warpgroups the turn goes round. Barrier 8 + w is
+// warpgroup w's (256 threads: its own 128 syncing, the previous warpgroup's 128 arriving).
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+constexpr int kFirstTurnBarrier = 8;  // 1 .. kConsumerWarpgroups are the epilogue's
+__device__ __forceinline__ void take_gemm_turn(int consumer) {
+  named_barrier_sync(kFirstTurnBarrier + consumer, 2 * kWarpgroupThreads);
+}
+template <class Tr>
+__device__ __forceinline__ void pass_gemm_turn(int consumer) {
+  named_barrier_arrive(kFirstTurnBarrier + (consumer + 1) % Tr::kConsumerWarpgroups, 2 * kWarpgroupThreads);
+}
+
+// Schedule v1: each GEMM waited before the next step (the two warpgroups overlap only by chance).
+template <class Tr, class T>
+__device__ __forceinline__ void mainloop_serial(float (&o)[Tr::kOAccumulators], float (&row_max)[2],
+                                                float (&row_sum)[2], const FlashSm90Params& p, PipelineBarriers& bars,
+                                                const ConsumerView<Tr>& c, int n_tiles) {
+  float s[Tr::kSAccumulators];
+#pragma unroll
+  for (int v = 0; v < Tr::kSAccumulators; ++v) s[v] = 0.0f;
+  std::uint32_t p_frag[Tr::kPSteps][4];
+  for (int it = 0; it < n_tiles; ++it) {
+    const int stage = it % Tr::kStages;
+    const std::uint32_t phase = (it / Tr::kStages) & 1;
+    const int key0 = (n_tiles - 1 - it) * Tr::kBlockN;
+    mbarrier_wait_parity(&bars.k_full[stage], phase);
+    issue_qk<Tr, T>(s, c, stage);
+    wgmma_wait_group<0>(s);
+    if (c.lane == 0) mbarrier_arrive(&bars.k_empty[stage]);  // this warp no longer reads K[stage]
+    mask_if_needed<Tr>(s, p, c, key0);
+    float rescale[2];
+    online_softmax<Tr>(s, row_max, row_sum, rescale, p.scale_log2);
+    rescale_o<Tr>(o, rescale);
+    pack_p<Tr, T>(p_frag, s);
+    mbarrier_wait_parity(&bars.v_full[stage], phase);
+    issue_pv<Tr, T>(o, p_frag, c, stage);
+    wgmma_wait_group<0>(o);
+#pragma unroll
+    for (int step = 0; step < Tr::kPSteps; ++step) pin_registers(p_frag[step]);
+    if (c.lane == 0) mbarrier_arrive(&bars.v_empty[stage]);
+  }
+}
+
+// Schedule v2 (FA3's): S(i+1) = Q·K(i+1)ᵀ and O += P(i)·V(i) are issued together, the softmax of
+// tile i+1 runs while P(i)·V(i) is still on the tensor cores, and O is rescaled only after that
+// GEMM retires; the two warpgroups take turns issuing (pingpong). V(i) is released one step later
+// than K(i), as the producer expects (it loads them in that order anyway).
+template <class Tr, class T>
+__device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulators], float (&row_max)[2],
+                                                    float (&row_sum)[2], const FlashSm90Params& p,
+                                                    PipelineBarriers& bars, const ConsumerView<Tr>& c, int n_tiles) {
+  float s[Tr::kSAccumulators];
+#pragma unroll
+  for (int v = 0; v < Tr::kSAccumulators; ++v) s[v] = 0.0f;
+  std::uint32_t p_frag[Tr::kPSteps][4];
+  float rescale[2];
+  if (c.consumer == 0) named_barrier_arrive(kFirstTurnBarrier, 2 * kWarpgroupThreads);  // warpgroup 0 goes first
+
+  // Tile 0 (the last key tile, so the masked one).
+  mbarrier_wait_parity(&bars.k_full[0], 0);
+  take_gemm_turn(c.consumer);
+  issue_qk<Tr, T>(s, c, 0);
+  pass_gemm_turn<Tr>(c.consumer);
+  wgmma_wait_group<0>(s);
+  if (c.lane == 0) mbarrier_arrive(&bars.k_empty[0]);
+  mask_if_needed<Tr>(s, p, c, (n_tiles - 1) * Tr::kBlockN);
+  online_softmax<Tr>(s, row_max, row_sum, rescale, p.scale_log2);  // O is still 0: no rescale
+  pack_p<Tr, T>(p_frag, s);
+
+  for (int it = 1; it < n_tiles; ++it) {
+    const int stage = it % Tr::kStages, prev_stage = (it - 1) % Tr::kStages;
+    const std::uint32_t phase = (it / Tr::kStages) & 1, prev_phase = ((it - 1) / Tr::kStages) & 1;
+    const int key0 = (n_tiles - 1 - it) * Tr::kBlockN;
+    mbarrier_wait_parity(&bars.k_full[stage], phase);
+    take_gemm_turn(c.consumer);
+    issue_qk<Tr, T>(s, c, stage);
+    mbarrier_wait_parity(&bars.v_full[prev_stage], prev_phase);
+    issue_pv<Tr, T>(o, p_frag, c, prev_stage);
+    pass_gemm_turn<Tr>(c.consumer);
+    wgmma_wait_group<1>(s);  // S(it) has retired; P(it-1)·V(it-1) may still run
+    if (c.lane == 0) mbarrier_arrive(&bars.k_empty[stage]);
+    mask_if_needed<Tr>(s, p, c, key0);
+    online_softmax<Tr>(s, row_max, row_sum, rescale, p.scale_log2);
+    wgmma_wait_group<0>(o);
+#pragma unroll
+    for (int step = 0; step < Tr::kPSteps; ++step) pin_registers(p_frag[step]);
+    if (c.lane == 0) mbarrier_arrive(&bars.v_empty[prev_stage]);
+    rescale_o<Tr>(o, rescale);
+    pack_p<Tr, T>(p_frag, s);
+  }
+
+  const int last = n_tiles - 1, last_stage = last % Tr::kStages;
+  mbarrier_wait_parity(&bars.v_full[last_stage], (last / Tr::kStages) & 1);
+  take_gemm_turn(c.consumer);
+  issue_pv<Tr, T>(o, p_frag, c, last_stage);
+  pass_gemm_turn<Tr>(c.consumer);
+  wgmma_wait_group<0>(o);
+#pragma unroll
+  for (int step = 0; step < Tr::kPSteps; ++step) pin_registers(p_frag[step]);
+  if (c.lane == 0) mbarrier_arrive(&bars.v_empty[last_stage]);
+  // The last warpgroup's last pass left 128 arrivals on warpgroup 0's barrier: consume them, so
+  // every barrier ends with no phase half done.
+  if (c.consumer == 0) take_gemm_turn(0);
+}
+
+// One consumer warpgroup: the main loop, then the epilogue.
+template <class Tr, class T, bool kOverlap>
+__device__ __forceinline__ void consume(const FlashSm90Params& p, unsigned char* smem, PipelineBarriers& bars, int b,
+                                        int h, int m0, int n_tiles) {
+  const ConsumerView<Tr> c(smem, m0);
+  float o[Tr::kOAccumulators];
+#pragma unroll
+  for (int v = 0; v < Tr::kOAccumulators; ++v) o[v] = 0.0f;
+  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
+  if (n_tiles > 0) {
+    mbarrier_wait_parity(&bars.q_full, 0);
+    if constexpr (kOverlap)
+      mainloop_overlapped<Tr, T>(o, row_max, row_sum, p, bars, c, n_tiles);
+    else
+      mainloop_serial<Tr, T>(o, row_max, row_sum, p, bars, c, n_tiles);
+  }
+
+  // Epilogue. Every warp of this warpgroup must be past its last wgmma reading Q before its rows of
+  // the Q tile are overwritten with O.
+  named_barrier_sync(1 + c.consumer, kWarpgroupThreads);
+  T* out = static_cast<T*>(p.o) + b * p.o_stride[0] + h * p.o_stride[1];
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    float sum = row_sum[i];
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;  // a row that sees no key comes out as zeros
+    const int row = c.warp_row0 + c.lane / 4 + 8 * i;
+    if (p.lse != nullptr && c.lane % 4 == 0 && row < p.seq_q)
+      p.lse[(static_cast<std::int64_t>(b) * p.heads + h) * p.seq_q + row] =
+          sum > 0.0f ? row_max[i] * p.softmax_scale + logf(sum) : -INFINITY;
+    const int tile_row = row - m0;
+#pragma unroll
+    for (int j = 0; j < Tr::kHeadDim / 8; ++j) {
+      const std::uint32_t addr = shared_address(smem) + (j / 8) * Tr::kQAtomBytes +
+                                 swizzle128_chunk_offset(tile_row, j % 8) + 4 * (c.lane % 4);
+      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(pack_pair<T>(o[4 * j + 2 * i] * inv, o[4 * j + 2 * i + 1] * inv))
+                   : "memory");
+    }
+  }
+  named_barrier_sync(1 + c.consumer, kWarpgroupThreads);
+  constexpr int kChunksPerRow = Tr::kHeadDim / 8;
+  const int t = static_cast<int>(threadIdx.x) % kWarpgroupThreads;
+  for (int i = t; i < 64 * kChunksPerRow; i += kWarpgroupThreads) {
+    const int local_row = i / kChunksPerRow, chunk = i % kChunksPerRow;
+    const int row = c.wg_row0 + local_row;
+    if (row >= p.seq_q) continue;
+    uint4 value;
+    const std::uint32_t addr = shared_address(smem) + (chunk / 8) * Tr::kQAtomBytes +
+                               swizzle128_chunk_offset(64 * c.consumer + local_row, chunk % 8);
+    asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
+                 : "r"(addr)
+                 : "memory");
+    *reinterpret_cast<uint4*>(out + row * p.o_stride[2] + chunk * 8) = value;
+  }
+}
+#endif  // ATTNPROF_SM90A
+
+template <class Tr, class T, bool kOverlap>
+__global__ void __launch_bounds__(Tr::kThreads, 1)
+    flash_forward_sm90_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
+                              const __grid_constant__ CUtensorMap v_map, const FlashSm90Params p) {
+#if ATTNPROF_SM90A
+  extern __shared__ unsigned char smem_raw[];
+  // Swizzle atoms must start on 1024-byte boundaries (swizzle.h); the launch adds 1 KiB of slack.
+  unsigned char* smem = smem_raw + (1024u - shared_address(smem_raw) % 1024u) % 1024u;
+  PipelineBarriers& bars = *reinterpret_cast<PipelineBarriers*>(smem + Tr::kBarrierOffset);
+
+  const int m_block = static_cast<int>(gridDim.y - 1 - blockIdx.y);  // longest first under causal
+  const int bh = static_cast<int>(blockIdx.x);
+  const int b = bh / p.heads, h = bh % p.heads;
+  const int m0 = m_block * Tr::kBlockM;
+  const int n_tiles = visible_key_tiles<Tr>(p, m0);
+
+  if (threadIdx.x == 0) {
+    mbarrier_init(&bars.q_full, 1);
+    for (int stage = 0; stage < Tr::kStages; ++stage) {
+      mbarrier_init(&bars.k_full[stage], 1);
+      mbarrier_init(&bars.v_full[stage], 1);
+      mbarrier_init(&bars.k_empty[stage], Tr::kConsumerWarps);
+      mbarrier_init(&bars.v_empty[stage], Tr::kConsumerWarps);
+    }
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+
+  // Warpgroups 0 and 1 consume, warpgroup 2 produces: one branch each of a single if/else, on a
+  // value made visibly warp-uniform by the shuffle (as CUTLASS does; ptxas 13.0 gives the same
+  // allocation without it). setmaxnreg needs every warp of the warpgroup.
+  const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / kWarpgroupThreads, 0);
+  if (warpgroup == Tr::kConsumerWarpgroups) {
+    setmaxnreg_dec<Tr::kProducerRegisters>();
+    if (threadIdx.x == Tr::kConsumerThreads && n_tiles > 0)
+      produce<Tr>(q_map, k_map, v_map, p, smem, bars, b, h, h / p.kv_group, m0, n_tiles);
+  } else {
+    setmaxnreg_inc<Tr::kConsumerRegisters>();
+    consume<Tr, T, kOverlap>(p, smem, bars, b, h, m0, n_tiles);
+  }
+#else
+  (void)q_map, (void)k_map, (void)v_map, (void)p;
+  __trap();
+#endif
+}
+
+template <class Tr, class T, bool kOverlap>
+void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream) {
+  const CUtensorMapDataType element = std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                                : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const auto b = static_cast<std::uint64_t>(a.batch), d = static_cast<std::uint64_t>(a.head_dim);
+  const AttentionTileMap q = make_attention_tile_map(a.q, element, b, static_cast<std::uint64_t>(a.heads),
+                                                     static_cast<std::uint64_t>(a.seq_q), d, a.q_stride[0],
+                                                     a.q_stride[1], a.q_stride[2], Tr::kBlockM);
+  const AttentionTileMap k = make_attention_tile_map(a.k, element, b, static_cast<std::uint64_t>(a.kv_heads),
+                                                     static_cast<std::uint64_t>(a.seq_k), d, a.k_stride[0],
+                                                     a.k_stride[1], a.k_stride[2], Tr::kBlockN);
+  const AttentionTileMap v = make_attention_tile_map(a.v, element, b, static_cast<std::uint64_t>(a.kv_heads),
+                                                     static_cast<std::uint64_t>(a.seq_k), d, a.v_stride[0],
+                                                     a.v_stride[1], a.v_stride[2], Tr::kBlockN);
+  FlashSm90Params p;
+  p.o = a.o;
+  for (int i = 0; i < 3; ++i) p.o_stride[i] = a.o_stride[i];
+  p.lse = a.lse;
+  p.heads = static_cast<int>(a.heads);
+  p.kv_group = static_cast<int>(a.heads / a.kv_heads);
+  p.seq_q = static_cast<int>(a.seq_q);
+  p.seq_k = static_cast<int>(a.seq_k);
+  p.causal = a.causal ? 1 : 0;
+  p.causal_offset = static_cast<int>(a.causal ? a.causal_offset : 0);
+  p.softmax_scale = a.softmax_scale;
+  p.scale_log2 = a.softmax_scale * kLog2e;
+  p.q_seq_inner = q.seq_inner;
+  p.k_seq_inner = k.seq_inner;
+  p.v_seq_inner = v.seq_inner;
+
+  auto kernel = flash_forward_sm90_kernel<Tr, T, kOverlap>;
+  ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes));
+  const dim3 grid(static_cast<unsigned>(a.batch * a.heads), static_cast<unsigned>((a.seq_q + Tr::kBlockM - 1) / Tr::kBlockM));
+  kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(q.map, k.map, v.map, p);
+  ATTNPROF_CUDA_CHECK_LAUNCH("flash_forward_sm90_kernel");
+}
+
+// The kernel's two GEMMs alone, for run_flash_gemm_probe: one consumer warpgroup (consumer 0 of
+// the kernel's traits) issues S = Q·Kᵀ and O = P·V exactly as the main loop does (same helpers,
+// same shared-memory layout and descriptors, same TMA loads), with P taken from memory instead of a
+// softmax, and writes S and O out through the accumulator layout.
+template <class Tr, class T>
+__global__ void __launch_bounds__(kWarpgroupThreads, 1)
+    flash_gemm_probe_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
+                            const __grid_constant__ CUtensorMap v_map, const FlashSm90Params p,
+                            const std::uint16_t* p_matrix, float* s_out, float* o_out) {
+#if ATTNPROF_SM90A
+  extern __shared__ unsigned char smem_raw[];
+  unsigned char* smem = smem_raw + (1024u - shared_address(smem_raw) % 1024u) % 1024u;
+  PipelineBarriers& bars = *reinterpret_cast<PipelineBarriers*>(smem + Tr::kBarrierOffset);
+  if (threadIdx.x == 0) {
+    mbarrier_init(&bars.q_full, 1);
+    mbarrier_init(&bars.k_full[0], 1);
+    mbarrier_init(&bars.v_full[0], 1);
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    load_q<Tr>(q_map, p.q_seq_inner, smem, &bars.q_full, 0, 0, 0);
+    load_kv_tile<Tr>(smem + Tr::kKOffset, k_map, p.k_seq_inner, &bars.k_full[0], 0, 0, 0);
+    load_kv_tile<Tr>(smem + Tr::kVOffset, v_map, p.v_seq_inner, &bars.v_full[0], 0, 0, 0);
+  }
+  mbarrier_wait_parity(&bars.q_full, 0);
+  mbarrier_wait_parity(&bars.k_full[0], 0);
+  mbarrier_wait_parity(&bars.v_full[0], 0);
+  const ConsumerView<Tr> c(smem, 0);
+  const int t = static_cast<int>(threadIdx.x);
+
+  float s[Tr::kSAccumulators];
+#pragma unroll
+  for (int v = 0; v < Tr::kSAccumulators; ++v) s[v] = __int_as_float(0x7fc00000);  // scale-d 0 must drop it
+  issue_qk<Tr, T>(s, c, 0);
+  wgmma_wait_group<0>(s);
+#pragma unroll
+  for (int v = 0; v < Tr::kSAccumulators; ++v) s_out[accumulator_row(t, v) * Tr::kBlockN + accumulator_col(t, v)] = s[v];
+
+  std::uint32_t p_frag[Tr::kPSteps][4];
+#pragma unroll
+  for (int step = 0; step < Tr::kPSteps; ++step)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int row = rs_a_row(t, r), col = 16 * step + rs_a_col(t, r, 0);
+      p_frag[step][r] = static_cast<std::uint32_t>(p_matrix[row * Tr::kBlockN + col]) |
+                        (static_cast<std::uint32_t>(p_matrix[row * Tr::kBlockN + col + 1]) << 16);
+    }
+  float o[Tr::kOAccumulators];
+#pragma unroll
+  for (int v = 0; v < Tr::kOAccumulators; ++v) o[v] = 0.0f;
+  issue_pv<Tr, T>(o, p_frag, c, 0);
+  wgmma_wait_group<0>(o);
+#pragma unroll
+  for (int step = 0; step < Tr::kPSteps; ++step) pin_registers(p_frag[step]);
+#pragma unroll
+  for (int v = 0; v < Tr::kOAccumulators; ++v) o_out[accumulator_row(t, v) * Tr::kHeadDim + accumulator_col(t, v)] = o[v];
+#else
+  (void)q_map, (void)k_map, (void)v_map, (void)p, (void)p_matrix, (void)s_out, (void)o_out;
+  __trap();
+#endif
+}
+
+template <class Tr>
+void launch_gemm_probe(float* s_out, float* o_out, const void* q, const void* k, const void* v,
+                       const std::uint16_t* p_matrix, cudaStream_t stream) {
+  // One (batch, head) of 128 rows × D, contiguous: the kernel's own map builder and box sizes.
+  const std::int64_t d = Tr::kHeadDim;
+  auto map = [&](const void* data, std::uint32_t box_rows) {
+    return make_attention_tile_map(data, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 1, 1, 128, static_cast<std::uint64_t>(d),
+                                   128 * d, 128 * d, d, box_rows);
+  };
+  const AttentionTileMap q_map = map(q, Tr::kBlockM), k_map = map(k, Tr::kBlockN), v_map = map(v, Tr::kBlockN);
+  FlashSm90Params p;
+  p.q_seq_inner = q_map.seq_inner;
+  p.k_seq_inner = k_map.seq_inner;
+  p.v_seq_inner = v_map.seq_inner;
+  auto kernel = flash_gemm_probe_kernel<Tr, __nv_bfloat16>;
+  ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes));
+  kernel<<<1, kWarpgroupThreads, Tr::kSmemBytes, stream>>>(q_map.map, k_map.map, v_map.map, p, p_matrix, s_out, o_out);
+  ATTNPROF_CUDA_CHECK_LAUNCH("flash_gemm_probe_kernel");
+}
+
+// hopper_unavailable_reason() for the current device, asked once per device: it costs four
+// runtime calls, and launch_flash_attention asks on every forward.
+std::optional<std::string> current_device_not_hopper() {
+  constexpr int kMaxDevices = 64;
+  static std::mutex mutex;
+  static std::optional<std::string> answers[kMaxDevices];
+  static bool asked[kMaxDevices] = {};
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return hopper_unavailable_reason();
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!asked[device]) {
+    answers[device] = hopper_unavailable_reason();
+    asked[device] = true;
+  }
+  return answers[device];
+}
+
+}  // namespace
+
+FlashKernel flash_kernel_choice() {
+  const char* kernel = std::getenv("ATTNPROF_FLASH_KERNEL");
+  const std::string want = kernel == nullptr ? "" : kernel;
+  if (!want.empty() && want != "sm80" && want != "sm90" && want != "sm90-serial")
+    throw UsageError(str_cat("ATTNPROF_FLASH_KERNEL=", want,
+                             ": allowed sm80 (the mma.sync kernel), sm90 (wgmma + TMA, compute capability 9.0), "
+                             "sm90-serial (the same without GEMM/softmax overlap), or unset"));
+  if (want == "sm80") return FlashKernel::sm80;
+  if (want.empty()) {
+    const char* config = std::getenv("ATTNPROF_FLASH_CONFIG");  // a tiling of the sm80 kernel
+    if (config != nullptr && std::atoi(config) != 0) return FlashKernel::sm80;
+  }
+  const auto why = current_device_not_hopper();
+  if (!want.empty() && why) throw UsageError(str_cat("ATTNPROF_FLASH_KERNEL=", want, ": ", *why));
+  if (why) return FlashKernel::sm80;
+  return want == "sm90-serial" ? FlashKernel::sm90_serial : FlashKernel::sm90;
+}
+
+void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t stream, FlashKernel schedule) {
+  if (args.dtype != DType::bf16 && args.dtype != DType::fp16)
+    throw UsageError(str_cat("--dtype ", dtype_name(args.dtype), ": the fused GPU kernels take bf16 or fp16"));
+  if (args.head_dim != 64 && args.head_dim != 128)
+    throw UsageError(str_cat("--head-dim ", args.head_dim, ": the fused GPU kernels take 64 or 128"));
+  if (schedule == FlashKernel::sm80) throw Error("launch_flash_attention_sm90: asked for the sm80 kernel");
+  if (auto why = current_device_not_hopper()) throw Error(str_cat("flash_forward_sm90: ", *why));
+  if (args.batch * args.heads > 0x7fffffffll || (args.seq_q + 63) / 64 > 65535 || args.seq_k > (1ll << 30) ||
+      args.causal_offset > (1ll << 30) || args.causal_offset < -(1ll << 30))
+    throw Error("flash_forward_sm90: the problem exceeds the kernel's grid");
+  const bool fp16 = args.dtype == DType::fp16, overlap = schedule == FlashKernel::sm90;
+  using D64 = FlashSm90Traits<64, 3>;
+  using D128 = FlashSm90Traits<128, 2>;
+  if (args.head_dim == 64) {
+    if (fp16)
+      overlap ? launch_typed<D64, __half, true>(args, stream) : launch_typed<D64, __half, false>(args, stream);
+    else
+      overlap ? launch_typed<D64, __nv_bfloat16, true>(args, stream)
+              : launch_typed<D64, __nv_bfloat16, false>(args, stream);
+  } else {
+    if (fp16)
+      overlap ? launch_typed<D128, __half, true>(args, stream) : launch_typed<D128, __half, false>(args, stream);
+    else
+      overlap ? launch_typed<D128, __nv_bfloat16, true>(args, stream)
+              : launch_typed<D128, __nv_bfloat16, false>(args, stream);
+  }
+}
+
+void run_flash_gemm_probe(float* s_out, float* o_out, const void* q, const void* k, const void* v,
+                          const std::uint16_t* p_matrix, int head_dim, cudaStream_t stream) {
+  if (auto why = hopper_unavailable_reason()) throw Error(str_cat("run_flash_gemm_probe: ", *why));
+  if (head_dim == 64)
+    launch_gemm_probe<FlashSm90Traits<64, 3>>(s_out, o_out, q, k, v, p_matrix, stream);
+  else if (head_dim == 128)
+    launch_gemm_probe<FlashSm90Traits<128, 2>>(s_out, o_out, q, k, v, p_matrix, stream);
+  else
+    throw Error(str_cat("run_flash_gemm_probe: head_dim ", head_dim, " (64 or 128)"));
+}
+
+}  // namespace attnprof::cuda::hopper

@@ -1,0 +1,40 @@
+#pragma once
+// Host side of the sm_90a `flash` forward (flash_hopper.cu: wgmma + TMA + mbarriers, warp
+// specialised) and the choice between it and the mma.sync kernel (flash_forward.cu) that
+// launch_flash_attention makes on every call.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "cuda/fused_attention.h"
+
+namespace attnprof::cuda::hopper {
+
+// sm80: flash_forward.cu's mma.sync kernel. sm90: this one with FA3's schedule (S·Kᵀ of the next tile
+// and P·V of the current one in flight together, softmax under the P·V, the two consumer warpgroups
+// taking turns at the tensor cores). sm90_serial: this one with every GEMM waited for (v1; kept
+// to localise a failure of the overlapped schedule and to measure what it gains).
+enum class FlashKernel { sm80, sm90, sm90_serial };
+
+// sm90 on a compute capability 9.0 device, sm80 elsewhere. ATTNPROF_FLASH_KERNEL=sm80|sm90|sm90-serial
+// overrides it (so one run can time each); ATTNPROF_FLASH_CONFIG (a tiling of the sm80 kernel,
+// gpu_bench's `flash@k`) set to anything but 0 implies sm80 unless ATTNPROF_FLASH_KERNEL is set.
+// Throws UsageError for another ATTNPROF_FLASH_KERNEL value, or for an sm90 one on a device without it.
+FlashKernel flash_kernel_choice();
+
+// The sm_90a kernel: bf16/fp16, head_dim 64 or 128, causal (j <= i + causal_offset) or not, GQA,
+// any strides with unit stride in d and 16-byte aligned rows, optional LSE. Does not synchronise.
+// Throws UsageError for a dtype or head dim it does not take (naming the flag), Error for a device
+// that is not compute capability 9.0, a problem beyond its grid, or a failed CUDA call.
+void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t stream,
+                                 FlashKernel schedule = FlashKernel::sm90);
+
+// The kernel's two GEMMs alone, on one consumer warpgroup, to localise a failure of the whole kernel:
+// q, k, v are device bf16 [128 × head_dim] row-major (one head; q rows 64.. unused), p_matrix is bf16
+// bits [64 × 128]; writes s_out = q[0:64]·kᵀ (64 × 128 fp32) and o_out = p_matrix·v (64 × head_dim
+// fp32), both row-major, loading through the kernel's TMA maps and reading through its descriptors.
+// head_dim 64 or 128; launches one CTA on `stream` and does not synchronise.
+void run_flash_gemm_probe(float* s_out, float* o_out, const void* q, const void* k, const void* v,
+                          const std::uint16_t* p_matrix, int head_dim, cudaStream_t stream);
+
+}  // namespace attnprof::cuda::hopper
