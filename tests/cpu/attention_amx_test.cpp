@@ -24,6 +24,7 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <ostream>
 #include <random>
 #include <sstream>
 #include <string>
@@ -52,6 +53,8 @@ std::string case_name(const Case& c) {
                      c.causal ? "causal" : "full", c.batch, c.heads, c.kv_heads, c.seq_q, c.seq_k, c.head_dim);
 }
 
+void PrintTo(const Case& c, std::ostream* os) { *os << case_name(c); }
+
 const std::int64_t kHeadDims[] = {32, 64, 80, 128};
 
 // every_large: the S = 1000, 1023 cases for every head dim (hardware) or for D = 64 and 80 only
@@ -64,14 +67,15 @@ std::vector<Case> cases(bool every_large) {
     for (std::int64_t d : kHeadDims) {
       if (large && !every_large && d != 64 && d != 80) continue;
       for (bool causal : {false, true}) {
+        // causal is bit 0 of r; bits 1-2 give every (causal, layout, tiles) combination in 8 cases
         const int r = rotate++;
-        const bool bshd = r % 2 == 1, flash = (r / 2) % 2 == 0;
+        const bool bshd = (r >> 1) & 1, flash = (((r >> 2) ^ r) & 1) == 0;
         // small S: B·H = 8 ≥ 2·threads, so flash takes its head-major schedule (each thread packs
         // its own heads); large S: B·H = 2, flash packs K/V once up front and shares the q-blocks.
         if (large) {
-          out.push_back({flash, bshd, causal, 1, 2, (r / 4) % 2 ? 1 : 2, s, s, d});
+          out.push_back({flash, bshd, causal, 1, 2, (r >> 3) & 1 ? 1 : 2, s, s, d});
         } else {
-          out.push_back({flash, bshd, causal, 2, 4, (r / 4) % 2 ? 2 : 4, s, s, d});
+          out.push_back({flash, bshd, causal, 2, 4, (r >> 3) & 1 ? 2 : 4, s, s, d});
         }
       }
     }
@@ -302,10 +306,14 @@ TEST(AmxDispatch, SupportAgreesWithCpuinfo) {
   const amx::Support& amx = amx::support();
   if (!std::ifstream("/proc/cpuinfo")) GTEST_SKIP() << "no /proc/cpuinfo";
   EXPECT_EQ(amx.cpu_has_amx, cpuinfo_has("amx_tile") && cpuinfo_has("amx_bf16"));
-  if (!amx.cpu_has_amx) EXPECT_EQ(amx.reason, "no AMX-TILE/AMX-BF16 on this CPU");
+  if (!amx.cpu_has_amx) {
+    EXPECT_EQ(amx.reason, "no AMX-TILE/AMX-BF16 on this CPU");
+  }
   EXPECT_EQ(amx.usable, amx.reason.empty()) << amx.reason;
   EXPECT_TRUE(!amx.usable || amx.cpu_has_amx);
-  if (detected_isa() >= Isa::avx512_bf16) EXPECT_EQ(detected_isa() == Isa::avx512_amx, amx.usable);
+  if (detected_isa() >= Isa::avx512_bf16) {
+    EXPECT_EQ(detected_isa() == Isa::avx512_amx, amx.usable);
+  }
   RecordProperty("amx", amx.usable ? "usable" : amx.reason);
 }
 
