@@ -8,9 +8,10 @@
 //   CPUs without AMX too.
 // Cases: S ∈ {1, 17, 77, 128, 1000, 1023} × D ∈ {32, 64, 80, 128} × causal and not, with layout
 // (bhsd | bshd), tile configuration (flash 64 × 256 prepacked | efficient 64 × 64 per tile) and GQA
-// rotated; Sq ≠ Sk (77/128, 128/77, 1/1023, 1000/17). Outputs are NaN-poisoned first. Each element
-// must lie within the bf16 error bound 2⁻⁸·(|ref| + max|v|) (P and the output rounded to bf16)
-// and the whole output within ‖out − ref‖/‖ref‖ ≤ 1e-2; lse within 1e-4·(1 + |ref|).
+// rotated; Sq ≠ Sk (77/128, 128/77, 1/1023, 1000/17); odd and wide D (33, 1, 256). Outputs are
+// NaN-poisoned first. Each element must lie within the bf16 error bound 2⁻⁸·(|ref| + max|v|)
+// (P and the output rounded to bf16), the whole output within ‖out − ref‖/‖ref‖ ≤ 1e-2, and
+// lse within 1e-4·(1 + |ref|). The emulated backend runs S = 1000, 1023 at D = 64, 80 only.
 #include <attnprof/attention.h>
 #include <attnprof/dtype.h>
 #include <attnprof/tensor.h>
@@ -86,6 +87,10 @@ std::vector<Case> cases(bool every_large) {
     out.push_back({r++ % 2 == 0, true, causal, 1, 4, 2, 128, 77, 80});
     out.push_back({r++ % 2 == 0, false, causal, 1, 2, 2, 1, 1023, 32});
     out.push_back({r++ % 2 == 0, true, causal, 1, 2, 1, 1000, 17, 128});
+    // odd and wide head dims: the element-wise packing (D odd), Dk padding 33 -> 64, 16-column tails
+    out.push_back({r++ % 2 == 0, false, causal, 1, 2, 2, 77, 77, 33});
+    out.push_back({r++ % 2 == 0, true, causal, 1, 2, 1, 100, 130, 1});
+    out.push_back({r++ % 2 == 0, false, causal, 1, 2, 2, 65, 300, 256});
   }
   return out;
 }
