@@ -4,7 +4,8 @@
 // m, l and O are fp32 throughout (as PyTorch's CPU flash kernel does). Compiled with AVX-512 and
 // AVX512_BF16 flags. Tiling, FLOPs and bytes: attention_tiles.h.
 //
-// Micro-kernel: microkernel_bf16_avx512.h (shared with the bf16 GEMM).
+// Policy: policy_bf16_avx512.h (shared with the AMX path, attention_amx.cpp); micro-kernel:
+// microkernel_bf16_avx512.h (shared with the bf16 GEMM).
 //
 // Versions (Zen 5 dev machine, 1 thread, causal, GFLOP/s per CPU-second, D=64 / D=128;
 // 2-thread numbers in bench/RESULTS.md):
