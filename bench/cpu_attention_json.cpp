@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cpu/cpu_features.h"
+#include "cpu/fused_attention.h"
 #include "variants/reference.h"
 
 namespace {
@@ -74,7 +75,8 @@ int main(int argc, char** argv) {
     std::printf(
         "{\"variant\": \"%s\", \"device\": \"cpu\", \"dtype\": \"%s\", \"threads\": %d, \"isa\": \"%s\", "
         "\"median_ms\": %.4f, \"best_ms\": %.4f, \"gflops\": %.1f, \"rel_err\": %.3e, \"err_scope\": \"%s\"}\n",
-        name.c_str(), std::string(dtype_name(spec.dtype)).c_str(), threads, cpu::isa_name(cpu::kernel_isa()), median,
+        name.c_str(), std::string(dtype_name(spec.dtype)).c_str(), threads,
+        cpu::isa_name(cpu::fused_isa(spec.dtype, cpu::kernel_isa())), median,
         ms.front(), spec.flops() / median / 1e6, err.rel_err, err.scope().c_str());
     return 0;
   } catch (const UsageError& e) {

@@ -8,6 +8,11 @@ thread count, and prints one Markdown row per (threads, shape, dtype) with the s
 
     python3 bench/cpu_vs_pytorch.py --attnprof build/rel/attnprof [--threads 2,16] [--json out.json]
     python3 bench/cpu_vs_pytorch.py --driver build/rel/bench/bench_cpu_attention_json   # no CLI needed
+    python3 bench/cpu_vs_pytorch.py --attnprof build/rel/attnprof --isa avx512_amx,avx512_bf16
+
+--isa runs our side once per ATTNPROF_CPU_ISA cap (bf16 rows; fp32 takes the first), so the AMX
+path and the vdpbf16ps path print beside the same PyTorch number. Without it our side runs the best
+path the CPU offers.
 
 Needs PyTorch >= 2.3 (torch.nn.attention.sdpa_kernel). Ratio = PyTorch ms / attnprof ms, so
 > 1.0 means attnprof is faster.
@@ -55,11 +60,19 @@ def time_pytorch(torch, b, h, s, d, dtype, threads, warmup, reps):
     return statistics.median(times)
 
 
-def time_attnprof(binary, b, h, s, d, dtype, threads, extra):
+def our_env(threads, isa):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    env.pop("ATTNPROF_CPU_ISA", None)
+    if isa:
+        env["ATTNPROF_CPU_ISA"] = isa
+    return env
+
+
+def time_attnprof(binary, b, h, s, d, dtype, threads, extra, isa):
     cmd = [binary, "run", "--variant", "flash", "--device", "cpu", "--batch", str(b), "--heads", str(h),
            "--kv-heads", str(h), "--seq", str(s), "--head-dim", str(d), "--dtype", OUR_DTYPE[dtype], "--causal",
            "--threads", str(threads), "--format", "json"] + extra
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    env = our_env(threads, isa)
     with tempfile.TemporaryDirectory() as scratch:
         done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=scratch)
     if done.returncode != 0:
@@ -68,10 +81,10 @@ def time_attnprof(binary, b, h, s, d, dtype, threads, extra):
     return float(row["median_ms"]), float(row.get("rel_err", float("nan")))
 
 
-def time_driver(binary, b, h, s, d, dtype, threads, reps):
+def time_driver(binary, b, h, s, d, dtype, threads, reps, isa):
     cmd = [binary, "--variant", "flash", "--batch", str(b), "--heads", str(h), "--seq", str(s), "--head-dim", str(d),
            "--dtype", OUR_DTYPE[dtype], "--causal", "1", "--threads", str(threads), "--reps", str(reps)]
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    env = our_env(threads, isa)
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr.strip()}")
@@ -89,15 +102,19 @@ def main():
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--json", help="also write the rows to this file")
     parser.add_argument("--extra", default="", help="extra flags for `attnprof run`, e.g. '--no-profile'")
+    parser.add_argument("--isa", default="",
+                        help="comma-separated ATTNPROF_CPU_ISA caps for our side, e.g. avx512_amx,avx512_bf16 "
+                             "(default: no cap, the best path)")
     args = parser.parse_args()
 
     import torch
 
     print(f"torch {torch.__version__}, {torch.backends.cpu.get_cpu_capability()}, "
           f"attnprof {os.path.abspath(args.attnprof or args.driver)}")
-    print("| threads | B | H | S | D | dtype | PyTorch SDPA flash ms (GFLOP/s) | attnprof flash ms (GFLOP/s) "
-          "| ratio | attnprof rel err |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    isas = [i for i in args.isa.split(",") if i] or [""]
+    print("| threads | B | H | S | D | dtype | our ISA cap | PyTorch SDPA flash ms (GFLOP/s) "
+          "| attnprof flash ms (GFLOP/s) | ratio | attnprof rel err |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     rows = []
     for threads in (int(t) for t in args.threads.split(",")):
         for only, b, h, s, d in SHAPES:
@@ -105,16 +122,18 @@ def main():
                 continue
             for dtype in DTYPES:
                 theirs = time_pytorch(torch, b, h, s, d, dtype, threads, args.warmup, args.reps)
-                if args.driver:
-                    ours, err = time_driver(args.driver, b, h, s, d, dtype, threads, args.reps)
-                else:
-                    ours, err = time_attnprof(args.attnprof, b, h, s, d, dtype, threads, args.extra.split())
-                f = flops(b, h, s, d)
-                row = dict(threads=threads, batch=b, heads=h, seq=s, head_dim=d, dtype=dtype, pytorch_ms=theirs,
-                           attnprof_ms=ours, ratio=theirs / ours, attnprof_rel_err=err)
-                rows.append(row)
-                print(f"| {threads} | {b} | {h} | {s} | {d} | {dtype} | {theirs:.1f} ({f / theirs / 1e6:.0f}) | "
-                      f"{ours:.1f} ({f / ours / 1e6:.0f}) | {theirs / ours:.2f} | {err:.1e} |", flush=True)
+                for isa in isas if dtype == "bfloat16" else isas[:1]:
+                    if args.driver:
+                        ours, err = time_driver(args.driver, b, h, s, d, dtype, threads, args.reps, isa)
+                    else:
+                        ours, err = time_attnprof(args.attnprof, b, h, s, d, dtype, threads, args.extra.split(), isa)
+                    f = flops(b, h, s, d)
+                    row = dict(threads=threads, batch=b, heads=h, seq=s, head_dim=d, dtype=dtype, isa_cap=isa or "best",
+                               pytorch_ms=theirs, attnprof_ms=ours, ratio=theirs / ours, attnprof_rel_err=err)
+                    rows.append(row)
+                    print(f"| {threads} | {b} | {h} | {s} | {d} | {dtype} | {isa or 'best'} | "
+                          f"{theirs:.1f} ({f / theirs / 1e6:.0f}) | {ours:.1f} ({f / ours / 1e6:.0f}) | "
+                          f"{theirs / ours:.2f} | {err:.1e} |", flush=True)
     if args.json:
         tmp = args.json + ".tmp"
         with open(tmp, "w") as out:

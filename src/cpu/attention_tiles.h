@@ -4,7 +4,7 @@
 // anonymous namespace, so no code compiled for one ISA can be picked by the linker for another).
 //
 // Tiling (per work item = one (b, h, q-block of Br rows)):
-//   Q block packed [Br][Dk] (Dk = D rounded up to the reduction pair, 2 for bf16);
+//   Q block packed [Br][Dk] (Dk = D rounded up to the reduction step: 2 for bf16, 32 for AMX);
 //   for each key tile of Bc keys up to the causal limit:
 //     S[Br][Bc] = Q·Kᵀ   register-blocked 6 rows × 64 keys (24 zmm accumulators), K packed
 //                        as [Dk/pair][BcP][pair] so one load serves 16 keys;
@@ -42,8 +42,34 @@ inline std::int64_t round_up(std::int64_t x, std::int64_t m) { return (x + m - 1
 inline std::int64_t clamp64(std::int64_t x, std::int64_t lo, std::int64_t hi) { return x < lo ? lo : (x > hi ? hi : x); }
 inline std::int64_t min64(std::int64_t a, std::int64_t b) { return a < b ? a : b; }
 
-constexpr std::int64_t kMicroRows = 6;   // rows per register block
-constexpr std::int64_t kMicroCols = 64;  // columns per register block (4 × 16 fp32 lanes)
+// A Policy may set its own micro-tile and reduction padding (the AMX policy blocks 32 × 32 in
+// tile registers and reduces 32 bf16 per step); the others take 6 rows × 64 columns (4 × 16 fp32
+// lanes, 24 zmm accumulators) and pad reductions to their pair size.
+template <class Policy>
+constexpr std::int64_t micro_rows() {
+  if constexpr (requires { Policy::kMicroRows; }) return Policy::kMicroRows; else return 6;
+}
+template <class Policy>
+constexpr std::int64_t micro_cols() {
+  if constexpr (requires { Policy::kMicroCols; }) return Policy::kMicroCols; else return 64;
+}
+template <class Policy>
+constexpr std::int64_t reduce_align() {
+  if constexpr (requires { Policy::kReduceAlign; }) return Policy::kReduceAlign; else return Policy::kPair;
+}
+// Per-thread set-up and tear-down around a thread's work (AMX: load the tile configuration on the
+// thread, release the tile state after), for Policies that need it.
+template <class Policy>
+struct PolicyThreadScope {
+  PolicyThreadScope() {
+    if constexpr (requires { Policy::begin_thread(); }) Policy::begin_thread();
+  }
+  ~PolicyThreadScope() {
+    if constexpr (requires { Policy::end_thread(); }) Policy::end_thread();
+  }
+  PolicyThreadScope(const PolicyThreadScope&) = delete;
+  PolicyThreadScope& operator=(const PolicyThreadScope&) = delete;
+};
 
 template <class Src>
 inline float to_float(Src x);
@@ -58,7 +84,10 @@ template <class Policy>
 class TileDriver {
  public:
   using E = typename Policy::Elem;
-  static constexpr std::int64_t kPair = Policy::kPair;
+  static constexpr std::int64_t kPair = Policy::kPair;  // the packed layouts' pair size
+  static constexpr std::int64_t kMicroRows = micro_rows<Policy>();
+  static constexpr std::int64_t kMicroCols = micro_cols<Policy>();
+  static constexpr std::int64_t kReduceAlign = reduce_align<Policy>();  // Q·Kᵀ over D, P·V over keys
 
   TileDriver(const FusedProblem& p, const TileConfig& c, int threads) : p_(p), c_(c) {
     // With enough heads to keep every thread busy, each thread takes whole heads and packs that
@@ -68,11 +97,11 @@ class TileDriver {
     head_major_ = c.prepack_kv && p.batch * p.heads >= 2 * static_cast<std::int64_t>(threads);
     br_ = c.block_q;
     bc_ = c.block_k;
-    dk_ = round_up(p.head_dim, kPair);
+    dk_ = round_up(p.head_dim, kReduceAlign);
     dv_ = round_up(p.head_dim, 16);
     bcp_ = round_up(bc_, 16);
     k_tile_ = dk_ * bcp_;
-    v_tile_ = round_up(bc_, kPair) * dv_;
+    v_tile_ = round_up(bc_, kReduceAlign) * dv_;
     kv_tiles_ = (p.seq_k + bc_ - 1) / bc_;
     q_blocks_ = (p.seq_q + br_ - 1) / br_;
     // per-thread layout, each piece 64-byte aligned
@@ -103,6 +132,7 @@ class TileDriver {
 #pragma omp parallel num_threads(threads)
     {
       char* mine = static_cast<char*>(scratch) + per_thread_ * omp_get_thread_num();
+      const PolicyThreadScope<Policy> thread_scope;
       if (head_major_) {
         E* panel = reinterpret_cast<E*>(mine + off_kv_);
 #pragma omp for schedule(dynamic, 1)
@@ -240,7 +270,7 @@ class TileDriver {
       const std::int64_t j0 = t * bc_;
       const std::int64_t cols = min64(bc_, kv_end - j0);
       const std::int64_t cols_p = round_up(cols, 16);
-      const std::int64_t cols_pair = round_up(cols, kPair);
+      const std::int64_t cols_pair = round_up(cols, kReduceAlign);
       const E* kt;
       const E* vt;
       if (kv_panel != nullptr) {
@@ -295,7 +325,7 @@ class TileDriver {
         const int nz = static_cast<int>(min64(kMicroCols, dv_ - c0) / 16);
         for (std::int64_t r0 = 0; r0 < rows; r0 += kMicroRows) {
           const int nr = static_cast<int>(min64(kMicroRows, rows - r0));
-          const std::int64_t keys = round_up(visible(r0 + nr - 1), kPair);
+          const std::int64_t keys = round_up(visible(r0 + nr - 1), kReduceAlign);
           Policy::tile(nr, nz, o + r0 * dv_ + c0, dv_, probs + r0 * bcp_, bcp_, vt + c0 * kPair, dv_ * kPair, keys,
                        alpha + r0);
         }

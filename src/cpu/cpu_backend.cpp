@@ -55,6 +55,9 @@ constexpr TileConfig kFlashTiles{64, 256, true};
 // efficient: xformers-style 64×64 tiles, K/V packed tile by tile as each q-block reaches them,
 // static schedule in memory order.
 constexpr TileConfig kEfficientTiles{64, 64, false};
+// The AMX path (attention_amx.cpp) tiles 32 × 32: both configurations must divide into it.
+static_assert(kFlashTiles.block_q % 32 == 0 && kFlashTiles.block_k % 32 == 0);
+static_assert(kEfficientTiles.block_q % 32 == 0 && kEfficientTiles.block_k % 32 == 0);
 
 FusedProblem fused_problem(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
                            Tensor* lse) {
@@ -207,7 +210,7 @@ class CpuBackend final : public ops::Backend {
     if (auto why = fused_refusal(spec)) throw UsageError(*why);
     check_fused_operands(spec, out, q, k, v);
     const Isa isa = fused_isa(spec.dtype, kernel_isa());
-    KernelRange r(intern_name(fmt::format("cpu::{}_{}_{}", what, dtype_name(spec.dtype), isa_name(isa))));
+    KernelRange r(fused_kernel_name(what, spec.dtype, isa));
     const FusedProblem problem = fused_problem(spec, out, q, k, v, lse);
     const int threads = omp_get_max_threads();
     const FusedWorkspace ws = fused_workspace(problem, tiles, isa, threads);

@@ -4,26 +4,30 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cpu/amx.h"
+
 namespace attnprof::cpu {
 namespace {
-Isa isa_from_environment() {
-  const char* value = std::getenv("ATTNPROF_CPU_ISA");
-  if (value == nullptr) return Isa::avx512_bf16;
-  if (std::strcmp(value, "portable") == 0) return Isa::portable;
-  if (std::strcmp(value, "avx512") == 0) return Isa::avx512;
-  return Isa::avx512_bf16;
-}
 std::atomic<int>& isa_limit() {
-  static std::atomic<int> limit{static_cast<int>(isa_from_environment())};
+  static std::atomic<int> limit{static_cast<int>(isa_limit_from(std::getenv("ATTNPROF_CPU_ISA")))};
   return limit;
 }
 }  // namespace
+
+Isa isa_limit_from(const char* value) {
+  if (value == nullptr) return Isa::avx512_amx;
+  for (Isa isa : {Isa::portable, Isa::avx512, Isa::avx512_bf16}) {
+    if (std::strcmp(value, isa_name(isa)) == 0) return isa;
+  }
+  return Isa::avx512_amx;
+}
 
 const char* isa_name(Isa isa) {
   switch (isa) {
     case Isa::portable: return "portable";
     case Isa::avx512: return "avx512";
     case Isa::avx512_bf16: return "avx512_bf16";
+    case Isa::avx512_amx: return "avx512_amx";
   }
   return "portable";
 }
@@ -35,7 +39,7 @@ Isa detected_isa() {
     bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                   __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
                   __builtin_cpu_supports("fma");
-    if (avx512 && __builtin_cpu_supports("avx512bf16")) return Isa::avx512_bf16;
+    if (avx512 && __builtin_cpu_supports("avx512bf16")) return amx::support().usable ? Isa::avx512_amx : Isa::avx512_bf16;
     if (avx512) return Isa::avx512;
 #endif
     return Isa::portable;

@@ -42,7 +42,8 @@ struct FusedWorkspace {
                                       // and the packed K/V of the thread's current head
 };
 
-// The compute path fused_attention takes for this dtype on this ISA ("avx512_bf16", "avx512", "portable").
+// The compute path fused_attention takes for this dtype on this ISA ("avx512_amx" for bf16 on AMX,
+// "avx512_bf16", "avx512", "portable").
 Isa fused_isa(DType dtype, Isa isa);
 FusedWorkspace fused_workspace(const FusedProblem& problem, const TileConfig& config, Isa isa, int threads);
 // prepack: prepack_bytes, scratch: threads · per_thread_bytes, both 64-byte aligned.
@@ -53,8 +54,10 @@ namespace detail {
 void fused_attention_portable(const FusedProblem&, const TileConfig&, void*, void*, int);
 void fused_attention_avx512_fp32(const FusedProblem&, const TileConfig&, void*, void*, int);
 void fused_attention_avx512_bf16(const FusedProblem&, const TileConfig&, void*, void*, int);
+void fused_attention_amx(const FusedProblem&, const TileConfig&, void*, void*, int);
 FusedWorkspace workspace_fp32(const FusedProblem&, const TileConfig&, int threads);
 FusedWorkspace workspace_bf16(const FusedProblem&, const TileConfig&, int threads);
+FusedWorkspace workspace_amx(const FusedProblem&, const TileConfig&, int threads);
 }  // namespace detail
 
 }  // namespace attnprof::cpu

@@ -75,7 +75,7 @@ void openblas_init() {
 
 // Whether the vdpbf16ps kernel takes these operands (shapes already checked).
 bool bf16_kernel_applies(const Tensor& dst, const Tensor& a, const Tensor& bm, bool transpose_b) {
-  return kernel_isa() == Isa::avx512_bf16 && a.dtype() == DType::bf16 && bm.dtype() == DType::bf16 &&
+  return kernel_isa() >= Isa::avx512_bf16 && a.dtype() == DType::bf16 && bm.dtype() == DType::bf16 &&
          (dst.dtype() == DType::bf16 || dst.dtype() == DType::fp32) && a.stride(3) == 1 && bm.stride(3) == 1 &&
          dst.stride(3) == 1 && a.size(3) % 2 == 0 && (!transpose_b || bm.stride(2) % 2 == 0);
 }

@@ -171,7 +171,7 @@ class SoftmaxTest : public ::testing::TestWithParam<Isa> {
     if (static_cast<int>(detected_isa()) < static_cast<int>(GetParam())) GTEST_SKIP() << "CPU lacks this ISA";
     set_isa_limit(GetParam());
   }
-  void TearDown() override { set_isa_limit(Isa::avx512_bf16); }
+  void TearDown() override { set_isa_limit(Isa::avx512_amx); }
 };
 
 TEST_P(SoftmaxTest, MatchesFp64WithMaskedEntriesAndAllMaskedRow) {
@@ -254,7 +254,7 @@ class GemmTest : public ::testing::TestWithParam<Isa> {
     if (static_cast<int>(detected_isa()) < static_cast<int>(GetParam())) GTEST_SKIP() << "CPU lacks this ISA";
     set_isa_limit(GetParam());
   }
-  void TearDown() override { set_isa_limit(Isa::avx512_bf16); }
+  void TearDown() override { set_isa_limit(Isa::avx512_amx); }
 };
 
 TEST_P(GemmTest, Fp32Bf16Fp16AgainstFp64) {
