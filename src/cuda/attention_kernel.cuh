@@ -298,7 +298,7 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
   std::uint32_t stage = 0;  // byte offset of this tile's K/V buffers (even tiles 0, odd kSmemKV)
   for (int n_block = 0; n_block < n_blocks; ++n_block) {
     const ThreadOffsets<Tr> my(fresh_tid(), fresh_ctaid_x());
-    const std::uint32_t copy_smem = smem + my.copy;
+    const std::uint32_t copy_dst = smem + my.copy;
     const int k_step = kRowsPerPass * static_cast<int>(args.k_stride[2]);
     const int v_step = kRowsPerPass * static_cast<int>(args.v_stride[2]);
     if constexpr (Tr::kPipelined) {
@@ -308,8 +308,8 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
         const int rows_left = seq_k - (n_block + 1) * Tr::kBlockN - my.copy_row0;
         k_src += k_step * (Tr::kBlockN / kRowsPerPass);
         v_src += v_step * (Tr::kBlockN / kRowsPerPass);
-        copy_tile<Tr, Tr::kBlockN>(copy_smem + (stage ^ Tr::kSmemKV) + kOffK, k_src, k_step, rows_left, args.k);
-        copy_tile<Tr, Tr::kBlockN>(copy_smem + (stage ^ Tr::kSmemKV) + kOffV, v_src, v_step, rows_left, args.v);
+        copy_tile<Tr, Tr::kBlockN>(copy_dst + (stage ^ Tr::kSmemKV) + kOffK, k_src, k_step, rows_left, args.k);
+        copy_tile<Tr, Tr::kBlockN>(copy_dst + (stage ^ Tr::kSmemKV) + kOffV, v_src, v_step, rows_left, args.v);
         cp_async_commit();
       }
     } else {
@@ -318,8 +318,8 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
         const int rows_left = seq_k - n_block * Tr::kBlockN - my.copy_row0;
         k_src += k_step * (Tr::kBlockN / kRowsPerPass);
         v_src += v_step * (Tr::kBlockN / kRowsPerPass);
-        copy_tile<Tr, Tr::kBlockN>(copy_smem + kOffK, k_src, k_step, rows_left, args.k);
-        copy_tile<Tr, Tr::kBlockN>(copy_smem + kOffV, v_src, v_step, rows_left, args.v);
+        copy_tile<Tr, Tr::kBlockN>(copy_dst + kOffK, k_src, k_step, rows_left, args.k);
+        copy_tile<Tr, Tr::kBlockN>(copy_dst + kOffV, v_src, v_step, rows_left, args.v);
         cp_async_commit();
       }
       cp_async_wait_all();
