@@ -84,7 +84,7 @@ struct Traits {
   static constexpr int kSmemQ = kBlockM * kHeadDim * 2;
   static constexpr int kSmemKV = kBlockN * kHeadDim * 2;
   // Shared-memory regions (byte offsets): Q, then kStages K tiles, then kStages V tiles, then the
-  // CTA's (q_start, batch·head) for re-reading instead of keeping them in registers.
+  // CTA's (q_start, batch·head, causal offset, seq_k) for re-reading instead of keeping them in registers.
   static constexpr std::uint32_t kOffK = kSmemQ, kOffV = kSmemQ + kStages * kSmemKV;
   static constexpr std::uint32_t kOffCoords = kSmemQ + 2 * kStages * kSmemKV;
   static constexpr int kSmemBytes = kOffCoords + 16;
@@ -189,10 +189,15 @@ __device__ __forceinline__ int fresh_tid() {
   asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(r));
   return r;
 }
-// The CTA's (q_start, batch·head), stored once in shared memory by the prologue (volatile: the
-// compiler cannot forward the stored registers instead).
+// The CTA's (q_start, batch·head, offset, seq_k), stored once in shared memory by the prologue
+// (volatile: the compiler cannot forward the stored registers instead).
 __device__ __forceinline__ void read_coords(int& q_start, int& bh, std::uint32_t addr) {
   asm volatile("ld.shared.v2.u32 {%0,%1}, [%2];\n" : "=r"(q_start), "=r"(bh) : "r"(addr));
+}
+__device__ __forceinline__ int read_slot(std::uint32_t addr) {
+  int v;
+  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr));
+  return v;
 }
 __device__ __forceinline__ int read_q_start(std::uint32_t addr) {
   int q_start;
@@ -306,7 +311,8 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
   }
   cp_async_commit();
   const std::uint32_t coords_addr = smem + Tr::kOffCoords;
-  if (threadIdx.x == 0) asm volatile("st.shared.v2.u32 [%0], {%1,%2};\n" ::"r"(coords_addr), "r"(q_start), "r"(bh));
+  if (threadIdx.x == 0)
+    asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};\n" ::"r"(coords_addr), "r"(q_start), "r"(bh), "r"(offset), "r"(seq_k));
   __syncthreads();  // the coordinates are visible to every thread
 
   const float scale_log2 = args.softmax_scale * kLog2e;
@@ -368,7 +374,7 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
     // diagonal when kBlockN < kBlockM) skips it: its P would be all zeros. Warp-uniform.
     const int n_start = n_block * Tr::kBlockN;
     if (Tr::kBlockN < Tr::kBlockM && args.causal &&
-        n_start > read_q_start(smem + Tr::kOffCoords) + my.warp_first_row + Tr::kRowsPerWarp - 1 + offset)
+        n_start > read_q_start(smem + Tr::kOffCoords) + my.warp_first_row + Tr::kRowsPerWarp - 1 + read_slot(smem + Tr::kOffCoords + 8))
       continue;
 
     // S = Q · Kᵀ for this warp's rows and the tile's kBlockN keys. Each K fragment (ldmatrix.x4)
@@ -406,8 +412,9 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
     // Mask only where needed: the Sk tail, and (causal) tiles reaching past the last key this
     // warp's first row sees. One integer limit per row; the column offsets are immediates.
     const int warp_first_row = read_q_start(smem + Tr::kOffCoords) + my.warp_first_row;
+    const int diagonal = read_slot(smem + Tr::kOffCoords + 8);  // = offset, re-read (registers)
     const bool needs_mask = n_start + Tr::kBlockN > seq_k ||
-                            (args.causal && n_start + Tr::kBlockN - 1 > warp_first_row + offset);
+                            (args.causal && n_start + Tr::kBlockN - 1 > warp_first_row + diagonal);
     if (needs_mask) {
       const int tail_limit = seq_k - n_start - (my.lane % 4) * 2;
 #pragma unroll
@@ -416,7 +423,7 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
         for (int half = 0; half < 2; ++half) {
           // Keys seen by this thread's row, minus the tile start and the thread's first column.
           const int causal_limit =
-              warp_first_row + my.lane / 4 + mt * 16 + half * 8 + offset + 1 - n_start - (my.lane % 4) * 2;
+              warp_first_row + my.lane / 4 + mt * 16 + half * 8 + diagonal + 1 - n_start - (my.lane % 4) * 2;
           const int limit = args.causal ? min(tail_limit, causal_limit) : tail_limit;
 #pragma unroll
           for (int nt = 0; nt < Tr::kNTiles; ++nt) {
