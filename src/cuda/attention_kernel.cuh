@@ -14,7 +14,8 @@
 // LSE -inf. Q rows past Sq and K/V rows past Sk are zero-filled by cp.async (src-size 0). The
 // output goes through the warp's own Q rows in shared memory for 16-byte coalesced stores.
 // Registers: at 32 rows per warp the accumulators alone take 192 of 255 (D=128, 64-key tiles);
-// everything else is kept out of the key loop — see ThreadOffsets and the fresh_* reads.
+// everything else is kept out of the key loop — see ThreadOffsets, fresh_tid and the coordinate
+// slot in shared memory. CTA order: BlockSchedule (grouped longest-first).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -240,7 +241,7 @@ __device__ __forceinline__ void copy_tile(std::uint32_t smem, const T* src, int 
 template <class Tr>
 struct ThreadOffsets {
   int lane, copy_row0;
-  int warp_first_row;          // query index of the warp's first row
+  int warp_first_row;          // q_start + the warp's first row in the CTA
   std::uint32_t copy;          // cp.async target of (copy_row0, this thread's chunk) in a tile
   std::uint32_t q, k, v;       // ldmatrix lane addresses at k-step 0, see the kernel
   __device__ __forceinline__ ThreadOffsets(int tid, int q_start) {
