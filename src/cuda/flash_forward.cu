@@ -21,7 +21,7 @@
 //   v4 the 4-warp × 32-row tilings FA2 uses, now without spills (v3 spilled 8 and 72 bytes there:
 //      ptxas kept per-copy 64-bit pointers and per-k-step ldmatrix addresses live across the key
 //      loop; now one register per operand, XOR-stepped, rebuilt per tile); 8-warp 128×128 D=128
-//      236 → 183 registers; lazy rescaling; the first Q·Kᵀ k-step with C = 0; warps skip the
+//      236 → 174 registers; lazy rescaling; the first Q·Kᵀ k-step with C = 0; warps skip the
 //      diagonal tiles none of their rows sees; grouped longest-first CTA order (v3 went head by
 //      head, longest first within a head, like FA2's grid: a list-scheduling model puts that
 //      12-27% over the ideal makespan at the anchors, the grouped order 0-3%); causal_offset
@@ -40,14 +40,14 @@ using Flash = attention::Traits<D, M, N, W, /*kPipelined=*/true, QInRegisters, M
 // sm_90a registers/thread, bf16 and fp16 alike, 0 bytes spilled everywhere since v4):
 //   D=64  default 128×128, 4 warps × 32 rows (FlashAttention-2's choice): 255, 2 CTAs/SM.
 //         1: 128×64, 4 warps × 32 rows, __launch_bounds__ min 3 CTAs/SM (sm_90 only): 168, 3 CTAs/SM.
-//         2: 128×64, 4 warps × 32 rows, Q fragments in registers: 232, 2 CTAs/SM.
-//         3: 64×64, 4 warps × 16 rows: 124, 4 CTAs/SM.
-//         4: 256×64, 8 warps × 32 rows: 217, 1 CTA/SM.
+//         2: 128×64, 4 warps × 32 rows, Q fragments in registers: 230, 2 CTAs/SM.
+//         3: 64×64, 4 warps × 16 rows: 101, 4 CTAs/SM.
+//         4: 256×64, 8 warps × 32 rows: 208, 1 CTA/SM.
 //   D=128 default 128×64, 4 warps × 32 rows (FlashAttention-2's choice): 255, 2 CTAs/SM.
-//         1: 128×128, 8 warps × 16 rows (the v3 default): 183, 1 CTA/SM.
+//         1: 128×128, 8 warps × 16 rows (the v3 default): 174, 1 CTA/SM.
 //         2: 128×32, 4 warps × 32 rows: 236, 2 CTAs/SM.
 //         3: 256×64, 8 warps × 32 rows: 255, 1 CTA/SM.
-//         4: 128×128, 8 warps × 16 rows, Q fragments in registers: 234, 1 CTA/SM.
+//         4: 128×128, 8 warps × 16 rows, Q fragments in registers: 229, 1 CTA/SM.
 //   Speeds of v4: not yet measured.
 // Measured before v4 (2026-11-30, ratio FA2 time / ours): D=64 128×64/4 warps 0.92, 0.87; 64×64
 // 0.93, 0.80; 128×64/8 warps 0.87, 0.81; 128×128/8 warps 0.83, 0.78. D=128 128×128/8 warps 0.82,
