@@ -14,17 +14,52 @@
 // LSE -inf. Q rows past Sq and K/V rows past Sk are zero-filled by cp.async (src-size 0). The
 // output goes through the warp's own Q rows in shared memory for 16-byte coalesced stores.
 // Registers: at 32 rows per warp the accumulators alone take 192 of 255 (D=128, 64-key tiles);
-// everything else is kept out of the key loop — see ThreadOffsets and the fresh_* reads.
+// everything else is kept out of the key loop — see ThreadOffsets, fresh_tid and the coordinate
+// slot in shared memory. CTA order: BlockSchedule (grouped longest-first).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
 
+#include "cuda/device_types.cuh"
 #include "cuda/fused_attention.h"
 
 namespace attnprof::cuda::attention {
 
 constexpr float kLog2e = 1.4426950408889634f;
+
+// The order CTAs start in. A 1-D grid; block L maps to (query block, batch·head) so that heads go
+// in groups whose K and V fit a share of L2 (kL2ShareBytes), and within a group the longest query
+// blocks (causal: the last) of all its heads come first — longest-first list scheduling across
+// the group rather than one head after another, where each head's longest block started late and
+// the last ones ran alone at the end (a list-scheduling model of the anchors: makespan 12-27% over
+// the ideal head by head, as FlashAttention-2's grid, 0-3% grouped).
+struct BlockSchedule {
+  static constexpr std::int64_t kL2ShareBytes = 16ll << 20;
+  int m_blocks = 1, heads_per_group = 1, last_group = 0;
+  FastDivmod group_blocks;  // heads_per_group · m_blocks
+  FastDivmod heads_full;    // heads_per_group
+  FastDivmod heads_last;    // heads in the last group
+  // bh_count = batch·heads; kv_bytes_per_head: K and V of one head (seq_k · D · 2 · element size).
+  static BlockSchedule make(int m_blocks, int bh_count, std::int64_t kv_bytes_per_head) {
+    BlockSchedule s;
+    s.m_blocks = m_blocks;
+    const std::int64_t fit = kL2ShareBytes / (kv_bytes_per_head > 0 ? kv_bytes_per_head : 1);
+    s.heads_per_group = static_cast<int>(fit < 1 ? 1 : (fit > bh_count ? bh_count : fit));
+    s.last_group = (bh_count - 1) / s.heads_per_group;
+    s.group_blocks = FastDivmod(static_cast<std::uint32_t>(s.heads_per_group * m_blocks));
+    s.heads_full = FastDivmod(static_cast<std::uint32_t>(s.heads_per_group));
+    s.heads_last = FastDivmod(static_cast<std::uint32_t>(bh_count - s.last_group * s.heads_per_group));
+    return s;
+  }
+  __device__ __forceinline__ void coords(int& m_block, int& bh, int block) const {
+    std::uint32_t group, rank, m_rank, head;
+    group_blocks.divmod(group, rank, static_cast<std::uint32_t>(block));
+    (static_cast<int>(group) == last_group ? heads_last : heads_full).divmod(m_rank, head, rank);
+    m_block = m_blocks - 1 - static_cast<int>(m_rank);
+    bh = static_cast<int>(group) * heads_per_group + static_cast<int>(head);
+  }
+};
 
 template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_, bool kPipelined_, bool kQInRegisters_ = false,
           int kMinBlocksPerSm_ = 0>
@@ -49,9 +84,11 @@ struct Traits {
   static constexpr int kStages = kPipelined ? 2 : 1;
   static constexpr int kSmemQ = kBlockM * kHeadDim * 2;
   static constexpr int kSmemKV = kBlockN * kHeadDim * 2;
-  static constexpr int kSmemBytes = kSmemQ + 2 * kStages * kSmemKV;
-  // Shared-memory regions (byte offsets): Q, then kStages K tiles, then kStages V tiles.
+  // Shared-memory regions (byte offsets): Q, then kStages K tiles, then kStages V tiles, then the
+  // CTA's (q_start, batch·head, causal offset, seq_k) for re-reading instead of keeping them in registers.
   static constexpr std::uint32_t kOffK = kSmemQ, kOffV = kSmemQ + kStages * kSmemKV;
+  static constexpr std::uint32_t kOffCoords = kSmemQ + 2 * kStages * kSmemKV;
+  static constexpr int kSmemBytes = kOffCoords + 16;
   static_assert(kRowsPerWarp % 16 == 0, "each warp owns whole 16-row MMA tiles");
   static_assert(kNTiles % 2 == 0 && kDTiles % 2 == 0, "ldmatrix.x4 loads pairs of n-tiles");
   static_assert(kChunksPerRow >= 8, "the XOR swizzle permutes 8 chunks of a row");
@@ -145,23 +182,28 @@ __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t
   }
 }
 
-// Special registers read through volatile asm, so the compiler cannot merge them with the
-// prologue's reads: the epilogue recomputes its indices instead of keeping them live (or spilled)
-// across the key loop, where every register is taken by the accumulators.
+// Special registers and the CTA's coordinates read through volatile asm, so the compiler cannot
+// merge them with the prologue's: the key loop and the epilogue recompute their indices instead of
+// keeping them live (or spilled) across the loop, where every register is taken by the accumulators.
 __device__ __forceinline__ int fresh_tid() {
   int r;
   asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(r));
   return r;
 }
-__device__ __forceinline__ int fresh_ctaid_x() {
-  int r;
-  asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(r));
-  return r;
+// The CTA's (q_start, batch·head, offset, seq_k), stored once in shared memory by the prologue
+// (volatile: the compiler cannot forward the stored registers instead).
+__device__ __forceinline__ void read_coords(int& q_start, int& bh, std::uint32_t addr) {
+  asm volatile("ld.shared.v2.u32 {%0,%1}, [%2];\n" : "=r"(q_start), "=r"(bh) : "r"(addr));
 }
-__device__ __forceinline__ int fresh_ctaid_y() {
-  int r;
-  asm volatile("mov.u32 %0, %%ctaid.y;\n" : "=r"(r));
-  return r;
+__device__ __forceinline__ int read_slot(std::uint32_t addr) {
+  int v;
+  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr));
+  return v;
+}
+__device__ __forceinline__ int read_q_start(std::uint32_t addr) {
+  int q_start;
+  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(q_start) : "r"(addr));
+  return q_start;
 }
 
 // Byte offset of 16-byte chunk `chunk` of row `row` in a [rows][kHeadDim] tile: chunks XOR-permuted
@@ -192,20 +234,19 @@ __device__ __forceinline__ void copy_tile(std::uint32_t smem, const T* src, int 
   }
 }
 
-// A thread's shared-memory offsets (bytes) and rows, functions of threadIdx.x and blockIdx.x. The
+// A thread's shared-memory offsets (bytes) and rows, functions of threadIdx.x and q_start. The
 // key loop rebuilds them every tile from fresh_*() (a dozen integer ops) instead of keeping them live: at
 // 32 rows per warp the accumulators take ~200 of the 255 registers, and ptxas spilled with them
 // held across the loop.
 template <class Tr>
 struct ThreadOffsets {
   int lane, copy_row0;
-  int warp_first_row;          // query index of the warp's first row
+  int warp_first_row;          // q_start + the warp's first row in the CTA
   std::uint32_t copy;          // cp.async target of (copy_row0, this thread's chunk) in a tile
   std::uint32_t q, k, v;       // ldmatrix lane addresses at k-step 0, see the kernel
-  __device__ __forceinline__ ThreadOffsets(int tid, int ctaid_x) {
+  __device__ __forceinline__ ThreadOffsets(int tid, int q_start) {
     lane = tid % 32;
-    // Longest-first: with causal masking the last query blocks have the most key tiles.
-    warp_first_row = (static_cast<int>(gridDim.x) - 1 - ctaid_x) * Tr::kBlockM + (tid / 32) * Tr::kRowsPerWarp;
+    warp_first_row = q_start + (tid / 32) * Tr::kRowsPerWarp;
     copy_row0 = tid / Tr::kChunksPerRow;
     copy = swizzle<Tr>(copy_row0, tid % Tr::kChunksPerRow);
     // swizzle(row, 2·ks + hi) = swizzle(row, hi) ^ (ks << 5) and rows step by immediates: Q as the
@@ -225,7 +266,7 @@ struct ThreadOffsets {
 #endif
 template <class Tr, class T>
 __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr))
-    attention_forward_kernel(FusedAttentionArgs args) {
+    attention_forward_kernel(FusedAttentionArgs args, BlockSchedule schedule) {
   using Mma = MmaType<T>;
   constexpr int kRowBytes = Tr::kHeadDim * 2;
   constexpr int kRowsPerPass = Tr::kThreads / Tr::kChunksPerRow;
@@ -233,9 +274,8 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
   extern __shared__ __align__(128) unsigned char smem_raw[];
   const std::uint32_t smem = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
 
-  // Longest-first: with causal masking the last query blocks have the most key tiles.
-  const int m_block = gridDim.x - 1 - blockIdx.x;
-  const int bh = blockIdx.y;
+  int m_block, bh;
+  schedule.coords(m_block, bh, static_cast<int>(blockIdx.x));
   const int b = bh / static_cast<int>(args.heads), h = bh % static_cast<int>(args.heads);
   const int kvh = h / static_cast<int>(args.heads / args.kv_heads);
   const int seq_q = static_cast<int>(args.seq_q), seq_k = static_cast<int>(args.seq_k);
@@ -251,7 +291,7 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
   }
 
   // This thread's cp.async chunk column and first row (same in Q, K and V tiles).
-  const ThreadOffsets<Tr> prologue(threadIdx.x, blockIdx.x);
+  const ThreadOffsets<Tr> prologue(threadIdx.x, q_start);
   const int copy_row0 = prologue.copy_row0, copy_chunk = threadIdx.x % Tr::kChunksPerRow;
   const std::uint32_t copy_smem = smem + prologue.copy;
   {
@@ -271,6 +311,10 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
                                seq_k - copy_row0, args.v);
   }
   cp_async_commit();
+  const std::uint32_t coords_addr = smem + Tr::kOffCoords;
+  if (threadIdx.x == 0)
+    asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};\n" ::"r"(coords_addr), "r"(q_start), "r"(bh), "r"(offset), "r"(seq_k));
+  __syncthreads();  // the coordinates are visible to every thread
 
   const float scale_log2 = args.softmax_scale * kLog2e;
   float acc_o[Tr::kMTiles][Tr::kDTiles][4];
@@ -297,8 +341,8 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
 
   std::uint32_t stage = 0;  // byte offset of this tile's K/V buffers (even tiles 0, odd kSmemKV)
   for (int n_block = 0; n_block < n_blocks; ++n_block) {
-    const ThreadOffsets<Tr> my(fresh_tid(), fresh_ctaid_x());
-    const std::uint32_t copy_smem = smem + my.copy;
+    const ThreadOffsets<Tr> my(fresh_tid(), 0);
+    const std::uint32_t copy_dst = smem + my.copy;
     const int k_step = kRowsPerPass * static_cast<int>(args.k_stride[2]);
     const int v_step = kRowsPerPass * static_cast<int>(args.v_stride[2]);
     if constexpr (Tr::kPipelined) {
@@ -308,8 +352,8 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
         const int rows_left = seq_k - (n_block + 1) * Tr::kBlockN - my.copy_row0;
         k_src += k_step * (Tr::kBlockN / kRowsPerPass);
         v_src += v_step * (Tr::kBlockN / kRowsPerPass);
-        copy_tile<Tr, Tr::kBlockN>(copy_smem + (stage ^ Tr::kSmemKV) + kOffK, k_src, k_step, rows_left, args.k);
-        copy_tile<Tr, Tr::kBlockN>(copy_smem + (stage ^ Tr::kSmemKV) + kOffV, v_src, v_step, rows_left, args.v);
+        copy_tile<Tr, Tr::kBlockN>(copy_dst + (stage ^ Tr::kSmemKV) + kOffK, k_src, k_step, rows_left, args.k);
+        copy_tile<Tr, Tr::kBlockN>(copy_dst + (stage ^ Tr::kSmemKV) + kOffV, v_src, v_step, rows_left, args.v);
         cp_async_commit();
       }
     } else {
@@ -318,8 +362,8 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
         const int rows_left = seq_k - n_block * Tr::kBlockN - my.copy_row0;
         k_src += k_step * (Tr::kBlockN / kRowsPerPass);
         v_src += v_step * (Tr::kBlockN / kRowsPerPass);
-        copy_tile<Tr, Tr::kBlockN>(copy_smem + kOffK, k_src, k_step, rows_left, args.k);
-        copy_tile<Tr, Tr::kBlockN>(copy_smem + kOffV, v_src, v_step, rows_left, args.v);
+        copy_tile<Tr, Tr::kBlockN>(copy_dst + kOffK, k_src, k_step, rows_left, args.k);
+        copy_tile<Tr, Tr::kBlockN>(copy_dst + kOffV, v_src, v_step, rows_left, args.v);
         cp_async_commit();
       }
       cp_async_wait_all();
@@ -330,7 +374,9 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
     // Causal: a warp none of whose rows sees any key of this tile (the upper warps' part of the
     // diagonal when kBlockN < kBlockM) skips it: its P would be all zeros. Warp-uniform.
     const int n_start = n_block * Tr::kBlockN;
-    if (Tr::kBlockN < Tr::kBlockM && args.causal && n_start > my.warp_first_row + Tr::kRowsPerWarp - 1 + offset) continue;
+    if (Tr::kBlockN < Tr::kBlockM && args.causal &&
+        n_start > read_q_start(smem + Tr::kOffCoords) + my.warp_first_row + Tr::kRowsPerWarp - 1 + read_slot(smem + Tr::kOffCoords + 8))
+      continue;
 
     // S = Q · Kᵀ for this warp's rows and the tile's kBlockN keys. Each K fragment (ldmatrix.x4)
     // feeds 2·kMTiles MMAs: with 32 rows per warp the shared-memory traffic per MMA halves.
@@ -366,8 +412,10 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
 
     // Mask only where needed: the Sk tail, and (causal) tiles reaching past the last key this
     // warp's first row sees. One integer limit per row; the column offsets are immediates.
+    const int warp_first_row = read_q_start(smem + Tr::kOffCoords) + my.warp_first_row;
+    const int diagonal = read_slot(smem + Tr::kOffCoords + 8);  // = offset, re-read (registers)
     const bool needs_mask = n_start + Tr::kBlockN > seq_k ||
-                            (args.causal && n_start + Tr::kBlockN - 1 > my.warp_first_row + offset);
+                            (args.causal && n_start + Tr::kBlockN - 1 > warp_first_row + diagonal);
     if (needs_mask) {
       const int tail_limit = seq_k - n_start - (my.lane % 4) * 2;
 #pragma unroll
@@ -376,7 +424,7 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
         for (int half = 0; half < 2; ++half) {
           // Keys seen by this thread's row, minus the tile start and the thread's first column.
           const int causal_limit =
-              my.warp_first_row + my.lane / 4 + mt * 16 + half * 8 + offset + 1 - n_start - (my.lane % 4) * 2;
+              warp_first_row + my.lane / 4 + mt * 16 + half * 8 + diagonal + 1 - n_start - (my.lane % 4) * 2;
           const int limit = args.causal ? min(tail_limit, causal_limit) : tail_limit;
 #pragma unroll
           for (int nt = 0; nt < Tr::kNTiles; ++nt) {
@@ -467,9 +515,9 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
   __syncwarp();
   {
     const int tid = fresh_tid(), e_lane = tid % 32, e_row0 = (tid / 32) * Tr::kRowsPerWarp;
-    const int e_bh = fresh_ctaid_y();
+    int e_q_start, e_bh;
+    read_coords(e_q_start, e_bh, smem + Tr::kOffCoords);
     const int e_b = e_bh / static_cast<int>(args.heads), e_h = e_bh % static_cast<int>(args.heads);
-    const int e_q_start = (static_cast<int>(gridDim.x) - 1 - fresh_ctaid_x()) * Tr::kBlockM;
     const int e_seq_q = static_cast<int>(args.seq_q);
 #pragma unroll
     for (int mt = 0; mt < Tr::kMTiles; ++mt) {

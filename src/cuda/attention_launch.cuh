@@ -16,10 +16,11 @@ namespace attnprof::cuda::attention {
 // clamps causal_offset to [-seq_q, seq_k] (beyond them every row sees all keys, or none).
 template <class Tr>
 FusedAttentionArgs checked_for_kernel(const FusedAttentionArgs& args) {
-  // grid.y is batch·heads (at most 65535); grid.x the query blocks.
-  if (args.batch * args.heads > 65535 || args.seq_q + args.seq_k > (1ll << 30))
-    throw Error("fused attention: batch·heads " + std::to_string(args.batch * args.heads) + ", seq_q + seq_k " +
-                std::to_string(args.seq_q + args.seq_k) + ": the kernel takes batch·heads ≤ 65535 and seq_q + seq_k ≤ 2^30");
+  // A 1-D grid of query blocks × batch·heads (BlockSchedule), at most 2³¹ − 1 blocks.
+  const std::int64_t blocks = (args.seq_q + Tr::kBlockM - 1) / Tr::kBlockM * args.batch * args.heads;
+  if (blocks >= (1ll << 31) || args.seq_q + args.seq_k > (1ll << 30))
+    throw Error("fused attention: " + std::to_string(blocks) + " CTAs, seq_q + seq_k " +
+                std::to_string(args.seq_q + args.seq_k) + ": the kernel takes < 2^31 CTAs and seq_q + seq_k ≤ 2^30");
   const std::int64_t rows = std::max(Tr::kBlockM, Tr::kBlockN);
   for (const std::int64_t* stride : {args.q_stride, args.k_stride, args.v_stride, args.o_stride})
     if (rows * stride[2] >= (1ll << 31))
@@ -36,9 +37,12 @@ void launch_typed(const FusedAttentionArgs& args, cudaStream_t stream) {
   auto kernel = attention_forward_kernel<Tr, T>;
   // Raising the dynamic limit is needed past 48 KiB; cheap, so done on every launch (no static state).
   ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes));
-  dim3 grid(static_cast<unsigned>((checked.seq_q + Tr::kBlockM - 1) / Tr::kBlockM),
-            static_cast<unsigned>(checked.batch * checked.heads));
-  kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(checked);
+  const int m_blocks = static_cast<int>((checked.seq_q + Tr::kBlockM - 1) / Tr::kBlockM);
+  const int bh_count = static_cast<int>(checked.batch * checked.heads);
+  const BlockSchedule schedule =
+      BlockSchedule::make(m_blocks, bh_count, checked.seq_k * checked.head_dim * 2 * static_cast<std::int64_t>(sizeof(T)));
+  const unsigned grid = static_cast<unsigned>(static_cast<std::int64_t>(m_blocks) * bh_count);
+  kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(checked, schedule);
   ATTNPROF_CUDA_CHECK_LAUNCH("attention_forward_kernel");
 }
 

@@ -1,13 +1,15 @@
 // `flash`: the FlashAttention-2-class forward (kernel body in attention_kernel.cuh).
 //
-// Tiling (defaults, as FlashAttention-2 on sm90): 128 query rows per CTA, 4 warps × 32 rows (two
-// m16 tiles per warp: each K/V ldmatrix.x4 feeds 4 MMAs); D=64: 128-key K/V tiles; D=128: 64-key
-// tiles. K/V double-buffered through shared memory with cp.async (one __syncthreads per key tile,
-// the next tile's copies issued before this tile's Q·Kᵀ); ldmatrix (.trans for V); P kept in
-// registers as the A operand of P·V; causal tiles past the diagonal skipped, only tiles crossing
-// it masked, longest-first grid; lazy rescaling of O (only when a row max grows by > 2^8).
-// Shared memory: Q 128·D·2 + 2 stages × (K + V) kBlockN·D·2 = 80 KiB (D=64), 96 KiB (D=128):
-// 2 CTAs per SM, as 255 registers × 128 threads allow.
+// Tiling (defaults): 128 query rows per CTA, 4 warps × 32 rows (two m16 tiles per warp: each K/V
+// ldmatrix.x4 feeds 4 MMAs), 64-key K/V tiles; D=64 at 3 CTAs per SM (168 registers), D=128 at 2
+// (255 registers, as FlashAttention-2 on sm90). K/V double-buffered through shared memory with
+// cp.async (one __syncthreads per key tile, the next tile's copies issued before this tile's
+// Q·Kᵀ); ldmatrix (.trans for V); P kept in registers as the A operand of P·V; causal tiles past the diagonal skipped, only tiles crossing
+// it masked; CTAs in grouped longest-first order (BlockSchedule: heads in groups whose K/V fit
+// 16 MiB of L2, the longest query blocks of the whole group first); lazy rescaling of O (only
+// when a row max grows by > 2^8).
+// Shared memory: Q 128·D·2 + 2 stages × (K + V) 64·D·2 (+ 16 B of CTA coordinates) = 48 KiB
+// (D=64), 96 KiB (D=128).
 // FLOPs: 4·B·H·Sq·Sk·D (halved for causal). Bytes: 2·(2·B·H·Sq·D + 2·B·Hkv·Sk·D) for bf16/fp16;
 // no S² term: O(S·D) memory traffic and no extra memory.
 // Versions (H200, bf16 causal; see bench/RESULTS.md for every measured row):
@@ -19,8 +21,11 @@
 //   v4 the 4-warp × 32-row tilings FA2 uses, now without spills (v3 spilled 8 and 72 bytes there:
 //      ptxas kept per-copy 64-bit pointers and per-k-step ldmatrix addresses live across the key
 //      loop; now one register per operand, XOR-stepped, rebuilt per tile); 8-warp 128×128 D=128
-//      236 → 182 registers; lazy rescaling; causal_offset (bottom-right causal, fully masked
-//      rows). Speed: not yet measured.
+//      236 → 174 registers; lazy rescaling; the first Q·Kᵀ k-step with C = 0; warps skip the
+//      diagonal tiles none of their rows sees; grouped longest-first CTA order (v3 went head by
+//      head, longest first within a head, like FA2's grid: a list-scheduling model puts that
+//      12-27% over the ideal makespan at the anchors, the grouped order 0-3%); causal_offset
+//      (bottom-right causal, fully masked rows). Speed: not yet measured.
 #include <cstdlib>
 
 #include "cuda/attention_launch.cuh"
@@ -34,13 +39,15 @@ using Flash = attention::Traits<D, M, N, W, /*kPipelined=*/true, QInRegisters, M
 
 // Tile configurations (ATTNPROF_FLASH_CONFIG=k, a tuning knob for bench/gpu_bench `flash@k`; ptxas
 // sm_90a registers/thread, bf16 and fp16 alike, 0 bytes spilled everywhere since v4):
-//   D=64  default 128×128, 4 warps × 32 rows (FlashAttention-2's choice): 255, 2 CTAs/SM.
-//         1: 128×64, 4 warps × 32 rows, __launch_bounds__ min 3 CTAs/SM: 168, 3 CTAs/SM.
-//         2: 128×64, 4 warps × 32 rows, Q fragments in registers: 226, 2 CTAs/SM.
-//         3: 64×64, 4 warps × 16 rows: 124, 4 CTAs/SM.
-//         4: 256×64, 8 warps × 32 rows: 206, 1 CTA/SM.
+//   D=64  default 128×64, 4 warps × 32 rows, __launch_bounds__ min 3 CTAs/SM (sm_90 only): 168,
+//         3 CTAs/SM (12 warps to overlap one warp's softmax with another's MMAs; the diagonal
+//         wastes less than with 128-key tiles, and lazy rescaling makes short tiles cheap).
+//         1: 128×128, 4 warps × 32 rows (FlashAttention-2's choice): 255, 2 CTAs/SM.
+//         2: 128×64, 4 warps × 32 rows, Q fragments in registers: 230, 2 CTAs/SM.
+//         3: 64×64, 4 warps × 16 rows: 101, 4 CTAs/SM.
+//         4: 256×64, 8 warps × 32 rows: 208, 1 CTA/SM.
 //   D=128 default 128×64, 4 warps × 32 rows (FlashAttention-2's choice): 255, 2 CTAs/SM.
-//         1: 128×128, 8 warps × 16 rows (the v3 default): 182, 1 CTA/SM.
+//         1: 128×128, 8 warps × 16 rows (the v3 default): 174, 1 CTA/SM.
 //         2: 128×32, 4 warps × 32 rows: 236, 2 CTAs/SM.
 //         3: 256×64, 8 warps × 32 rows: 255, 1 CTA/SM.
 //         4: 128×128, 8 warps × 16 rows, Q fragments in registers: 229, 1 CTA/SM.
@@ -57,11 +64,11 @@ int tuning_config() {
 template <class T>
 void launch_d64(const FusedAttentionArgs& a, cudaStream_t s, int config) {
   switch (config) {
-    case 1: attention::launch_typed<Flash<64, 128, 64, 4, false, 3>, T>(a, s); return;
+    case 1: attention::launch_typed<Flash<64, 128, 128, 4>, T>(a, s); return;
     case 2: attention::launch_typed<Flash<64, 128, 64, 4, true>, T>(a, s); return;
     case 3: attention::launch_typed<Flash<64, 64, 64, 4>, T>(a, s); return;
     case 4: attention::launch_typed<Flash<64, 256, 64, 8>, T>(a, s); return;
-    default: attention::launch_typed<Flash<64, 128, 128, 4>, T>(a, s); return;
+    default: attention::launch_typed<Flash<64, 128, 64, 4, false, 3>, T>(a, s); return;
   }
 }
 
