@@ -197,9 +197,10 @@ std::vector<Problem> problems() {
   return all;
 }
 
-void check_every_problem(cuda::hopper::FlashKernel schedule, const char* name) {
+void check_every_problem(cuda::hopper::FlashKernel schedule, const char* name, std::int64_t only_head_dim = 0) {
   std::uint64_t seed = 60;
   for (const Problem& p : problems()) {
+    if (only_head_dim != 0 && p.D != only_head_dim) continue;
     const Inputs in = make_inputs(p, seed += 3);
     Tensor lse = Tensor::empty({p.B, p.H, p.Sq}, DType::fp32, Device::cuda);
     const Tensor out = run_kernel(p, in, &lse, schedule);
@@ -275,6 +276,12 @@ TEST(FlashHopper, SerialScheduleMatchesFp64) {
   check_every_problem(cuda::hopper::FlashKernel::sm90_serial, "flash sm90-serial");
 }
 
+// D 64 on 128-row CTAs (2 consumer warpgroups) instead of 192 (3); D 128 is the same kernel as sm90.
+TEST(FlashHopper, M128TilesMatchFp64) {
+  ATTNPROF_REQUIRE_HOPPER();
+  check_every_problem(cuda::hopper::FlashKernel::sm90_m128, "flash sm90-m128", 64);
+}
+
 // Out-of-range tails are covered above; this checks that without LSE nothing is written there
 // (a null LSE pointer) and the output is the same as with it.
 TEST(FlashHopper, WithoutLseGivesTheSameOutput) {
@@ -329,6 +336,11 @@ TEST(FlashHopper, KernelChoiceFollowsTheEnvironment) {
   unsetenv("ATTNPROF_FLASH_CONFIG");
   ATTNPROF_REQUIRE_HOPPER();
   EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90);
+  setenv("ATTNPROF_FLASH_KERNEL", "sm90-m128", 1);
+  EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_m128);
+  setenv("ATTNPROF_FLASH_KERNEL", "sm90-serial", 1);
+  EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_serial);
+  unsetenv("ATTNPROF_FLASH_KERNEL");
 
   const Problem p{1, 2, 2, 500, 500, 64, true, 0, Layout::bhsd, DType::bf16};
   const Inputs in = make_inputs(p, 150);

@@ -703,10 +703,11 @@ std::optional<std::string> current_device_not_hopper() {
 FlashKernel flash_kernel_choice() {
   const char* kernel = std::getenv("ATTNPROF_FLASH_KERNEL");
   const std::string want = kernel == nullptr ? "" : kernel;
-  if (!want.empty() && want != "sm80" && want != "sm90" && want != "sm90-serial")
+  if (!want.empty() && want != "sm80" && want != "sm90" && want != "sm90-m128" && want != "sm90-serial")
     throw UsageError(str_cat("ATTNPROF_FLASH_KERNEL=", want,
                              ": allowed sm80 (the mma.sync kernel), sm90 (wgmma + TMA, compute capability 9.0), "
-                             "sm90-serial (the same without GEMM/softmax overlap), or unset"));
+                             "sm90-m128 (the same with 128-row tiles at D 64), sm90-serial (without GEMM/softmax "
+                             "overlap), or unset"));
   if (want == "sm80") return FlashKernel::sm80;
   if (want.empty()) {
     const char* config = std::getenv("ATTNPROF_FLASH_CONFIG");  // a tiling of the sm80 kernel
@@ -715,7 +716,9 @@ FlashKernel flash_kernel_choice() {
   const auto why = current_device_not_hopper();
   if (!want.empty() && why) throw UsageError(str_cat("ATTNPROF_FLASH_KERNEL=", want, ": ", *why));
   if (why) return FlashKernel::sm80;
-  return want == "sm90-serial" ? FlashKernel::sm90_serial : FlashKernel::sm90;
+  if (want == "sm90-serial") return FlashKernel::sm90_serial;
+  if (want == "sm90-m128") return FlashKernel::sm90_m128;
+  return FlashKernel::sm90;
 }
 
 void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t stream, FlashKernel schedule) {
@@ -728,21 +731,30 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
   if (args.batch * args.heads > 0x7fffffffll || (args.seq_q + 63) / 64 > 65535 || args.seq_k > (1ll << 30) ||
       args.causal_offset > (1ll << 30) || args.causal_offset < -(1ll << 30))
     throw Error("flash_forward_sm90: the problem exceeds the kernel's grid");
-  const bool fp16 = args.dtype == DType::fp16, overlap = schedule == FlashKernel::sm90;
+  const bool fp16 = args.dtype == DType::fp16;
   using D64 = FlashSm90Traits<64, 3>;
+  using D64M128 = FlashSm90Traits<64, 2>;
   using D128 = FlashSm90Traits<128, 2>;
-  if (args.head_dim == 64) {
-    if (fp16)
-      overlap ? launch_typed<D64, __half, true>(args, stream) : launch_typed<D64, __half, false>(args, stream);
-    else
-      overlap ? launch_typed<D64, __nv_bfloat16, true>(args, stream)
-              : launch_typed<D64, __nv_bfloat16, false>(args, stream);
-  } else {
-    if (fp16)
-      overlap ? launch_typed<D128, __half, true>(args, stream) : launch_typed<D128, __half, false>(args, stream);
-    else
-      overlap ? launch_typed<D128, __nv_bfloat16, true>(args, stream)
-              : launch_typed<D128, __nv_bfloat16, false>(args, stream);
+  switch (schedule) {
+    case FlashKernel::sm90_serial:
+      if (args.head_dim == 64)
+        fp16 ? launch_typed<D64, __half, false>(args, stream) : launch_typed<D64, __nv_bfloat16, false>(args, stream);
+      else
+        fp16 ? launch_typed<D128, __half, false>(args, stream) : launch_typed<D128, __nv_bfloat16, false>(args, stream);
+      return;
+    case FlashKernel::sm90_m128:
+      if (args.head_dim == 64) {
+        fp16 ? launch_typed<D64M128, __half, true>(args, stream)
+             : launch_typed<D64M128, __nv_bfloat16, true>(args, stream);
+        return;
+      }
+      [[fallthrough]];  // D 128 already runs 128-row tiles
+    default:
+      if (args.head_dim == 64)
+        fp16 ? launch_typed<D64, __half, true>(args, stream) : launch_typed<D64, __nv_bfloat16, true>(args, stream);
+      else
+        fp16 ? launch_typed<D128, __half, true>(args, stream) : launch_typed<D128, __nv_bfloat16, true>(args, stream);
+      return;
   }
 }
 
