@@ -7,8 +7,9 @@
 // the variants issue (naive, inplace, math as PyTorch's math backend, fused as torch.compile's).
 //
 //   gpu_bench --variants naive,flash --shapes 8x16x1024x64,4x16x4096x128 [--reps 30] [--json out.json]
-//   flash@k runs tile configuration k of the sm80 kernel; flash@sm80, flash@sm90, flash@sm90-m128, flash@sm90-serial
-//   pick the kernel (ATTNPROF_FLASH_KERNEL), so one run can time them side by side.
+//   flash@k runs tile configuration k of the sm80 kernel; flash@sm80, flash@sm90, flash@sm90-m128,
+//   flash@sm90-persistent, flash@sm90-serial pick the kernel (ATTNPROF_FLASH_KERNEL), so one run can
+//   time them side by side.
 #include <attnprof/error.h>
 #include <attnprof/memory.h>
 #include <cuda_runtime_api.h>
@@ -308,7 +309,7 @@ int main(int argc, char** argv) {
         if (auto at = name.find('@'); at != std::string::npos) {
           base = name.substr(0, at);
           const std::string suffix = name.substr(at + 1);
-          if (suffix.rfind("sm", 0) == 0)  // flash@sm80 | @sm90 | @sm90-m128 | @sm90-serial: that kernel
+          if (suffix.rfind("sm", 0) == 0)  // flash@sm80 | @sm90 | @sm90-m128 | @sm90-persistent | @sm90-serial
             setenv("ATTNPROF_FLASH_KERNEL", suffix.c_str(), 1);
           else  // flash@k: tile configuration k of the sm80 kernel
             setenv("ATTNPROF_FLASH_CONFIG", suffix.c_str(), 1);

@@ -45,6 +45,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -72,7 +73,7 @@ constexpr float kLog2e = 1.4426950408889634f;
 constexpr int kWarpgroupThreads = 128;
 
 struct PipelineBarriers {
-  std::uint64_t q_full;
+  std::uint64_t q_full, q_empty;  // q_empty: the consumers are done with the Q tile (and O staged in it)
   std::uint64_t k_full[2], k_empty[2];
   std::uint64_t v_full[2], v_empty[2];
 };
@@ -119,6 +120,7 @@ struct FlashSm90Params {
   std::int64_t o_stride[3]{};  // batch, head, seq (elements)
   float* lse = nullptr;
   int heads = 0, kv_group = 1, seq_q = 0, seq_k = 0;
+  int batch_heads = 0, m_blocks = 0;  // tiles = m_blocks × batch_heads, longest (last m_block) first
   int causal = 0, causal_offset = 0;
   float softmax_scale = 1.0f, scale_log2 = 1.0f;
   bool q_seq_inner = true, k_seq_inner = true, v_seq_inner = true;
@@ -141,6 +143,26 @@ __host__ __device__ __forceinline__ int visible_key_tiles(const FlashSm90Params&
     keys = last_visible < 0 ? 0 : static_cast<int>(last_visible + 1 < keys ? last_visible + 1 : keys);
   }
   return (keys + Tr::kBlockN - 1) / Tr::kBlockN;
+}
+
+// The K/V ring is indexed by a CTA-wide count of key tiles (it runs on across query tiles when the
+// grid is persistent): slot g uses stage g % kStages, whose full/empty barriers are in phase
+// (g / kStages) & 1.
+template <class Tr>
+struct RingSlot {
+  int stage;
+  std::uint32_t phase;
+  __host__ __device__ explicit RingSlot(int g) : stage(g % Tr::kStages), phase((g / Tr::kStages) & 1) {}
+};
+
+// Query tile `tile` of the grid's order: all (batch, head) pairs of the last query block first.
+struct TileCoords {
+  int b, h, m0;
+};
+template <class Tr>
+__host__ __device__ __forceinline__ TileCoords tile_coords(const FlashSm90Params& p, int tile) {
+  const int m_block = p.m_blocks - 1 - tile / p.batch_heads, bh = tile % p.batch_heads;
+  return {bh / p.heads, bh % p.heads, m_block * Tr::kBlockM};
 }
 
 #if ATTNPROF_SM90A
@@ -195,27 +217,37 @@ __device__ __forceinline__ void load_kv_tile(unsigned char* tile, const CUtensor
                            kCacheEvictLast);
 }
 
-// One thread: Q once, then K and V of tiles n_tiles-1 .. 0 into the 2-stage ring. A stage is
-// refilled only after every consumer warp released it (empty barrier; the first round passes
-// because a fresh barrier counts as having completed the phase before phase 0).
+// One thread, for each query tile of this CTA: Q (once the consumers are done with the previous
+// tile's Q and O staging), then K and V of key tiles n-1 .. 0 into the ring. A stage is refilled
+// only after every consumer warp released it. First rounds pass because a fresh barrier counts as
+// having completed the phase before phase 0.
 template <class Tr>
 __device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensorMap& k_map, const CUtensorMap& v_map,
-                                        const FlashSm90Params& p, unsigned char* smem, PipelineBarriers& bars, int b,
-                                        int h, int kv_h, int m0, int n_tiles) {
+                                        const FlashSm90Params& p, unsigned char* smem, PipelineBarriers& bars) {
   tma_prefetch_map(q_map);
   tma_prefetch_map(k_map);
   tma_prefetch_map(v_map);
-  load_q<Tr>(q_map, p.q_seq_inner, smem, &bars.q_full, b, h, m0);
-  for (int it = 0; it < n_tiles; ++it) {
-    const int stage = it % Tr::kStages;
-    const std::uint32_t phase = (it / Tr::kStages) & 1;
-    const int key0 = (n_tiles - 1 - it) * Tr::kBlockN;
-    mbarrier_wait_parity(&bars.k_empty[stage], phase ^ 1);
-    load_kv_tile<Tr>(smem + Tr::kKOffset + stage * Tr::kKVBytes, k_map, p.k_seq_inner, &bars.k_full[stage], b, kv_h,
-                     key0);
-    mbarrier_wait_parity(&bars.v_empty[stage], phase ^ 1);
-    load_kv_tile<Tr>(smem + Tr::kVOffset + stage * Tr::kKVBytes, v_map, p.v_seq_inner, &bars.v_full[stage], b, kv_h,
-                     key0);
+  const int tiles = p.m_blocks * p.batch_heads;
+  int slot = 0;
+  for (int tile = static_cast<int>(blockIdx.x), done = 0; tile < tiles; tile += static_cast<int>(gridDim.x), ++done) {
+    const TileCoords t = tile_coords<Tr>(p, tile);
+    const int n_tiles = visible_key_tiles<Tr>(p, t.m0);
+    // Every tile, loaded or not (the consumers stage a blind tile's zeros in Q too): the parity
+    // trick only tells consecutive phases apart, so no completion may be skipped.
+    mbarrier_wait_parity(&bars.q_empty, (done & 1) ^ 1);
+    if (n_tiles == 0) continue;
+    const int kv_h = t.h / p.kv_group;
+    load_q<Tr>(q_map, p.q_seq_inner, smem, &bars.q_full, t.b, t.h, t.m0);
+    for (int it = 0; it < n_tiles; ++it, ++slot) {
+      const RingSlot<Tr> r(slot);
+      const int key0 = (n_tiles - 1 - it) * Tr::kBlockN;
+      mbarrier_wait_parity(&bars.k_empty[r.stage], r.phase ^ 1);
+      load_kv_tile<Tr>(smem + Tr::kKOffset + r.stage * Tr::kKVBytes, k_map, p.k_seq_inner, &bars.k_full[r.stage], t.b,
+                       kv_h, key0);
+      mbarrier_wait_parity(&bars.v_empty[r.stage], r.phase ^ 1);
+      load_kv_tile<Tr>(smem + Tr::kVOffset + r.stage * Tr::kKVBytes, v_map, p.v_seq_inner, &bars.v_full[r.stage], t.b,
+                       kv_h, key0);
+    }
   }
 }
 
@@ -367,14 +399,15 @@ __device__ __forceinline__ void pass_gemm_turn(int consumer) {
 template <class Tr, class T>
 __device__ __forceinline__ void mainloop_serial(float (&o)[Tr::kOAccumulators], float (&row_max)[2],
                                                 float (&row_sum)[2], const FlashSm90Params& p, PipelineBarriers& bars,
-                                                const ConsumerView<Tr>& c, int n_tiles) {
+                                                const ConsumerView<Tr>& c, int n_tiles, int slot0) {
   float s[Tr::kSAccumulators];
 #pragma unroll
   for (int v = 0; v < Tr::kSAccumulators; ++v) s[v] = 0.0f;
   std::uint32_t p_frag[Tr::kPSteps][4];
   for (int it = 0; it < n_tiles; ++it) {
-    const int stage = it % Tr::kStages;
-    const std::uint32_t phase = (it / Tr::kStages) & 1;
+    const RingSlot<Tr> r(slot0 + it);
+    const int stage = r.stage;
+    const std::uint32_t phase = r.phase;
     const int key0 = (n_tiles - 1 - it) * Tr::kBlockN;
     mbarrier_wait_parity(&bars.k_full[stage], phase);
     issue_qk<Tr, T>(s, c, stage);
@@ -401,7 +434,8 @@ __device__ __forceinline__ void mainloop_serial(float (&o)[Tr::kOAccumulators], 
 template <class Tr, class T>
 __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulators], float (&row_max)[2],
                                                     float (&row_sum)[2], const FlashSm90Params& p,
-                                                    PipelineBarriers& bars, const ConsumerView<Tr>& c, int n_tiles) {
+                                                    PipelineBarriers& bars, const ConsumerView<Tr>& c, int n_tiles,
+                                                    int slot0) {
   float s[Tr::kSAccumulators];
 #pragma unroll
   for (int v = 0; v < Tr::kSAccumulators; ++v) s[v] = 0.0f;
@@ -410,19 +444,21 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
   if (c.consumer == 0) named_barrier_arrive(kFirstTurnBarrier, 2 * kWarpgroupThreads);  // warpgroup 0 goes first
 
   // Tile 0 (the last key tile, so the masked one).
-  mbarrier_wait_parity(&bars.k_full[0], 0);
+  const RingSlot<Tr> first(slot0);
+  mbarrier_wait_parity(&bars.k_full[first.stage], first.phase);
   take_gemm_turn(c.consumer);
-  issue_qk<Tr, T>(s, c, 0);
+  issue_qk<Tr, T>(s, c, first.stage);
   pass_gemm_turn<Tr>(c.consumer);
   wgmma_wait_group<0>(s);
-  if (c.lane == 0) mbarrier_arrive(&bars.k_empty[0]);
+  if (c.lane == 0) mbarrier_arrive(&bars.k_empty[first.stage]);
   mask_if_needed<Tr>(s, p, c, (n_tiles - 1) * Tr::kBlockN);
   online_softmax<Tr>(s, row_max, row_sum, rescale, p.scale_log2);  // O is still 0: no rescale
   pack_p<Tr, T>(p_frag, s);
 
   for (int it = 1; it < n_tiles; ++it) {
-    const int stage = it % Tr::kStages, prev_stage = (it - 1) % Tr::kStages;
-    const std::uint32_t phase = (it / Tr::kStages) & 1, prev_phase = ((it - 1) / Tr::kStages) & 1;
+    const RingSlot<Tr> r(slot0 + it), prev(slot0 + it - 1);
+    const int stage = r.stage, prev_stage = prev.stage;
+    const std::uint32_t phase = r.phase, prev_phase = prev.phase;
     const int key0 = (n_tiles - 1 - it) * Tr::kBlockN;
     mbarrier_wait_parity(&bars.k_full[stage], phase);
     take_gemm_turn(c.consumer);
@@ -442,8 +478,9 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
     pack_p<Tr, T>(p_frag, s);
   }
 
-  const int last = n_tiles - 1, last_stage = last % Tr::kStages;
-  mbarrier_wait_parity(&bars.v_full[last_stage], (last / Tr::kStages) & 1);
+  const RingSlot<Tr> last(slot0 + n_tiles - 1);
+  const int last_stage = last.stage;
+  mbarrier_wait_parity(&bars.v_full[last_stage], last.phase);
   take_gemm_turn(c.consumer);
   issue_pv<Tr, T>(o, p_frag, c, last_stage);
   pass_gemm_turn<Tr>(c.consumer);
@@ -456,21 +493,22 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
   if (c.consumer == 0) take_gemm_turn(0);
 }
 
-// One consumer warpgroup: the main loop, then the epilogue.
+// One consumer warpgroup, one query tile: the main loop, then the epilogue. `q_loads` counts the Q
+// tiles loaded before this one (the q_full phase), `slot0` the key tiles (the ring slot).
 template <class Tr, class T, bool kOverlap>
-__device__ __forceinline__ void consume(const FlashSm90Params& p, unsigned char* smem, PipelineBarriers& bars, int b,
-                                        int h, int m0, int n_tiles) {
+__device__ __forceinline__ void consume_tile(const FlashSm90Params& p, unsigned char* smem, PipelineBarriers& bars,
+                                             int b, int h, int m0, int n_tiles, int q_loads, int slot0) {
   const ConsumerView<Tr> c(smem, m0);
   float o[Tr::kOAccumulators];
 #pragma unroll
   for (int v = 0; v < Tr::kOAccumulators; ++v) o[v] = 0.0f;
   float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
   if (n_tiles > 0) {
-    mbarrier_wait_parity(&bars.q_full, 0);
+    mbarrier_wait_parity(&bars.q_full, q_loads & 1);
     if constexpr (kOverlap)
-      mainloop_overlapped<Tr, T>(o, row_max, row_sum, p, bars, c, n_tiles);
+      mainloop_overlapped<Tr, T>(o, row_max, row_sum, p, bars, c, n_tiles, slot0);
     else
-      mainloop_serial<Tr, T>(o, row_max, row_sum, p, bars, c, n_tiles);
+      mainloop_serial<Tr, T>(o, row_max, row_sum, p, bars, c, n_tiles, slot0);
   }
 
   // Epilogue. Every warp of this warpgroup must be past its last wgmma reading Q before its rows of
@@ -512,6 +550,22 @@ __device__ __forceinline__ void consume(const FlashSm90Params& p, unsigned char*
                  : "memory");
     *reinterpret_cast<uint4*>(out + row * p.o_stride[2] + chunk * 8) = value;
   }
+  __syncwarp();  // every lane's shared-memory reads are done before the warp frees the Q tile
+  if (c.lane == 0) mbarrier_arrive(&bars.q_empty);
+}
+
+// One consumer warpgroup: every query tile of this CTA (one, unless the grid is persistent).
+template <class Tr, class T, bool kOverlap>
+__device__ __forceinline__ void consume(const FlashSm90Params& p, unsigned char* smem, PipelineBarriers& bars) {
+  const int tiles = p.m_blocks * p.batch_heads;
+  int q_loads = 0, slot = 0;
+  for (int tile = static_cast<int>(blockIdx.x); tile < tiles; tile += static_cast<int>(gridDim.x)) {
+    const TileCoords t = tile_coords<Tr>(p, tile);
+    const int n_tiles = visible_key_tiles<Tr>(p, t.m0);
+    consume_tile<Tr, T, kOverlap>(p, smem, bars, t.b, t.h, t.m0, n_tiles, q_loads, slot);
+    if (n_tiles > 0) ++q_loads;
+    slot += n_tiles;
+  }
 }
 #endif  // ATTNPROF_SM90A
 
@@ -525,14 +579,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
   unsigned char* smem = smem_raw + (1024u - shared_address(smem_raw) % 1024u) % 1024u;
   PipelineBarriers& bars = *reinterpret_cast<PipelineBarriers*>(smem + Tr::kBarrierOffset);
 
-  const int m_block = static_cast<int>(gridDim.y - 1 - blockIdx.y);  // longest first under causal
-  const int bh = static_cast<int>(blockIdx.x);
-  const int b = bh / p.heads, h = bh % p.heads;
-  const int m0 = m_block * Tr::kBlockM;
-  const int n_tiles = visible_key_tiles<Tr>(p, m0);
-
   if (threadIdx.x == 0) {
     mbarrier_init(&bars.q_full, 1);
+    mbarrier_init(&bars.q_empty, Tr::kConsumerWarps);
     for (int stage = 0; stage < Tr::kStages; ++stage) {
       mbarrier_init(&bars.k_full[stage], 1);
       mbarrier_init(&bars.v_full[stage], 1);
@@ -543,17 +592,16 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
   }
   __syncthreads();
 
-  // Warpgroups 0 and 1 consume, warpgroup 2 produces: one branch each of a single if/else, on a
-  // value made visibly warp-uniform by the shuffle (as CUTLASS does; ptxas 13.0 gives the same
-  // allocation without it). setmaxnreg needs every warp of the warpgroup.
+  // Warpgroups 0 .. kConsumerWarpgroups-1 consume, the last one produces: one branch each of a
+  // single if/else, on a value made visibly warp-uniform by the shuffle (as CUTLASS does; ptxas
+  // 13.0 gives the same allocation without it). setmaxnreg needs every warp of the warpgroup.
   const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / kWarpgroupThreads, 0);
   if (warpgroup == Tr::kConsumerWarpgroups) {
     setmaxnreg_dec<Tr::kProducerRegisters>();
-    if (threadIdx.x == Tr::kConsumerThreads && n_tiles > 0)
-      produce<Tr>(q_map, k_map, v_map, p, smem, bars, b, h, h / p.kv_group, m0, n_tiles);
+    if (threadIdx.x == Tr::kConsumerThreads) produce<Tr>(q_map, k_map, v_map, p, smem, bars);
   } else {
     setmaxnreg_inc<Tr::kConsumerRegisters>();
-    consume<Tr, T, kOverlap>(p, smem, bars, b, h, m0, n_tiles);
+    consume<Tr, T, kOverlap>(p, smem, bars);
   }
 #else
   (void)q_map, (void)k_map, (void)v_map, (void)p;
@@ -561,8 +609,21 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
 #endif
 }
 
+// SMs of the current device, asked once per device.
+int multiprocessor_count() {
+  constexpr int kMaxDevices = 64;
+  static std::mutex mutex;
+  static int counts[kMaxDevices] = {};
+  int device = 0;
+  ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  int& count = counts[device >= 0 && device < kMaxDevices ? device : 0];
+  if (count == 0) ATTNPROF_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+  return count;
+}
+
 template <class Tr, class T, bool kOverlap>
-void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream) {
+void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, bool persistent) {
   const CUtensorMapDataType element = std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                                                 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   const auto b = static_cast<std::uint64_t>(a.batch), d = static_cast<std::uint64_t>(a.head_dim);
@@ -590,11 +651,16 @@ void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream) {
   p.q_seq_inner = q.seq_inner;
   p.k_seq_inner = k.seq_inner;
   p.v_seq_inner = v.seq_inner;
+  p.batch_heads = static_cast<int>(a.batch * a.heads);
+  p.m_blocks = static_cast<int>((a.seq_q + Tr::kBlockM - 1) / Tr::kBlockM);
 
   auto kernel = flash_forward_sm90_kernel<Tr, T, kOverlap>;
   ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes));
-  const dim3 grid(static_cast<unsigned>(a.batch * a.heads), static_cast<unsigned>((a.seq_q + Tr::kBlockM - 1) / Tr::kBlockM));
-  kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(q.map, k.map, v.map, p);
+  // One CTA per query tile, longest first; or (persistent) one per SM, each striding through the
+  // tiles in that order, so a CTA's next Q/K/V loads overlap its epilogue.
+  const long long tiles = static_cast<long long>(p.batch_heads) * p.m_blocks;
+  const long long ctas = persistent ? std::min<long long>(tiles, multiprocessor_count()) : tiles;
+  kernel<<<static_cast<unsigned>(ctas), Tr::kThreads, Tr::kSmemBytes, stream>>>(q.map, k.map, v.map, p);
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_forward_sm90_kernel");
 }
 
@@ -703,11 +769,12 @@ std::optional<std::string> current_device_not_hopper() {
 FlashKernel flash_kernel_choice() {
   const char* kernel = std::getenv("ATTNPROF_FLASH_KERNEL");
   const std::string want = kernel == nullptr ? "" : kernel;
-  if (!want.empty() && want != "sm80" && want != "sm90" && want != "sm90-m128" && want != "sm90-serial")
+  if (!want.empty() && want != "sm80" && want != "sm90" && want != "sm90-m128" && want != "sm90-persistent" &&
+      want != "sm90-serial")
     throw UsageError(str_cat("ATTNPROF_FLASH_KERNEL=", want,
                              ": allowed sm80 (the mma.sync kernel), sm90 (wgmma + TMA, compute capability 9.0), "
-                             "sm90-m128 (the same with 128-row tiles at D 64), sm90-serial (without GEMM/softmax "
-                             "overlap), or unset"));
+                             "sm90-m128 (the same with 128-row tiles at D 64), sm90-persistent (one CTA per SM), "
+                             "sm90-serial (without GEMM/softmax overlap), or unset"));
   if (want == "sm80") return FlashKernel::sm80;
   if (want.empty()) {
     const char* config = std::getenv("ATTNPROF_FLASH_CONFIG");  // a tiling of the sm80 kernel
@@ -718,6 +785,7 @@ FlashKernel flash_kernel_choice() {
   if (why) return FlashKernel::sm80;
   if (want == "sm90-serial") return FlashKernel::sm90_serial;
   if (want == "sm90-m128") return FlashKernel::sm90_m128;
+  if (want == "sm90-persistent") return FlashKernel::sm90_persistent;
   return FlashKernel::sm90;
 }
 
@@ -735,25 +803,30 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
   using D64 = FlashSm90Traits<64, 3>;
   using D64M128 = FlashSm90Traits<64, 2>;
   using D128 = FlashSm90Traits<128, 2>;
+  const bool persistent = schedule == FlashKernel::sm90_persistent;
   switch (schedule) {
     case FlashKernel::sm90_serial:
       if (args.head_dim == 64)
-        fp16 ? launch_typed<D64, __half, false>(args, stream) : launch_typed<D64, __nv_bfloat16, false>(args, stream);
+        fp16 ? launch_typed<D64, __half, false>(args, stream, false)
+             : launch_typed<D64, __nv_bfloat16, false>(args, stream, false);
       else
-        fp16 ? launch_typed<D128, __half, false>(args, stream) : launch_typed<D128, __nv_bfloat16, false>(args, stream);
+        fp16 ? launch_typed<D128, __half, false>(args, stream, false)
+             : launch_typed<D128, __nv_bfloat16, false>(args, stream, false);
       return;
     case FlashKernel::sm90_m128:
       if (args.head_dim == 64) {
-        fp16 ? launch_typed<D64M128, __half, true>(args, stream)
-             : launch_typed<D64M128, __nv_bfloat16, true>(args, stream);
+        fp16 ? launch_typed<D64M128, __half, true>(args, stream, false)
+             : launch_typed<D64M128, __nv_bfloat16, true>(args, stream, false);
         return;
       }
       [[fallthrough]];  // D 128 already runs 128-row tiles
     default:
       if (args.head_dim == 64)
-        fp16 ? launch_typed<D64, __half, true>(args, stream) : launch_typed<D64, __nv_bfloat16, true>(args, stream);
+        fp16 ? launch_typed<D64, __half, true>(args, stream, persistent)
+             : launch_typed<D64, __nv_bfloat16, true>(args, stream, persistent);
       else
-        fp16 ? launch_typed<D128, __half, true>(args, stream) : launch_typed<D128, __nv_bfloat16, true>(args, stream);
+        fp16 ? launch_typed<D128, __half, true>(args, stream, persistent)
+             : launch_typed<D128, __nv_bfloat16, true>(args, stream, persistent);
       return;
   }
 }
