@@ -231,23 +231,31 @@ __device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensor
   int slot = 0;
   for (int tile = static_cast<int>(blockIdx.x), done = 0; tile < tiles; tile += static_cast<int>(gridDim.x), ++done) {
     const TileCoords t = tile_coords<Tr>(p, tile);
-    const int n_tiles = visible_key_tiles<Tr>(p, t.m0);
-    // Every tile, loaded or not (the consumers stage a blind tile's zeros in Q too): the parity
-    // trick only tells consecutive phases apart, so no completion may be skipped.
+    const int n_tiles = visible_key_tiles<Tr>(p, t.m0), kv_h = t.h / p.kv_group, slot0 = slot;
+    auto load = [&](int it, bool is_k) {  // key tile n_tiles-1-it into ring slot slot0 + it
+      const RingSlot<Tr> r(slot0 + it);
+      mbarrier_wait_parity(is_k ? &bars.k_empty[r.stage] : &bars.v_empty[r.stage], r.phase ^ 1);
+      load_kv_tile<Tr>(smem + (is_k ? Tr::kKOffset : Tr::kVOffset) + r.stage * Tr::kKVBytes, is_k ? k_map : v_map,
+                       is_k ? p.k_seq_inner : p.v_seq_inner, is_k ? &bars.k_full[r.stage] : &bars.v_full[r.stage], t.b,
+                       kv_h, (n_tiles - 1 - it) * Tr::kBlockN);
+    };
+    // The first K tile goes before the wait for Q, so it lands while the previous tile's epilogue
+    // runs (its stage was released in an earlier main loop: this wait never depends on Q).
+    if (n_tiles > 0) load(0, true);
+    // Both Q barriers go through one phase per tile, blind tiles (no key visible) included: the
+    // consumers stage a blind tile's zeros in Q too, and wait on q_full for it, so they can never
+    // be two q_empty phases ahead of this thread (the parity only tells consecutive phases apart).
     mbarrier_wait_parity(&bars.q_empty, (done & 1) ^ 1);
-    if (n_tiles == 0) continue;
-    const int kv_h = t.h / p.kv_group;
-    load_q<Tr>(q_map, p.q_seq_inner, smem, &bars.q_full, t.b, t.h, t.m0);
-    for (int it = 0; it < n_tiles; ++it, ++slot) {
-      const RingSlot<Tr> r(slot);
-      const int key0 = (n_tiles - 1 - it) * Tr::kBlockN;
-      mbarrier_wait_parity(&bars.k_empty[r.stage], r.phase ^ 1);
-      load_kv_tile<Tr>(smem + Tr::kKOffset + r.stage * Tr::kKVBytes, k_map, p.k_seq_inner, &bars.k_full[r.stage], t.b,
-                       kv_h, key0);
-      mbarrier_wait_parity(&bars.v_empty[r.stage], r.phase ^ 1);
-      load_kv_tile<Tr>(smem + Tr::kVOffset + r.stage * Tr::kKVBytes, v_map, p.v_seq_inner, &bars.v_full[r.stage], t.b,
-                       kv_h, key0);
+    if (n_tiles == 0) {
+      mbarrier_arrive(&bars.q_full);  // nothing to load: release the consumers at once
+      continue;
     }
+    load_q<Tr>(q_map, p.q_seq_inner, smem, &bars.q_full, t.b, t.h, t.m0);
+    for (int it = 0; it < n_tiles; ++it) {
+      if (it > 0) load(it, true);
+      load(it, false);
+    }
+    slot += n_tiles;
   }
 }
 
@@ -493,18 +501,18 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
   if (c.consumer == 0) take_gemm_turn(0);
 }
 
-// One consumer warpgroup, one query tile: the main loop, then the epilogue. `q_loads` counts the Q
-// tiles loaded before this one (the q_full phase), `slot0` the key tiles (the ring slot).
+// One consumer warpgroup, one query tile: the main loop, then the epilogue. `done` counts this
+// CTA's earlier query tiles (the Q barriers' phase), `slot0` its earlier key tiles (the ring slot).
 template <class Tr, class T, bool kOverlap>
 __device__ __forceinline__ void consume_tile(const FlashSm90Params& p, unsigned char* smem, PipelineBarriers& bars,
-                                             int b, int h, int m0, int n_tiles, int q_loads, int slot0) {
+                                             int b, int h, int m0, int n_tiles, int done, int slot0) {
   const ConsumerView<Tr> c(smem, m0);
   float o[Tr::kOAccumulators];
 #pragma unroll
   for (int v = 0; v < Tr::kOAccumulators; ++v) o[v] = 0.0f;
   float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
+  mbarrier_wait_parity(&bars.q_full, done & 1);  // also for a blind tile: keeps the Q phases in step
   if (n_tiles > 0) {
-    mbarrier_wait_parity(&bars.q_full, q_loads & 1);
     if constexpr (kOverlap)
       mainloop_overlapped<Tr, T>(o, row_max, row_sum, p, bars, c, n_tiles, slot0);
     else
@@ -558,12 +566,11 @@ __device__ __forceinline__ void consume_tile(const FlashSm90Params& p, unsigned 
 template <class Tr, class T, bool kOverlap>
 __device__ __forceinline__ void consume(const FlashSm90Params& p, unsigned char* smem, PipelineBarriers& bars) {
   const int tiles = p.m_blocks * p.batch_heads;
-  int q_loads = 0, slot = 0;
-  for (int tile = static_cast<int>(blockIdx.x); tile < tiles; tile += static_cast<int>(gridDim.x)) {
+  int slot = 0;
+  for (int tile = static_cast<int>(blockIdx.x), done = 0; tile < tiles; tile += static_cast<int>(gridDim.x), ++done) {
     const TileCoords t = tile_coords<Tr>(p, tile);
     const int n_tiles = visible_key_tiles<Tr>(p, t.m0);
-    consume_tile<Tr, T, kOverlap>(p, smem, bars, t.b, t.h, t.m0, n_tiles, q_loads, slot);
-    if (n_tiles > 0) ++q_loads;
+    consume_tile<Tr, T, kOverlap>(p, smem, bars, t.b, t.h, t.m0, n_tiles, done, slot);
     slot += n_tiles;
   }
 }
