@@ -17,7 +17,10 @@
 //     (pingpong on named barriers; with 3 the turn goes round). FlashKernel::sm90_serial waits for
 //     every GEMM before the next step.
 //   - Key tiles are visited last to first, so the masked ones come first; tiles wholly above the
-//     diagonal are never loaded. The grid is (B·H, query blocks) with the longest query blocks first.
+//     diagonal are never loaded. Query tiles are ordered longest first (every (batch, head) of the
+//     last query block, then the one before): one CTA per tile, or (FlashKernel::sm90_persistent)
+//     one CTA per SM striding through that order, its next loads overlapping its epilogue; Q is
+//     handed back to the producer through a q_empty mbarrier after each tile's epilogue.
 //   - Epilogue: O / row sum written through the warpgroup's own Q rows in shared memory, then
 //     16-byte coalesced stores; fp32 LSE straight from registers.
 // Shared memory: Q kBlockM·D·2 + 2 stages × (K + V) 128·D·2 = 88 KiB (D 64), 160 KiB (D 128), + 1 KiB
@@ -37,6 +40,8 @@
 //   v1 sm90_serial: producer warpgroup + 2 (D 128) or 3 (D 64) consumer warpgroups, 2 stages, each
 //      GEMM waited before the next, non-persistent grid: not yet measured.
 //   v2 sm90: v1 + intra-warpgroup overlap of softmax with P·V + pingpong: not yet measured.
+//   v3 sm90_persistent: v2 on one CTA per SM (static round-robin over the longest-first order, not
+//      FA3's dynamic LPT scheduler): not yet measured.
 #include "cuda/hopper/flash_hopper.h"
 
 #include <attnprof/error.h>
