@@ -6,8 +6,8 @@
 //
 //   gpu_bench --variants naive,flash --shapes 8x16x1024x64,4x16x4096x128 [--reps 30] [--json out.json]
 // A suffix picks a kernel knob for one row: flash@3 = ATTNPROF_FLASH_CONFIG=3, flash@sm80 =
-// ATTNPROF_FLASH_KERNEL=sm80 (the mma.sync kernel on a Hopper GPU; also sm90, sm90-serial),
-// flash@sm80.3 = both.
+// ATTNPROF_FLASH_KERNEL=sm80 (the mma.sync kernel on a Hopper GPU; also sm90, sm90-m128,
+// sm90-persistent, sm90-serial), flash@sm80.3 = both.
 #include <attnprof/error.h>
 #include <attnprof/memory.h>
 #include <attnprof/variant.h>

@@ -197,9 +197,22 @@ std::vector<Problem> problems() {
   return all;
 }
 
-void check_every_problem(cuda::hopper::FlashKernel schedule, const char* name) {
+// More query tiles than an H200 has SMs (132), so a persistent CTA runs several: its K/V ring and Q
+// barriers carry over from tile to tile, blind tiles included.
+std::vector<Problem> many_tile_problems() {
+  std::vector<Problem> all;
+  all.push_back({4, 16, 16, 1000, 1000, 64, true, 0, Layout::bhsd, DType::bf16});          // 384 tiles
+  all.push_back({2, 16, 8, 1000, 777, 128, true, -300, Layout::bshd, DType::fp16});        // 256 tiles, blind ones
+  all.push_back({3, 8, 8, 700, 2000, 128, false, 0, Layout::bshd, DType::bf16});           // 144 tiles
+  if (std::getenv("ATTNPROF_QUICK") != nullptr) all.resize(1);
+  return all;
+}
+
+void check_every_problem(cuda::hopper::FlashKernel schedule, const char* name, std::int64_t only_head_dim = 0,
+                         const std::vector<Problem>& list = problems()) {
   std::uint64_t seed = 60;
-  for (const Problem& p : problems()) {
+  for (const Problem& p : list) {
+    if (only_head_dim != 0 && p.D != only_head_dim) continue;
     const Inputs in = make_inputs(p, seed += 3);
     Tensor lse = Tensor::empty({p.B, p.H, p.Sq}, DType::fp32, Device::cuda);
     const Tensor out = run_kernel(p, in, &lse, schedule);
@@ -262,17 +275,31 @@ TEST(FlashHopper, GemmProbeMatchesTheCpuExactly) {
   }
 }
 
+// Every GEMM waited for before the next step, no named-barrier turns (so it runs before the default
+// schedule, which could hang on a turn barrier): if this passes and MatchesFp64 fails, the fault is
+// in the overlapped schedule (mainloop_overlapped), not in the loads, layouts or masking they share.
+TEST(FlashHopper, SerialScheduleMatchesFp64) {
+  ATTNPROF_REQUIRE_HOPPER();
+  check_every_problem(cuda::hopper::FlashKernel::sm90_serial, "flash sm90-serial");
+}
+
 // The default schedule (FA3's: GEMM/softmax overlap, pingpong).
 TEST(FlashHopper, MatchesFp64) {
   ATTNPROF_REQUIRE_HOPPER();
   check_every_problem(cuda::hopper::FlashKernel::sm90, "flash sm90");
 }
 
-// Every GEMM waited for before the next step: if this passes and MatchesFp64 fails, the fault is in
-// the overlapped schedule (mainloop_overlapped), not in the loads, layouts or masking they share.
-TEST(FlashHopper, SerialScheduleMatchesFp64) {
+// One CTA per SM looping over the tiles (the same kernel as sm90 on a smaller grid).
+TEST(FlashHopper, PersistentGridMatchesFp64) {
   ATTNPROF_REQUIRE_HOPPER();
-  check_every_problem(cuda::hopper::FlashKernel::sm90_serial, "flash sm90-serial");
+  check_every_problem(cuda::hopper::FlashKernel::sm90_persistent, "flash sm90-persistent", 0, many_tile_problems());
+  check_every_problem(cuda::hopper::FlashKernel::sm90_persistent, "flash sm90-persistent");
+}
+
+// D 64 on 128-row CTAs (2 consumer warpgroups) instead of 192 (3); D 128 is the same kernel as sm90.
+TEST(FlashHopper, M128TilesMatchFp64) {
+  ATTNPROF_REQUIRE_HOPPER();
+  check_every_problem(cuda::hopper::FlashKernel::sm90_m128, "flash sm90-m128", 64);
 }
 
 // Out-of-range tails are covered above; this checks that without LSE nothing is written there
@@ -292,15 +319,21 @@ TEST(FlashHopper, WithoutLseGivesTheSameOutput) {
 TEST(FlashHopper, HundredRunsAreBitwiseIdentical) {
   ATTNPROF_REQUIRE_HOPPER();
   for (const Problem& p : {Problem{2, 4, 2, 1000, 1000, 128, true, 0, Layout::bhsd, DType::bf16},
-                           Problem{1, 4, 4, 1023, 777, 64, false, 0, Layout::bshd, DType::fp16}}) {
+                           Problem{1, 4, 4, 1023, 777, 64, false, 0, Layout::bshd, DType::fp16},
+                           Problem{4, 16, 16, 600, 600, 64, true, 0, Layout::bhsd, DType::bf16}}) {  // 256 tiles
     const Inputs in = make_inputs(p, 120);
     Tensor lse = Tensor::empty({p.B, p.H, p.Sq}, DType::fp32, Device::cuda);
     const Tensor first = run_kernel(p, in, &lse);
     const Tensor first_lse = to_host(lse);
     const std::size_t bytes = static_cast<std::size_t>(first.numel()) * 2;
     int differing_runs = 0;
-    for (int run = 1; run < 100; ++run) {
-      const Tensor again = run_kernel(p, in, &lse);
+    const int runs = std::getenv("ATTNPROF_QUICK") != nullptr ? 10 : 100;  // 10 under compute-sanitizer
+    for (int run = 1; run < runs; ++run) {
+      // Every third run on the persistent grid: the same arithmetic in the same order per tile, so
+      // the same bits, whichever CTA computes a tile.
+      const Tensor again = run_kernel(p, in, &lse,
+                                      run % 3 == 0 ? cuda::hopper::FlashKernel::sm90_persistent
+                                                   : cuda::hopper::FlashKernel::sm90);
       const Tensor again_lse = to_host(lse);
       if (std::memcmp(first.raw(), again.raw(), bytes) != 0 ||
           std::memcmp(first_lse.raw(), again_lse.raw(), static_cast<std::size_t>(first_lse.numel()) * 4) != 0)
@@ -329,6 +362,13 @@ TEST(FlashHopper, KernelChoiceFollowsTheEnvironment) {
   unsetenv("ATTNPROF_FLASH_CONFIG");
   ATTNPROF_REQUIRE_HOPPER();
   EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90);
+  setenv("ATTNPROF_FLASH_KERNEL", "sm90-m128", 1);
+  EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_m128);
+  setenv("ATTNPROF_FLASH_KERNEL", "sm90-serial", 1);
+  EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_serial);
+  setenv("ATTNPROF_FLASH_KERNEL", "sm90-persistent", 1);
+  EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_persistent);
+  unsetenv("ATTNPROF_FLASH_KERNEL");
 
   const Problem p{1, 2, 2, 500, 500, 64, true, 0, Layout::bhsd, DType::bf16};
   const Inputs in = make_inputs(p, 150);

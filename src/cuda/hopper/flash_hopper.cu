@@ -17,7 +17,10 @@
 //     (pingpong on named barriers; with 3 the turn goes round). FlashKernel::sm90_serial waits for
 //     every GEMM before the next step.
 //   - Key tiles are visited last to first, so the masked ones come first; tiles wholly above the
-//     diagonal are never loaded. The grid is (B·H, query blocks) with the longest query blocks first.
+//     diagonal are never loaded. Query tiles are ordered longest first (every (batch, head) of the
+//     last query block, then the one before): one CTA per tile, or (FlashKernel::sm90_persistent)
+//     one CTA per SM striding through that order, its next loads overlapping its epilogue; Q is
+//     handed back to the producer through a q_empty mbarrier after each tile's epilogue.
 //   - Epilogue: O / row sum written through the warpgroup's own Q rows in shared memory, then
 //     16-byte coalesced stores; fp32 LSE straight from registers.
 // Shared memory: Q kBlockM·D·2 + 2 stages × (K + V) 128·D·2 = 88 KiB (D 64), 160 KiB (D 128), + 1 KiB
@@ -37,6 +40,8 @@
 //   v1 sm90_serial: producer warpgroup + 2 (D 128) or 3 (D 64) consumer warpgroups, 2 stages, each
 //      GEMM waited before the next, non-persistent grid: not yet measured.
 //   v2 sm90: v1 + intra-warpgroup overlap of softmax with P·V + pingpong: not yet measured.
+//   v3 sm90_persistent: v2 on one CTA per SM (static round-robin over the longest-first order, not
+//      FA3's dynamic LPT scheduler): not yet measured.
 #include "cuda/hopper/flash_hopper.h"
 
 #include <attnprof/error.h>
@@ -45,6 +50,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -72,7 +78,7 @@ constexpr float kLog2e = 1.4426950408889634f;
 constexpr int kWarpgroupThreads = 128;
 
 struct PipelineBarriers {
-  std::uint64_t q_full;
+  std::uint64_t q_full, q_empty;  // q_empty: the consumers are done with the Q tile (and O staged in it)
   std::uint64_t k_full[2], k_empty[2];
   std::uint64_t v_full[2], v_empty[2];
 };
@@ -119,6 +125,7 @@ struct FlashSm90Params {
   std::int64_t o_stride[3]{};  // batch, head, seq (elements)
   float* lse = nullptr;
   int heads = 0, kv_group = 1, seq_q = 0, seq_k = 0;
+  int batch_heads = 0, m_blocks = 0;  // tiles = m_blocks × batch_heads, longest (last m_block) first
   int causal = 0, causal_offset = 0;
   float softmax_scale = 1.0f, scale_log2 = 1.0f;
   bool q_seq_inner = true, k_seq_inner = true, v_seq_inner = true;
@@ -141,6 +148,26 @@ __host__ __device__ __forceinline__ int visible_key_tiles(const FlashSm90Params&
     keys = last_visible < 0 ? 0 : static_cast<int>(last_visible + 1 < keys ? last_visible + 1 : keys);
   }
   return (keys + Tr::kBlockN - 1) / Tr::kBlockN;
+}
+
+// The K/V ring is indexed by a CTA-wide count of key tiles (it runs on across query tiles when the
+// grid is persistent): slot g uses stage g % kStages, whose full/empty barriers are in phase
+// (g / kStages) & 1.
+template <class Tr>
+struct RingSlot {
+  int stage;
+  std::uint32_t phase;
+  __host__ __device__ explicit RingSlot(int g) : stage(g % Tr::kStages), phase((g / Tr::kStages) & 1) {}
+};
+
+// Query tile `tile` of the grid's order: all (batch, head) pairs of the last query block first.
+struct TileCoords {
+  int b, h, m0;
+};
+template <class Tr>
+__host__ __device__ __forceinline__ TileCoords tile_coords(const FlashSm90Params& p, int tile) {
+  const int m_block = p.m_blocks - 1 - tile / p.batch_heads, bh = tile % p.batch_heads;
+  return {bh / p.heads, bh % p.heads, m_block * Tr::kBlockM};
 }
 
 #if ATTNPROF_SM90A
@@ -195,27 +222,45 @@ __device__ __forceinline__ void load_kv_tile(unsigned char* tile, const CUtensor
                            kCacheEvictLast);
 }
 
-// One thread: Q once, then K and V of tiles n_tiles-1 .. 0 into the 2-stage ring. A stage is
-// refilled only after every consumer warp released it (empty barrier; the first round passes
-// because a fresh barrier counts as having completed the phase before phase 0).
+// One thread, for each query tile of this CTA: Q (once the consumers are done with the previous
+// tile's Q and O staging), then K and V of key tiles n-1 .. 0 into the ring. A stage is refilled
+// only after every consumer warp released it. First rounds pass because a fresh barrier counts as
+// having completed the phase before phase 0.
 template <class Tr>
 __device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensorMap& k_map, const CUtensorMap& v_map,
-                                        const FlashSm90Params& p, unsigned char* smem, PipelineBarriers& bars, int b,
-                                        int h, int kv_h, int m0, int n_tiles) {
+                                        const FlashSm90Params& p, unsigned char* smem, PipelineBarriers& bars) {
   tma_prefetch_map(q_map);
   tma_prefetch_map(k_map);
   tma_prefetch_map(v_map);
-  load_q<Tr>(q_map, p.q_seq_inner, smem, &bars.q_full, b, h, m0);
-  for (int it = 0; it < n_tiles; ++it) {
-    const int stage = it % Tr::kStages;
-    const std::uint32_t phase = (it / Tr::kStages) & 1;
-    const int key0 = (n_tiles - 1 - it) * Tr::kBlockN;
-    mbarrier_wait_parity(&bars.k_empty[stage], phase ^ 1);
-    load_kv_tile<Tr>(smem + Tr::kKOffset + stage * Tr::kKVBytes, k_map, p.k_seq_inner, &bars.k_full[stage], b, kv_h,
-                     key0);
-    mbarrier_wait_parity(&bars.v_empty[stage], phase ^ 1);
-    load_kv_tile<Tr>(smem + Tr::kVOffset + stage * Tr::kKVBytes, v_map, p.v_seq_inner, &bars.v_full[stage], b, kv_h,
-                     key0);
+  const int tiles = p.m_blocks * p.batch_heads;
+  int slot = 0;
+  for (int tile = static_cast<int>(blockIdx.x), done = 0; tile < tiles; tile += static_cast<int>(gridDim.x), ++done) {
+    const TileCoords t = tile_coords<Tr>(p, tile);
+    const int n_tiles = visible_key_tiles<Tr>(p, t.m0), kv_h = t.h / p.kv_group, slot0 = slot;
+    auto load = [&](int it, bool is_k) {  // key tile n_tiles-1-it into ring slot slot0 + it
+      const RingSlot<Tr> r(slot0 + it);
+      mbarrier_wait_parity(is_k ? &bars.k_empty[r.stage] : &bars.v_empty[r.stage], r.phase ^ 1);
+      load_kv_tile<Tr>(smem + (is_k ? Tr::kKOffset : Tr::kVOffset) + r.stage * Tr::kKVBytes, is_k ? k_map : v_map,
+                       is_k ? p.k_seq_inner : p.v_seq_inner, is_k ? &bars.k_full[r.stage] : &bars.v_full[r.stage], t.b,
+                       kv_h, (n_tiles - 1 - it) * Tr::kBlockN);
+    };
+    // The first K tile goes before the wait for Q, so it lands while the previous tile's epilogue
+    // runs (its stage was released in an earlier main loop: this wait never depends on Q).
+    if (n_tiles > 0) load(0, true);
+    // Both Q barriers go through one phase per tile, blind tiles (no key visible) included: the
+    // consumers stage a blind tile's zeros in Q too, and wait on q_full for it, so they can never
+    // be two q_empty phases ahead of this thread (the parity only tells consecutive phases apart).
+    mbarrier_wait_parity(&bars.q_empty, (done & 1) ^ 1);
+    if (n_tiles == 0) {
+      mbarrier_arrive(&bars.q_full);  // nothing to load: release the consumers at once
+      continue;
+    }
+    load_q<Tr>(q_map, p.q_seq_inner, smem, &bars.q_full, t.b, t.h, t.m0);
+    for (int it = 0; it < n_tiles; ++it) {
+      if (it > 0) load(it, true);
+      load(it, false);
+    }
+    slot += n_tiles;
   }
 }
 
@@ -367,14 +412,15 @@ __device__ __forceinline__ void pass_gemm_turn(int consumer) {
 template <class Tr, class T>
 __device__ __forceinline__ void mainloop_serial(float (&o)[Tr::kOAccumulators], float (&row_max)[2],
                                                 float (&row_sum)[2], const FlashSm90Params& p, PipelineBarriers& bars,
-                                                const ConsumerView<Tr>& c, int n_tiles) {
+                                                const ConsumerView<Tr>& c, int n_tiles, int slot0) {
   float s[Tr::kSAccumulators];
 #pragma unroll
   for (int v = 0; v < Tr::kSAccumulators; ++v) s[v] = 0.0f;
   std::uint32_t p_frag[Tr::kPSteps][4];
   for (int it = 0; it < n_tiles; ++it) {
-    const int stage = it % Tr::kStages;
-    const std::uint32_t phase = (it / Tr::kStages) & 1;
+    const RingSlot<Tr> r(slot0 + it);
+    const int stage = r.stage;
+    const std::uint32_t phase = r.phase;
     const int key0 = (n_tiles - 1 - it) * Tr::kBlockN;
     mbarrier_wait_parity(&bars.k_full[stage], phase);
     issue_qk<Tr, T>(s, c, stage);
@@ -401,7 +447,8 @@ __device__ __forceinline__ void mainloop_serial(float (&o)[Tr::kOAccumulators], 
 template <class Tr, class T>
 __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulators], float (&row_max)[2],
                                                     float (&row_sum)[2], const FlashSm90Params& p,
-                                                    PipelineBarriers& bars, const ConsumerView<Tr>& c, int n_tiles) {
+                                                    PipelineBarriers& bars, const ConsumerView<Tr>& c, int n_tiles,
+                                                    int slot0) {
   float s[Tr::kSAccumulators];
 #pragma unroll
   for (int v = 0; v < Tr::kSAccumulators; ++v) s[v] = 0.0f;
@@ -410,19 +457,21 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
   if (c.consumer == 0) named_barrier_arrive(kFirstTurnBarrier, 2 * kWarpgroupThreads);  // warpgroup 0 goes first
 
   // Tile 0 (the last key tile, so the masked one).
-  mbarrier_wait_parity(&bars.k_full[0], 0);
+  const RingSlot<Tr> first(slot0);
+  mbarrier_wait_parity(&bars.k_full[first.stage], first.phase);
   take_gemm_turn(c.consumer);
-  issue_qk<Tr, T>(s, c, 0);
+  issue_qk<Tr, T>(s, c, first.stage);
   pass_gemm_turn<Tr>(c.consumer);
   wgmma_wait_group<0>(s);
-  if (c.lane == 0) mbarrier_arrive(&bars.k_empty[0]);
+  if (c.lane == 0) mbarrier_arrive(&bars.k_empty[first.stage]);
   mask_if_needed<Tr>(s, p, c, (n_tiles - 1) * Tr::kBlockN);
   online_softmax<Tr>(s, row_max, row_sum, rescale, p.scale_log2);  // O is still 0: no rescale
   pack_p<Tr, T>(p_frag, s);
 
   for (int it = 1; it < n_tiles; ++it) {
-    const int stage = it % Tr::kStages, prev_stage = (it - 1) % Tr::kStages;
-    const std::uint32_t phase = (it / Tr::kStages) & 1, prev_phase = ((it - 1) / Tr::kStages) & 1;
+    const RingSlot<Tr> r(slot0 + it), prev(slot0 + it - 1);
+    const int stage = r.stage, prev_stage = prev.stage;
+    const std::uint32_t phase = r.phase, prev_phase = prev.phase;
     const int key0 = (n_tiles - 1 - it) * Tr::kBlockN;
     mbarrier_wait_parity(&bars.k_full[stage], phase);
     take_gemm_turn(c.consumer);
@@ -442,8 +491,9 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
     pack_p<Tr, T>(p_frag, s);
   }
 
-  const int last = n_tiles - 1, last_stage = last % Tr::kStages;
-  mbarrier_wait_parity(&bars.v_full[last_stage], (last / Tr::kStages) & 1);
+  const RingSlot<Tr> last(slot0 + n_tiles - 1);
+  const int last_stage = last.stage;
+  mbarrier_wait_parity(&bars.v_full[last_stage], last.phase);
   take_gemm_turn(c.consumer);
   issue_pv<Tr, T>(o, p_frag, c, last_stage);
   pass_gemm_turn<Tr>(c.consumer);
@@ -456,21 +506,22 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
   if (c.consumer == 0) take_gemm_turn(0);
 }
 
-// One consumer warpgroup: the main loop, then the epilogue.
+// One consumer warpgroup, one query tile: the main loop, then the epilogue. `done` counts this
+// CTA's earlier query tiles (the Q barriers' phase), `slot0` its earlier key tiles (the ring slot).
 template <class Tr, class T, bool kOverlap>
-__device__ __forceinline__ void consume(const FlashSm90Params& p, unsigned char* smem, PipelineBarriers& bars, int b,
-                                        int h, int m0, int n_tiles) {
+__device__ __forceinline__ void consume_tile(const FlashSm90Params& p, unsigned char* smem, PipelineBarriers& bars,
+                                             int b, int h, int m0, int n_tiles, int done, int slot0) {
   const ConsumerView<Tr> c(smem, m0);
   float o[Tr::kOAccumulators];
 #pragma unroll
   for (int v = 0; v < Tr::kOAccumulators; ++v) o[v] = 0.0f;
   float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
+  mbarrier_wait_parity(&bars.q_full, done & 1);  // also for a blind tile: keeps the Q phases in step
   if (n_tiles > 0) {
-    mbarrier_wait_parity(&bars.q_full, 0);
     if constexpr (kOverlap)
-      mainloop_overlapped<Tr, T>(o, row_max, row_sum, p, bars, c, n_tiles);
+      mainloop_overlapped<Tr, T>(o, row_max, row_sum, p, bars, c, n_tiles, slot0);
     else
-      mainloop_serial<Tr, T>(o, row_max, row_sum, p, bars, c, n_tiles);
+      mainloop_serial<Tr, T>(o, row_max, row_sum, p, bars, c, n_tiles, slot0);
   }
 
   // Epilogue. Every warp of this warpgroup must be past its last wgmma reading Q before its rows of
@@ -512,6 +563,21 @@ __device__ __forceinline__ void consume(const FlashSm90Params& p, unsigned char*
                  : "memory");
     *reinterpret_cast<uint4*>(out + row * p.o_stride[2] + chunk * 8) = value;
   }
+  __syncwarp();  // every lane's shared-memory reads are done before the warp frees the Q tile
+  if (c.lane == 0) mbarrier_arrive(&bars.q_empty);
+}
+
+// One consumer warpgroup: every query tile of this CTA (one, unless the grid is persistent).
+template <class Tr, class T, bool kOverlap>
+__device__ __forceinline__ void consume(const FlashSm90Params& p, unsigned char* smem, PipelineBarriers& bars) {
+  const int tiles = p.m_blocks * p.batch_heads;
+  int slot = 0;
+  for (int tile = static_cast<int>(blockIdx.x), done = 0; tile < tiles; tile += static_cast<int>(gridDim.x), ++done) {
+    const TileCoords t = tile_coords<Tr>(p, tile);
+    const int n_tiles = visible_key_tiles<Tr>(p, t.m0);
+    consume_tile<Tr, T, kOverlap>(p, smem, bars, t.b, t.h, t.m0, n_tiles, done, slot);
+    slot += n_tiles;
+  }
 }
 #endif  // ATTNPROF_SM90A
 
@@ -525,14 +591,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
   unsigned char* smem = smem_raw + (1024u - shared_address(smem_raw) % 1024u) % 1024u;
   PipelineBarriers& bars = *reinterpret_cast<PipelineBarriers*>(smem + Tr::kBarrierOffset);
 
-  const int m_block = static_cast<int>(gridDim.y - 1 - blockIdx.y);  // longest first under causal
-  const int bh = static_cast<int>(blockIdx.x);
-  const int b = bh / p.heads, h = bh % p.heads;
-  const int m0 = m_block * Tr::kBlockM;
-  const int n_tiles = visible_key_tiles<Tr>(p, m0);
-
   if (threadIdx.x == 0) {
     mbarrier_init(&bars.q_full, 1);
+    mbarrier_init(&bars.q_empty, Tr::kConsumerWarps);
     for (int stage = 0; stage < Tr::kStages; ++stage) {
       mbarrier_init(&bars.k_full[stage], 1);
       mbarrier_init(&bars.v_full[stage], 1);
@@ -543,17 +604,16 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
   }
   __syncthreads();
 
-  // Warpgroups 0 and 1 consume, warpgroup 2 produces: one branch each of a single if/else, on a
-  // value made visibly warp-uniform by the shuffle (as CUTLASS does; ptxas 13.0 gives the same
-  // allocation without it). setmaxnreg needs every warp of the warpgroup.
+  // Warpgroups 0 .. kConsumerWarpgroups-1 consume, the last one produces: one branch each of a
+  // single if/else, on a value made visibly warp-uniform by the shuffle (as CUTLASS does; ptxas
+  // 13.0 gives the same allocation without it). setmaxnreg needs every warp of the warpgroup.
   const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / kWarpgroupThreads, 0);
   if (warpgroup == Tr::kConsumerWarpgroups) {
     setmaxnreg_dec<Tr::kProducerRegisters>();
-    if (threadIdx.x == Tr::kConsumerThreads && n_tiles > 0)
-      produce<Tr>(q_map, k_map, v_map, p, smem, bars, b, h, h / p.kv_group, m0, n_tiles);
+    if (threadIdx.x == Tr::kConsumerThreads) produce<Tr>(q_map, k_map, v_map, p, smem, bars);
   } else {
     setmaxnreg_inc<Tr::kConsumerRegisters>();
-    consume<Tr, T, kOverlap>(p, smem, bars, b, h, m0, n_tiles);
+    consume<Tr, T, kOverlap>(p, smem, bars);
   }
 #else
   (void)q_map, (void)k_map, (void)v_map, (void)p;
@@ -561,8 +621,21 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
 #endif
 }
 
+// SMs of the current device, asked once per device.
+int multiprocessor_count() {
+  constexpr int kMaxDevices = 64;
+  static std::mutex mutex;
+  static int counts[kMaxDevices] = {};
+  int device = 0;
+  ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  int& count = counts[device >= 0 && device < kMaxDevices ? device : 0];
+  if (count == 0) ATTNPROF_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+  return count;
+}
+
 template <class Tr, class T, bool kOverlap>
-void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream) {
+void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, bool persistent) {
   const CUtensorMapDataType element = std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                                                 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   const auto b = static_cast<std::uint64_t>(a.batch), d = static_cast<std::uint64_t>(a.head_dim);
@@ -590,11 +663,16 @@ void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream) {
   p.q_seq_inner = q.seq_inner;
   p.k_seq_inner = k.seq_inner;
   p.v_seq_inner = v.seq_inner;
+  p.batch_heads = static_cast<int>(a.batch * a.heads);
+  p.m_blocks = static_cast<int>((a.seq_q + Tr::kBlockM - 1) / Tr::kBlockM);
 
   auto kernel = flash_forward_sm90_kernel<Tr, T, kOverlap>;
   ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes));
-  const dim3 grid(static_cast<unsigned>(a.batch * a.heads), static_cast<unsigned>((a.seq_q + Tr::kBlockM - 1) / Tr::kBlockM));
-  kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(q.map, k.map, v.map, p);
+  // One CTA per query tile, longest first; or (persistent) one per SM, each striding through the
+  // tiles in that order, so a CTA's next Q/K/V loads overlap its epilogue.
+  const long long tiles = static_cast<long long>(p.batch_heads) * p.m_blocks;
+  const long long ctas = persistent ? std::min<long long>(tiles, multiprocessor_count()) : tiles;
+  kernel<<<static_cast<unsigned>(ctas), Tr::kThreads, Tr::kSmemBytes, stream>>>(q.map, k.map, v.map, p);
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_forward_sm90_kernel");
 }
 
@@ -703,10 +781,12 @@ std::optional<std::string> current_device_not_hopper() {
 FlashKernel flash_kernel_choice() {
   const char* kernel = std::getenv("ATTNPROF_FLASH_KERNEL");
   const std::string want = kernel == nullptr ? "" : kernel;
-  if (!want.empty() && want != "sm80" && want != "sm90" && want != "sm90-serial")
+  if (!want.empty() && want != "sm80" && want != "sm90" && want != "sm90-m128" && want != "sm90-persistent" &&
+      want != "sm90-serial")
     throw UsageError(str_cat("ATTNPROF_FLASH_KERNEL=", want,
                              ": allowed sm80 (the mma.sync kernel), sm90 (wgmma + TMA, compute capability 9.0), "
-                             "sm90-serial (the same without GEMM/softmax overlap), or unset"));
+                             "sm90-m128 (the same with 128-row tiles at D 64), sm90-persistent (one CTA per SM), "
+                             "sm90-serial (without GEMM/softmax overlap), or unset"));
   if (want == "sm80") return FlashKernel::sm80;
   if (want.empty()) {
     const char* config = std::getenv("ATTNPROF_FLASH_CONFIG");  // a tiling of the sm80 kernel
@@ -715,7 +795,10 @@ FlashKernel flash_kernel_choice() {
   const auto why = current_device_not_hopper();
   if (!want.empty() && why) throw UsageError(str_cat("ATTNPROF_FLASH_KERNEL=", want, ": ", *why));
   if (why) return FlashKernel::sm80;
-  return want == "sm90-serial" ? FlashKernel::sm90_serial : FlashKernel::sm90;
+  if (want == "sm90-serial") return FlashKernel::sm90_serial;
+  if (want == "sm90-m128") return FlashKernel::sm90_m128;
+  if (want == "sm90-persistent") return FlashKernel::sm90_persistent;
+  return FlashKernel::sm90;
 }
 
 void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t stream, FlashKernel schedule) {
@@ -728,21 +811,35 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
   if (args.batch * args.heads > 0x7fffffffll || (args.seq_q + 63) / 64 > 65535 || args.seq_k > (1ll << 30) ||
       args.causal_offset > (1ll << 30) || args.causal_offset < -(1ll << 30))
     throw Error("flash_forward_sm90: the problem exceeds the kernel's grid");
-  const bool fp16 = args.dtype == DType::fp16, overlap = schedule == FlashKernel::sm90;
+  const bool fp16 = args.dtype == DType::fp16;
   using D64 = FlashSm90Traits<64, 3>;
+  using D64M128 = FlashSm90Traits<64, 2>;
   using D128 = FlashSm90Traits<128, 2>;
-  if (args.head_dim == 64) {
-    if (fp16)
-      overlap ? launch_typed<D64, __half, true>(args, stream) : launch_typed<D64, __half, false>(args, stream);
-    else
-      overlap ? launch_typed<D64, __nv_bfloat16, true>(args, stream)
-              : launch_typed<D64, __nv_bfloat16, false>(args, stream);
-  } else {
-    if (fp16)
-      overlap ? launch_typed<D128, __half, true>(args, stream) : launch_typed<D128, __half, false>(args, stream);
-    else
-      overlap ? launch_typed<D128, __nv_bfloat16, true>(args, stream)
-              : launch_typed<D128, __nv_bfloat16, false>(args, stream);
+  const bool persistent = schedule == FlashKernel::sm90_persistent;
+  switch (schedule) {
+    case FlashKernel::sm90_serial:
+      if (args.head_dim == 64)
+        fp16 ? launch_typed<D64, __half, false>(args, stream, false)
+             : launch_typed<D64, __nv_bfloat16, false>(args, stream, false);
+      else
+        fp16 ? launch_typed<D128, __half, false>(args, stream, false)
+             : launch_typed<D128, __nv_bfloat16, false>(args, stream, false);
+      return;
+    case FlashKernel::sm90_m128:
+      if (args.head_dim == 64) {
+        fp16 ? launch_typed<D64M128, __half, true>(args, stream, false)
+             : launch_typed<D64M128, __nv_bfloat16, true>(args, stream, false);
+        return;
+      }
+      [[fallthrough]];  // D 128 already runs 128-row tiles
+    default:
+      if (args.head_dim == 64)
+        fp16 ? launch_typed<D64, __half, true>(args, stream, persistent)
+             : launch_typed<D64, __nv_bfloat16, true>(args, stream, persistent);
+      else
+        fp16 ? launch_typed<D128, __half, true>(args, stream, persistent)
+             : launch_typed<D128, __nv_bfloat16, true>(args, stream, persistent);
+      return;
   }
 }
 

@@ -11,15 +11,22 @@
 namespace attnprof::cuda::hopper {
 
 // sm80: flash_forward.cu's mma.sync kernel. sm90: this one with FA3's schedule (S·Kᵀ of the next tile
-// and P·V of the current one in flight together, softmax under the P·V, the two consumer warpgroups
-// taking turns at the tensor cores). sm90_serial: this one with every GEMM waited for (v1; kept
-// to localise a failure of the overlapped schedule and to measure what it gains).
-enum class FlashKernel { sm80, sm90, sm90_serial };
+// and P·V of the current one in flight together, softmax under the P·V, the consumer warpgroups
+// taking turns at the tensor cores) and FA3's tiles (D 64: 192 query rows, 3 consumer warpgroups;
+// D 128: 128 rows, 2). sm90_m128: the same with 128-row CTAs at D 64 too (less causal waste at short
+// sequences: every warpgroup of a CTA visits the CTA's key tiles; less softmax hiding).
+// sm90_persistent: sm90 on a grid of one CTA per SM striding through the same tile order, so a CTA's
+// next loads overlap its epilogue (FA3's persistent grid, static round-robin, not its LPT
+// scheduler). sm90_serial:
+// FA3's tiles with every GEMM waited for (v1; kept to localise a fault of the overlapped schedule and
+// to measure what it gains).
+enum class FlashKernel { sm80, sm90, sm90_m128, sm90_persistent, sm90_serial };
 
-// sm90 on a compute capability 9.0 device, sm80 elsewhere. ATTNPROF_FLASH_KERNEL=sm80|sm90|sm90-serial
-// overrides it (so one run can time each); ATTNPROF_FLASH_CONFIG (a tiling of the sm80 kernel,
-// gpu_bench's `flash@k`) set to anything but 0 implies sm80 unless ATTNPROF_FLASH_KERNEL is set.
-// Throws UsageError for another ATTNPROF_FLASH_KERNEL value, or for an sm90 one on a device without it.
+// sm90 on a compute capability 9.0 device, sm80 elsewhere. ATTNPROF_FLASH_KERNEL=sm80|sm90|sm90-m128|
+// sm90-persistent|sm90-serial overrides it (so one run can time each); ATTNPROF_FLASH_CONFIG (a tiling of the sm80
+// kernel, gpu_bench's `flash@k`) set to anything but 0 implies sm80 unless ATTNPROF_FLASH_KERNEL is
+// set. Throws UsageError for another ATTNPROF_FLASH_KERNEL value, or for an sm90 one on a device
+// without it.
 FlashKernel flash_kernel_choice();
 
 // The sm_90a kernel: bf16/fp16, head_dim 64 or 128, causal (j <= i + causal_offset) or not, GQA,
