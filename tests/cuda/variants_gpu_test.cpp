@@ -127,9 +127,8 @@ TEST(BottomRightGpu, CudnnPlansDifferByAlignment) {
 }
 
 // The LSE of a sliced cuDNN problem: −inf on the blind rows, the fp64 log-sum-exp elsewhere.
-TEST(BottomRightGpu, CudnnLseOfBlindRowsIsMinusInf) {
-  ATTNPROF_REQUIRE_GPU();
-  const AttentionSpec spec = spec_for({200, 72, Layout::bhsd});
+void check_cudnn_lse(const Shape& shape) {
+  const AttentionSpec spec = spec_for(shape);
   const AttentionInputs in = make_inputs(spec, 9);
   Tensor out = make_output(spec);
   Tensor lse = Tensor::empty({spec.batch, spec.heads, spec.seq_q}, DType::fp32, Device::cuda);
@@ -159,6 +158,18 @@ TEST(BottomRightGpu, CudnnLseOfBlindRowsIsMinusInf) {
       ASSERT_NEAR(got, mx + std::log(sum), 1e-3) << "row " << i;
     }
   }
+}
+
+// 128 blind rows: the LSE rows cuDNN writes start 512 bytes in, 16-byte aligned.
+TEST(BottomRightGpu, CudnnLseOfBlindRowsIsMinusInf) {
+  ATTNPROF_REQUIRE_GPU();
+  check_cudnn_lse({200, 72, Layout::bhsd});
+}
+
+// 63 blind rows: the LSE rows start 252 bytes in, so the Stats tensor declares 4-byte alignment.
+TEST(BottomRightGpu, CudnnLseWithUnalignedBlindRows) {
+  ATTNPROF_REQUIRE_GPU();
+  check_cudnn_lse({100, 37, Layout::bshd});
 }
 
 }  // namespace
