@@ -96,7 +96,7 @@ TEST(BottomRightGpu, ScaleMaskSoftmaxOffsetsInEveryLaunchConfiguration) {
       const std::int64_t rows = cols > 4096 ? 5 : 37;
       const Tensor host = random_host({1, 1, rows, cols}, dtype, 31 + cols);
       const Tensor src = to_device(host);
-      for (std::int64_t offset : {-(rows - 2), -3, 0, cols / 2}) {
+      for (std::int64_t offset : std::vector<std::int64_t>{-(rows - 2), -3, 0, cols / 2}) {
         Tensor out = Tensor::empty(host.shape(), dtype, Device::cuda);
         gpu().scale_mask_softmax(out, src, 0.125, true, offset);
         const Tensor got = to_host(out);
