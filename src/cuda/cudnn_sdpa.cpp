@@ -68,9 +68,8 @@ struct GraphBuilder {
   std::vector<DescPtr> keep;  // every descriptor the plan refers to stays alive with it
 
   DescPtr tensor(std::int64_t uid, Dims dims, Dims strides, cudnnDataType_t type, bool is_virtual = false,
-                 bool by_value = false) {
+                 bool by_value = false, std::int64_t alignment = 16) {
     auto t = std::make_shared<Desc>(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-    std::int64_t alignment = 16;
     t->set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, &type);
     t->set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, dims.data(), 4);
     t->set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, strides.data(), 4);
@@ -162,6 +161,8 @@ Geometry geometry_of(std::int64_t b, std::int64_t h, std::int64_t s, std::int64_
 struct ProblemGeometry {
   Geometry q, k, v, o;
   std::int64_t stats_seq_stride = 0;  // the LSE's row stride: spec.seq_q, or the full Sq of a sliced Q
+  // The LSE rows of a sliced Q start Sq − Sk floats in: 16-byte aligned only when that is a multiple of 4.
+  std::int64_t stats_alignment = 16;
 };
 
 // cuDNN takes bottom-right alignment only with Sq <= Sk (its frontend refuses Sq > Sk: "Please
@@ -210,7 +211,8 @@ std::vector<DescPtr> causal_graph(GraphBuilder& g, const AttentionSpec& spec, co
   auto t_exp = g.tensor(kExp, s_dims, s_strides, CUDNN_DATA_FLOAT, true);
   auto t_sum = g.tensor(kSum, row_dims, row_strides, CUDNN_DATA_FLOAT, true);
   auto t_log = g.tensor(kLogSum, row_dims, row_strides, CUDNN_DATA_FLOAT, true);
-  auto t_stats = g.tensor(kStats, row_dims, with_lse ? stats_strides : row_strides, CUDNN_DATA_FLOAT, !with_lse);
+  auto t_stats = with_lse ? g.tensor(kStats, row_dims, stats_strides, CUDNN_DATA_FLOAT, false, false, p.stats_alignment)
+                          : g.tensor(kStats, row_dims, row_strides, CUDNN_DATA_FLOAT, true);
   auto t_p = g.tensor(kP, s_dims, s_strides, io, true);
   std::vector<DescPtr> ops;
   ops.push_back(g.matmul(tq, tk, ts));
@@ -257,7 +259,8 @@ std::vector<DescPtr> unified_graph(GraphBuilder& g, const AttentionSpec& spec, c
   if (with_lse) {
     const std::int64_t b = spec.batch, h = spec.heads, sq = spec.seq_q;
     const std::int64_t stride = p.stats_seq_stride > 0 ? p.stats_seq_stride : sq;
-    auto t_stats = g.tensor(kStats, {b, h, sq, 1}, {h * stride, stride, 1, 1}, CUDNN_DATA_FLOAT);
+    auto t_stats = g.tensor(kStats, {b, h, sq, 1}, {h * stride, stride, 1, 1}, CUDNN_DATA_FLOAT, false, false,
+                            p.stats_alignment);
     op->set_desc(CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC, *t_stats);
   }
   op->finalize();
@@ -274,10 +277,10 @@ std::string last_cudnn_error() {
   return text.empty() ? "no reason given" : text;
 }
 
-// dtype, B, H, Hkv, Sq, Sk, D, the four strides, causal, the causal offset (the bottom-right ADD
-// is in the graph and its value in the pack), the LSE flag and row stride, the device.
+// dtype, B, H, Hkv, Sq, Sk, D, the four strides, causal, the causal offset (the bottom-right shift
+// is in the graph and its lengths in the pack), the LSE flag, row stride and alignment, the device.
 using PlanKey = std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
-                           Dims, Dims, Dims, Dims, bool, std::int64_t, bool, std::int64_t, int>;
+                           Dims, Dims, Dims, Dims, bool, std::int64_t, bool, std::int64_t, std::int64_t, int>;
 
 struct Plan {
   GraphBuilder graph;
@@ -345,7 +348,7 @@ class SdpaCache {
                 spec.seq_q,                   spec.seq_k,         spec.head_dim,      geometry.q.strides,
                 geometry.k.strides,           geometry.v.strides, geometry.o.strides, spec.causal,
                 spec.causal_offset(),         with_lse,           with_lse ? geometry.stats_seq_stride : 0,
-                device};
+                with_lse ? geometry.stats_alignment : 0,          device};
     auto found = plans_.find(key);
     if (found != plans_.end()) {
       found->second->info.cache_hit = true;
@@ -485,12 +488,15 @@ namespace {
 Tensor rows_of(const Tensor& t, std::int64_t first, std::int64_t rows) {
   return t.view_strided({t.size(0), t.size(1), rows, t.size(3)}, t.strides(), first * t.stride(2));
 }
+std::int64_t alignment_of(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 ? 16 : 4; }
 // The problem cuDNN runs: Q and O minus their blind rows, the LSE rows keeping the full row stride.
+// lse_rows: where its LSE rows start (null: an allocation's start plus the blind rows).
 ProblemGeometry solvable_geometry(const AttentionSpec& spec, const Tensor& out, const Tensor& q, const Tensor& k,
-                                  const Tensor& v) {
+                                  const Tensor& v, const void* lse_rows) {
   const std::int64_t blind = blind_rows(spec);
   return {geometry_of(rows_of(q, blind, spec.seq_q - blind)), geometry_of(k), geometry_of(v),
-          geometry_of(rows_of(out, blind, spec.seq_q - blind)), spec.seq_q};
+          geometry_of(rows_of(out, blind, spec.seq_q - blind)), spec.seq_q,
+          lse_rows != nullptr ? alignment_of(lse_rows) : (blind % 4 == 0 ? 16 : 4)};
 }
 }  // namespace
 
@@ -498,7 +504,7 @@ CudnnPlanInfo cudnn_sdpa_prepare(const AttentionSpec& spec, const Tensor& out, c
                                  const Tensor& v, bool with_lse) {
   check_tensors(spec, out, q, k, v);
   std::lock_guard lock(cache().mutex());
-  return cache().plan(solvable_spec(spec), solvable_geometry(spec, out, q, k, v), with_lse).info;
+  return cache().plan(solvable_spec(spec), solvable_geometry(spec, out, q, k, v, nullptr), with_lse).info;
 }
 
 CudnnPlanInfo cudnn_sdpa_prepare(const AttentionSpec& spec, bool with_lse) {
@@ -515,7 +521,7 @@ CudnnPlanInfo cudnn_sdpa_prepare(const AttentionSpec& spec, bool with_lse) {
   const ProblemGeometry geometry{sliced(spec.heads),
                                  geometry_of(spec.batch, spec.kv_heads, spec.seq_k, spec.head_dim, spec.layout),
                                  geometry_of(spec.batch, spec.kv_heads, spec.seq_k, spec.head_dim, spec.layout),
-                                 sliced(spec.heads), spec.seq_q};
+                                 sliced(spec.heads), spec.seq_q, blind_rows(spec) % 4 == 0 ? 16 : 4};
   std::lock_guard lock(cache().mutex());
   return cache().plan(solvable, geometry, with_lse).info;
 }
@@ -538,12 +544,12 @@ CudnnPlanInfo cudnn_sdpa_forward(const AttentionSpec& spec, Tensor& out, const T
   Tensor out_rows = rows_of(out, blind, solvable.seq_q);
   SdpaCache& c = cache();
   std::lock_guard lock(c.mutex());
-  Plan& plan = c.plan(solvable, solvable_geometry(spec, out, q, k, v), lse != nullptr);
+  const void* lse_rows = lse ? static_cast<const float*>(lse->raw()) + blind : nullptr;
+  Plan& plan = c.plan(solvable, solvable_geometry(spec, out, q, k, v, lse_rows), lse != nullptr);
   // By-value scalars: host pointers read at execute time.
   static const float neg_inf = -std::numeric_limits<float>::infinity();
   const float scale = static_cast<float>(softmax_scale_of(spec));
   plan.scale = scale;  // the pack holds &plan.scale; the scale is fixed by head_dim, which is in the key
-  const void* lse_rows = lse ? static_cast<const float*>(lse->raw()) + blind : nullptr;
   std::array<const void*, 5> pointers{q_rows.raw(), k.raw(), v.raw(), out_rows.raw(), lse_rows};
   cudnnBackendDescriptor_t pack = variant_pack(plan, pointers, &plan.scale, &neg_inf, lse != nullptr, solvable.causal,
                                                solvable.causal_offset() != 0 ? &plan.seq_lengths : nullptr);

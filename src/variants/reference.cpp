@@ -133,8 +133,10 @@ void reference_row(const AttentionSpec& spec, const Tensor& q, const Tensor& k, 
 }  // namespace
 
 std::string ErrorReport::scope() const {
-  std::string text = !sampled ? fmt::format("all {} rows", rows_checked)
-                              : fmt::format("{} sampled rows of {}", rows_checked, total_rows - masked_rows);
+  std::string text = !sampled            ? fmt::format("all {} rows", rows_checked)
+                     : masked_rows == 0 ? fmt::format("{} sampled rows of {}", rows_checked, total_rows)
+                                        : fmt::format("{} sampled rows of the {} that see a key", rows_checked,
+                                                      total_rows - masked_rows);
   if (masked_rows > 0) text += fmt::format(" + {} fully masked rows", masked_rows);
   return text;
 }
@@ -183,6 +185,7 @@ ErrorReport check_against_reference(const AttentionSpec& spec, const Tensor& q, 
   // Fully masked rows: scanned, classified, left out of the error.
   const std::int64_t masked_per_head = fully_masked_rows_per_head(spec);
   std::int64_t masked_nan = 0, masked_zero = 0, nan_in_masked = 0;
+#pragma omp parallel for schedule(static) reduction(+ : masked_nan, masked_zero, nan_in_masked)
   for (std::int64_t bh = 0; bh < spec.batch * spec.heads; ++bh) {
     for (std::int64_t i = 0; i < masked_per_head; ++i) {
       bool all_nan = true, all_zero = true;

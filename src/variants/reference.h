@@ -28,7 +28,9 @@ struct ErrorReport {
   std::int64_t nan_in_defined_rows = 0;  // NaN elements in rows that see at least one key
   // NaN only where PyTorch's naive module gives it too: some masked rows are NaN, none elsewhere.
   bool nan_only_in_masked_rows() const { return nan_count > 0 && nan_in_defined_rows == 0; }
-  std::string scope() const;      // "all 1024 rows", "4096 sampled rows of 131072", "+ 192 fully masked rows"
+  // "all 1024 rows", "4096 sampled rows of 131072"; with masked rows "... of the N that see a key"
+  // and " + 192 fully masked rows"
+  std::string scope() const;
 };
 
 // Query rows of one (b, h) that see no key: max(0, −causal_offset) capped at Sq (0 unless causal

@@ -8,6 +8,7 @@
 #include <attnprof/variant.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -85,6 +86,43 @@ void check_variant(const std::string& name, const Shape& shape) {
               static_cast<long long>(report.masked_rows_zero));
 }
 
+// The scale+mask+softmax kernel (fused's) with causal offsets in every launch configuration (one
+// warp per row, a block per row, the 3-pass fallback past 32768 columns): rows that keep no column
+// are exactly 0, the others match fp64 within half an ulp of the dtype (plus fp32 noise).
+TEST(BottomRightGpu, ScaleMaskSoftmaxOffsetsInEveryLaunchConfiguration) {
+  ATTNPROF_REQUIRE_GPU();
+  for (DType dtype : {DType::bf16, DType::fp32}) {
+    for (std::int64_t cols : {77, 1024, 4096, 16384, 40000}) {
+      const std::int64_t rows = cols > 4096 ? 5 : 37;
+      const Tensor host = random_host({1, 1, rows, cols}, dtype, 31 + cols);
+      const Tensor src = to_device(host);
+      for (std::int64_t offset : std::vector<std::int64_t>{-(rows - 2), -3, 0, cols / 2}) {
+        Tensor out = Tensor::empty(host.shape(), dtype, Device::cuda);
+        gpu().scale_mask_softmax(out, src, 0.125, true, offset);
+        const Tensor got = to_host(out);
+        double worst = 0.0;
+        for (std::int64_t r = 0; r < rows; ++r) {
+          const std::int64_t kept = std::clamp<std::int64_t>(r + 1 + offset, 0, cols);
+          double mx = -INFINITY, sum = 0.0;
+          for (std::int64_t c = 0; c < kept; ++c) mx = std::max(mx, get(host, r * cols + c) * 0.125);
+          for (std::int64_t c = 0; c < kept; ++c) sum += std::exp(get(host, r * cols + c) * 0.125 - mx);
+          for (std::int64_t c = 0; c < cols; ++c) {
+            const double x = get(got, r * cols + c);
+            if (kept == 0) {
+              ASSERT_EQ(x, 0.0) << "row " << r << " keeps no column (offset " << offset << ", cols " << cols << ")";
+              continue;
+            }
+            const double want = c < kept ? std::exp(get(host, r * cols + c) * 0.125 - mx) / sum : 0.0;
+            worst = std::max(worst, want > 1e-30 ? std::abs(x - want) / want : std::abs(x));
+          }
+        }
+        EXPECT_LE(worst, dtype == DType::bf16 ? 1.0 / 256 + 1e-5 : 2e-5)
+            << dtype_name(dtype) << " cols " << cols << " offset " << offset;
+      }
+    }
+  }
+}
+
 TEST(BottomRightGpu, ComposedVariants) {
   ATTNPROF_REQUIRE_GPU();
   for (const char* name : {"naive", "inplace", "math", "fused"})
@@ -127,9 +165,8 @@ TEST(BottomRightGpu, CudnnPlansDifferByAlignment) {
 }
 
 // The LSE of a sliced cuDNN problem: −inf on the blind rows, the fp64 log-sum-exp elsewhere.
-TEST(BottomRightGpu, CudnnLseOfBlindRowsIsMinusInf) {
-  ATTNPROF_REQUIRE_GPU();
-  const AttentionSpec spec = spec_for({200, 72, Layout::bhsd});
+void check_cudnn_lse(const Shape& shape) {
+  const AttentionSpec spec = spec_for(shape);
   const AttentionInputs in = make_inputs(spec, 9);
   Tensor out = make_output(spec);
   Tensor lse = Tensor::empty({spec.batch, spec.heads, spec.seq_q}, DType::fp32, Device::cuda);
@@ -159,6 +196,18 @@ TEST(BottomRightGpu, CudnnLseOfBlindRowsIsMinusInf) {
       ASSERT_NEAR(got, mx + std::log(sum), 1e-3) << "row " << i;
     }
   }
+}
+
+// 128 blind rows: the LSE rows cuDNN writes start 512 bytes in, 16-byte aligned.
+TEST(BottomRightGpu, CudnnLseOfBlindRowsIsMinusInf) {
+  ATTNPROF_REQUIRE_GPU();
+  check_cudnn_lse({200, 72, Layout::bhsd});
+}
+
+// 63 blind rows: the LSE rows start 252 bytes in, so the Stats tensor declares 4-byte alignment.
+TEST(BottomRightGpu, CudnnLseWithUnalignedBlindRows) {
+  ATTNPROF_REQUIRE_GPU();
+  check_cudnn_lse({100, 37, Layout::bshd});
 }
 
 }  // namespace

@@ -143,6 +143,32 @@ TEST(BottomRight, EqualsTopLeftWhenSeqEqualsSeqK) {
   }
 }
 
+// A sampled check compares only sampled rows that see a key, yet classifies every masked row, and
+// a NaN in a defined row outside the sample is still counted.
+TEST(BottomRight, SampledReportClassifiesEveryMaskedRow) {
+  const AttentionSpec spec = spec_for({300, 70, DType::fp32, Layout::bhsd});  // 230 masked rows per head
+  const AttentionInputs in = make_inputs(spec, 4);
+  Variant* naive = find_variant("naive");
+  Tensor out = make_output(spec);
+  naive->prepare(spec);
+  naive->forward(spec, in.q, in.k, in.v, out);
+  variants::ErrorReport report = variants::check_against_reference(spec, in.q, in.k, in.v, out, 50);
+  EXPECT_TRUE(report.sampled);
+  EXPECT_EQ(report.masked_rows, 8 * 230);
+  EXPECT_EQ(report.masked_rows_nan, 8 * 230);
+  EXPECT_GT(report.rows_checked, 0);
+  EXPECT_LT(report.rows_checked, 50);  // the sampled rows inside the masked band are skipped
+  EXPECT_TRUE(report.nan_only_in_masked_rows());
+  EXPECT_LE(report.rel_err, 1e-5);
+  EXPECT_NE(report.scope().find("of the 560 that see a key + 1840 fully masked rows"), std::string::npos)
+      << report.scope();
+  // row 231 of head 0 sees two keys; poison one element there (row 231 is not among the 50 sampled)
+  out.data<float>()[231 * spec.head_dim + 3] = std::nanf("");
+  report = variants::check_against_reference(spec, in.q, in.k, in.v, out, 50);
+  EXPECT_EQ(report.nan_in_defined_rows, 1);
+  EXPECT_FALSE(report.nan_only_in_masked_rows());
+}
+
 // The fp64 reference itself: row i of a bottom-right problem is the top-left-free attention of
 // q_i over keys 0..i + Sk − Sq, worked out here by brute force in double.
 TEST(BottomRight, ReferenceSeesKeysUpToTheShiftedDiagonal) {
