@@ -37,6 +37,10 @@ void launch_typed(const FusedAttentionArgs& args, cudaStream_t stream) {
   auto kernel = attention_forward_kernel<Tr, T>;
   // Raising the dynamic limit is needed past 48 KiB; cheap, so done on every launch (no static state).
   ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes));
+  // All of the unified L1/shared array as shared memory: the kernel reads global memory only through
+  // cp.async.cg (L2), and the 3-CTA configurations need 3 × 48 KiB resident.
+  ATTNPROF_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
   const int m_blocks = static_cast<int>((checked.seq_q + Tr::kBlockM - 1) / Tr::kBlockM);
   const int bh_count = static_cast<int>(checked.batch * checked.heads);
   const BlockSchedule schedule =

@@ -4,10 +4,10 @@
 // ldmatrix.x4 feeds 4 MMAs), 64-key K/V tiles; D=64 at 3 CTAs per SM (168 registers), D=128 at 2
 // (255 registers, as FlashAttention-2 on sm90). K/V double-buffered through shared memory with
 // cp.async (one __syncthreads per key tile, the next tile's copies issued before this tile's
-// Q·Kᵀ); ldmatrix (.trans for V); P kept in registers as the A operand of P·V; causal tiles past the diagonal skipped, only tiles crossing
-// it masked; CTAs in grouped longest-first order (BlockSchedule: heads in groups whose K/V fit
-// 16 MiB of L2, the longest query blocks of the whole group first); lazy rescaling of O (only
-// when a row max grows by > 2^8).
+// Q·Kᵀ); ldmatrix (.trans for V); P kept in registers as the A operand of P·V; causal tiles past
+// the diagonal skipped, only tiles crossing it masked; CTAs in grouped longest-first order
+// (BlockSchedule: heads in groups whose K/V fit 16 MiB of L2, the longest query blocks of the
+// whole group first); lazy rescaling of O (only when a row max grows by > 2^8).
 // Shared memory: Q 128·D·2 + 2 stages × (K + V) 64·D·2 (+ 16 B of CTA coordinates) = 48 KiB
 // (D=64), 96 KiB (D=128).
 // FLOPs: 4·B·H·Sq·Sk·D (halved for causal). Bytes: 2·(2·B·H·Sq·D + 2·B·Hkv·Sk·D) for bf16/fp16;
