@@ -3,6 +3,7 @@
 #include <attnprof/dtype.h>
 #include <attnprof/profiler.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -56,7 +57,9 @@ class TwoPassVariant final : public attnprof::Variant {
       for (std::int64_t h = 0; h < spec.heads; ++h) {
         const std::int64_t kv_head = h / group;
         for (std::int64_t i = 0; i < spec.seq_q; ++i) {
-          const std::int64_t visible = spec.causal ? std::min(i + 1, spec.seq_k) : spec.seq_k;
+          // causal: keys 0..i + causal_offset() (0 top-left; Sk - Sq bottom-right, where rows can see none)
+          const std::int64_t visible =
+              spec.causal ? std::clamp<std::int64_t>(i + 1 + spec.causal_offset(), 0, spec.seq_k) : spec.seq_k;
           float row_max = -std::numeric_limits<float>::infinity();
           for (std::int64_t j = 0; j < visible; ++j) {  // pass 1: scores and their max
             float dot = 0;
