@@ -119,11 +119,12 @@ TEST_P(VariantAccuracy, MatchesFp64Reference) { run_case(GetParam()); }
 INSTANTIATE_TEST_SUITE_P(Cpu, VariantAccuracy, ::testing::ValuesIn(all_cases()),
                          [](const ::testing::TestParamInfo<Case>& info) { return case_name(info.param); });
 
-// The fused kernels' other builds: AVX-512 fp32 compute for bf16 (CPUs without AVX512_BF16) and
-// the portable loops. Odd sizes and GQA, causal and not.
+// The fused kernels' other builds: AVX-512 fp32 compute for bf16 (CPUs without AVX512_BF16), the
+// portable loops, and on an AMX CPU the vdpbf16ps path it would otherwise skip. Odd sizes and GQA,
+// causal and not.
 class FusedKernelIsa : public ::testing::TestWithParam<cpu::Isa> {
  protected:
-  void TearDown() override { cpu::set_isa_limit(cpu::Isa::avx512_bf16); }
+  void TearDown() override { cpu::set_isa_limit(cpu::Isa::avx512_amx); }
 };
 
 TEST_P(FusedKernelIsa, MatchesFp64Reference) {
@@ -140,7 +141,8 @@ TEST_P(FusedKernelIsa, MatchesFp64Reference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cpu, FusedKernelIsa, ::testing::Values(cpu::Isa::portable, cpu::Isa::avx512),
+INSTANTIATE_TEST_SUITE_P(Cpu, FusedKernelIsa, ::testing::Values(cpu::Isa::portable, cpu::Isa::avx512, cpu::Isa::avx512_bf16,
+                                                           cpu::Isa::avx512_amx),
                          [](const ::testing::TestParamInfo<cpu::Isa>& info) { return cpu::isa_name(info.param); });
 
 }  // namespace
