@@ -11,6 +11,9 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cpu/cpu_features.h"
+#include "cpu/fused_attention.h"
+#include "cpu/kernel_names.h"
 #include "ops/backend.h"
 #include "report/ceilings.h"
 
@@ -53,6 +56,8 @@ Command add_devices(CLI::App& app) {
       if (cpu.flags.count(f)) features += std::string(features.empty() ? "" : " ") + f;
     }
     fmt::print("  vector features      {}\n", features.empty() ? "none of avx2/avx512/amx" : features);
+    fmt::print("  fused kernels        {} | {}\n", cpu::fused_kernel_name("flash_attention", DType::fp32, cpu::fused_isa(DType::fp32, cpu::kernel_isa())),
+               cpu::fused_kernel_name("flash_attention", DType::bf16, cpu::fused_isa(DType::bf16, cpu::kernel_isa())));
     fmt::print("  BLAS                 {}\n", openblas_get_config());
     fmt::print("  measured ceilings    {}\n", report::ceilings_text(report::measured_ceilings(Device::cpu)));
     std::string cuda_line;

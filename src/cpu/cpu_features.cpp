@@ -1,5 +1,8 @@
 #include "cpu/cpu_features.h"
 
+#include <attnprof/error.h>
+#include <string>
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -15,11 +18,13 @@ std::atomic<int>& isa_limit() {
 }  // namespace
 
 Isa isa_limit_from(const char* value) {
-  if (value == nullptr) return Isa::avx512_amx;
-  for (Isa isa : {Isa::portable, Isa::avx512, Isa::avx512_bf16}) {
+  if (value == nullptr || *value == '\0') return Isa::avx512_amx;
+  for (Isa isa : {Isa::portable, Isa::avx512, Isa::avx512_bf16, Isa::avx512_amx}) {
     if (std::strcmp(value, isa_name(isa)) == 0) return isa;
   }
-  return Isa::avx512_amx;
+  // A misspelt cap must not silently run the best path.
+  throw UsageError(std::string("ATTNPROF_CPU_ISA=") + value +
+                   ": unknown ISA; allowed: portable, avx512, avx512_bf16, avx512_amx");
 }
 
 const char* isa_name(Isa isa) {

@@ -17,7 +17,8 @@ Isa detected_isa();
 Isa kernel_isa();
 void set_isa_limit(Isa limit);
 
-// The cap an ATTNPROF_CPU_ISA value sets: its level by name, no cap (avx512_amx) when unset or unknown.
+// The cap an ATTNPROF_CPU_ISA value sets: its level by name, no cap (avx512_amx) when unset or empty;
+// an unknown name is a UsageError naming the allowed ones.
 Isa isa_limit_from(const char* value);
 
 }  // namespace attnprof::cpu

@@ -15,6 +15,7 @@
 #include <attnprof/attention.h>
 #include <attnprof/dtype.h>
 #include <attnprof/tensor.h>
+#include <attnprof/error.h>
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -330,6 +331,7 @@ TEST(AmxDispatch, IsaLevelsAndTheEnvironmentCap) {
   EXPECT_EQ(isa_limit_from("avx512_bf16"), Isa::avx512_bf16);
   EXPECT_EQ(isa_limit_from("avx512"), Isa::avx512);
   EXPECT_EQ(isa_limit_from("portable"), Isa::portable);
+  EXPECT_THROW(isa_limit_from("avx512bf16"), UsageError);  // misspelt: an error, not the best path
 }
 
 TEST(AmxDispatch, OnlyBf16TakesTheAmxPath) {
