@@ -99,13 +99,15 @@ bool gemm_uses_tensor_cores(std::string_view name) {
 }
 
 std::string short_kernel_name(std::string_view name, std::size_t max_chars) {
-  std::string_view s = name;
-  if (s.rfind("void ", 0) == 0) s.remove_prefix(5);
+  std::string s(name);
+  if (s.rfind("void ", 0) == 0) s.erase(0, 5);
+  // Anywhere in the scope ("ns::(anonymous namespace)::kernel<…>"), not only in front.
   constexpr std::string_view kAnonymous = "(anonymous namespace)::";
-  if (s.rfind(kAnonymous, 0) == 0) s.remove_prefix(kAnonymous.size());
+  for (std::size_t at = s.find(kAnonymous); at != std::string::npos; at = s.find(kAnonymous, at))
+    s.erase(at, kAnonymous.size());
   // Cut at the first template or argument list: what remains is the qualified function name.
   std::size_t cut = s.find_first_of("<(");
-  std::string out(cut == std::string_view::npos ? s : s.substr(0, cut));
+  std::string out(cut == std::string::npos ? s : s.substr(0, cut));
   while (!out.empty() && out.back() == ' ') out.pop_back();
   if (out.empty()) out = std::string(name);
   // A long qualified name keeps only its last scope.

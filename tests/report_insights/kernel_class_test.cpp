@@ -80,5 +80,14 @@ TEST(ShortKernelName, DropsTemplatesAndArguments) {
   EXPECT_EQ(short_kernel_name("abcdefghij", 5), "abcd\u2026");
 }
 
+TEST(ShortKernelName, AnAnonymousNamespaceInsideTheScopeIsDropped) {
+  // Our Hopper kernel's name as CUPTI reported it on the H200 (it used to shorten to "attnprof::cuda::hopper::").
+  EXPECT_EQ(short_kernel_name("void attnprof::cuda::hopper::(anonymous namespace)::flash_forward_sm90_kernel<"
+                              "attnprof::cuda::hopper::flash_sm90::FlashSm90Traits<64, 3>, __nv_bfloat16, true>"
+                              "(CUtensorMap_st, CUtensorMap_st, CUtensorM"),
+            "flash_forward_sm90_kernel");  // over 48 characters with its scope: the last scope
+  EXPECT_EQ(short_kernel_name("void a::(anonymous namespace)::k<int>(int)"), "a::k");
+}
+
 }  // namespace
 }  // namespace attnprof::report
