@@ -808,8 +808,9 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
     throw UsageError(str_cat("--head-dim ", args.head_dim, ": the fused GPU kernels take 64 or 128"));
   if (schedule == FlashKernel::sm80) throw Error("launch_flash_attention_sm90: asked for the sm80 kernel");
   if (auto why = current_device_not_hopper()) throw Error(str_cat("flash_forward_sm90: ", *why));
-  if (args.batch * args.heads > 0x7fffffffll || (args.seq_q + 63) / 64 > 65535 || args.seq_k > (1ll << 30) ||
-      args.causal_offset > (1ll << 30) || args.causal_offset < -(1ll << 30))
+  // Tiles are numbered by one int (grid.x ≤ 2^31 − 1); row and key indices stay in int too.
+  if (args.batch * args.heads * ((args.seq_q + 63) / 64) > 0x7fffffffll || args.seq_q > (1ll << 30) ||
+      args.seq_k > (1ll << 30) || args.causal_offset > (1ll << 30) || args.causal_offset < -(1ll << 30))
     throw Error("flash_forward_sm90: the problem exceeds the kernel's grid");
   const bool fp16 = args.dtype == DType::fp16;
   using D64 = FlashSm90Traits<64, 3>;
