@@ -392,7 +392,7 @@ __device__ __forceinline__ void mask_if_needed(float (&s)[Tr::kSAccumulators], c
   if (key0 + Tr::kBlockN > p.seq_k || crosses_diagonal) mask_scores<Tr>(s, p, c.warp_row0, key0, c.lane);
 }
 
-// Pingpong between the two consumer warpgroups (FA3's warp scheduler barriers): a warpgroup issues
+// Pingpong between the consumer warpgroups (FA3's warp scheduler barriers): a warpgroup issues
 // its GEMMs only while holding the token, then passes it, so one warpgroup's softmax runs while
 // the other's GEMMs own the tensor cores; with 3 warpgroups the turn goes round. Barrier 8 + w is
 // warpgroup w's (256 threads: its own 128 syncing, the previous warpgroup's 128 arriving).
@@ -408,7 +408,7 @@ __device__ __forceinline__ void pass_gemm_turn(int consumer) {
   named_barrier_arrive(kFirstTurnBarrier + (consumer + 1) % Tr::kConsumerWarpgroups, 2 * kWarpgroupThreads);
 }
 
-// Schedule v1: each GEMM waited before the next step (the two warpgroups overlap only by chance).
+// Schedule v1: each GEMM waited before the next step (the warpgroups overlap only by chance).
 template <class Tr, class T>
 __device__ __forceinline__ void mainloop_serial(float (&o)[Tr::kOAccumulators], float (&row_max)[2],
                                                 float (&row_sum)[2], const FlashSm90Params& p, PipelineBarriers& bars,
@@ -442,7 +442,7 @@ __device__ __forceinline__ void mainloop_serial(float (&o)[Tr::kOAccumulators], 
 
 // Schedule v2 (FA3's): S(i+1) = Q·K(i+1)ᵀ and O += P(i)·V(i) are issued together, the softmax of
 // tile i+1 runs while P(i)·V(i) is still on the tensor cores, and O is rescaled only after that
-// GEMM retires; the two warpgroups take turns issuing (pingpong). V(i) is released one step later
+// GEMM retires; the warpgroups take turns issuing (pingpong). V(i) is released one step later
 // than K(i), as the producer expects (it loads them in that order anyway).
 template <class Tr, class T>
 __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulators], float (&row_max)[2],
@@ -808,8 +808,9 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
     throw UsageError(str_cat("--head-dim ", args.head_dim, ": the fused GPU kernels take 64 or 128"));
   if (schedule == FlashKernel::sm80) throw Error("launch_flash_attention_sm90: asked for the sm80 kernel");
   if (auto why = current_device_not_hopper()) throw Error(str_cat("flash_forward_sm90: ", *why));
-  if (args.batch * args.heads > 0x7fffffffll || (args.seq_q + 63) / 64 > 65535 || args.seq_k > (1ll << 30) ||
-      args.causal_offset > (1ll << 30) || args.causal_offset < -(1ll << 30))
+  // Tiles are numbered by one int (grid.x ≤ 2^31 − 1); row and key indices stay in int too.
+  if (args.batch * args.heads * ((args.seq_q + 63) / 64) > 0x7fffffffll || args.seq_q > (1ll << 30) ||
+      args.seq_k > (1ll << 30) || args.causal_offset > (1ll << 30) || args.causal_offset < -(1ll << 30))
     throw Error("flash_forward_sm90: the problem exceeds the kernel's grid");
   const bool fp16 = args.dtype == DType::fp16;
   using D64 = FlashSm90Traits<64, 3>;
