@@ -361,6 +361,8 @@ TEST(FlashHopper, KernelChoiceFollowsTheEnvironment) {
   EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm80);
   unsetenv("ATTNPROF_FLASH_CONFIG");
   ATTNPROF_REQUIRE_HOPPER();
+  EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_auto);
+  setenv("ATTNPROF_FLASH_KERNEL", "sm90", 1);
   EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90);
   setenv("ATTNPROF_FLASH_KERNEL", "sm90-m128", 1);
   EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_m128);

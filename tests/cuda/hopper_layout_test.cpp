@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "cuda/hopper/flash_hopper.h"
 #include "cuda/hopper/swizzle.h"
 #include "cuda/hopper/tma.h"
 #include "cuda/hopper/wgmma_layout.h"
@@ -166,3 +167,19 @@ TEST(HopperTensorMap, AttentionMapRejectsBadArgumentsNamingThem) {
             }).find("box_rows 300"),
             std::string::npos);
 }
+
+namespace attnprof::cuda::hopper {
+namespace {
+// The default schedule's choices, at the shapes whose measurements set the break-evens (flash_hopper.h).
+TEST(HopperFlashChoice, AutoFollowsTheMeasuredBreakEvens) {
+  EXPECT_EQ(auto_flash_kernel(64, 1024), FlashKernel::sm90_m128);   // 8x16x1024x64
+  EXPECT_EQ(auto_flash_kernel(64, 2048), FlashKernel::sm90_m128);
+  EXPECT_EQ(auto_flash_kernel(64, 2049), FlashKernel::sm90);        // 4x16x4096x64 side
+  EXPECT_EQ(auto_flash_kernel(64, 4096), FlashKernel::sm90);
+  EXPECT_EQ(auto_flash_kernel(128, 512), FlashKernel::sm90_persistent);  // 16x32x512x128
+  EXPECT_EQ(auto_flash_kernel(128, 1024), FlashKernel::sm90_persistent);
+  EXPECT_EQ(auto_flash_kernel(128, 1025), FlashKernel::sm90);
+  EXPECT_EQ(auto_flash_kernel(128, 16384), FlashKernel::sm90);
+}
+}  // namespace
+}  // namespace attnprof::cuda::hopper

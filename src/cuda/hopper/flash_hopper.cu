@@ -798,7 +798,13 @@ FlashKernel flash_kernel_choice() {
   if (want == "sm90-serial") return FlashKernel::sm90_serial;
   if (want == "sm90-m128") return FlashKernel::sm90_m128;
   if (want == "sm90-persistent") return FlashKernel::sm90_persistent;
-  return FlashKernel::sm90;
+  if (want == "sm90") return FlashKernel::sm90;
+  return FlashKernel::sm90_auto;
+}
+
+FlashKernel auto_flash_kernel(std::int64_t head_dim, std::int64_t seq_q) {
+  if (head_dim == 64) return seq_q <= 2048 ? FlashKernel::sm90_m128 : FlashKernel::sm90;
+  return seq_q <= 1024 ? FlashKernel::sm90_persistent : FlashKernel::sm90;
 }
 
 void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t stream, FlashKernel schedule) {
@@ -807,6 +813,7 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
   if (args.head_dim != 64 && args.head_dim != 128)
     throw UsageError(str_cat("--head-dim ", args.head_dim, ": the fused GPU kernels take 64 or 128"));
   if (schedule == FlashKernel::sm80) throw Error("launch_flash_attention_sm90: asked for the sm80 kernel");
+  if (schedule == FlashKernel::sm90_auto) schedule = auto_flash_kernel(args.head_dim, args.seq_q);
   if (auto why = current_device_not_hopper()) throw Error(str_cat("flash_forward_sm90: ", *why));
   // Tiles are numbered by one int (grid.x ≤ 2^31 − 1); row and key indices stay in int too.
   if (args.batch * args.heads * ((args.seq_q + 63) / 64) > 0x7fffffffll || args.seq_q > (1ll << 30) ||

@@ -20,9 +20,17 @@ namespace attnprof::cuda::hopper {
 // scheduler). sm90_serial:
 // FA3's tiles with every GEMM waited for (v1; kept to localise a fault of the overlapped schedule and
 // to measure what it gains).
-enum class FlashKernel { sm80, sm90, sm90_m128, sm90_persistent, sm90_serial };
+// sm90_auto (the default on Hopper): one of the above per problem, by auto_flash_kernel.
+enum class FlashKernel { sm80, sm90, sm90_m128, sm90_persistent, sm90_serial, sm90_auto };
 
-// sm90 on a compute capability 9.0 device, sm80 elsewhere. ATTNPROF_FLASH_KERNEL=sm80|sm90|sm90-m128|
+// The schedule sm90_auto runs, chosen from the H200 measurements of 2026-11-30 (bench/RESULTS.md,
+// causal bf16, all three timed in one run): D 64 takes 128-row CTAs up to 2048 query rows (0.073
+// against 0.077 ms at 8x16x1024x64; 0.354 against 0.324 ms at 4x16x4096x64); D 128 takes the
+// persistent grid up to 1024 query rows (0.133 against 0.143 ms at 16x32x512x128; 0.528 against
+// 0.510 ms at 4x16x4096x128).
+FlashKernel auto_flash_kernel(std::int64_t head_dim, std::int64_t seq_q);
+
+// sm90_auto on a compute capability 9.0 device, sm80 elsewhere. ATTNPROF_FLASH_KERNEL=sm80|sm90|sm90-m128|
 // sm90-persistent|sm90-serial overrides it (so one run can time each); ATTNPROF_FLASH_CONFIG (a tiling of the sm80
 // kernel, gpu_bench's `flash@k`) set to anything but 0 implies sm80 unless ATTNPROF_FLASH_KERNEL is
 // set. Throws UsageError for another ATTNPROF_FLASH_KERNEL value, or for an sm90 one on a device
@@ -34,7 +42,7 @@ FlashKernel flash_kernel_choice();
 // Throws UsageError for a dtype or head dim it does not take (naming the flag), Error for a device
 // that is not compute capability 9.0, a problem beyond its grid, or a failed CUDA call.
 void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t stream,
-                                 FlashKernel schedule = FlashKernel::sm90);
+                                 FlashKernel schedule = FlashKernel::sm90_auto);
 
 // The kernel's two GEMMs alone, on one consumer warpgroup, to localise a failure of the whole kernel:
 // q, k, v are device bf16 [128 × head_dim] row-major (one head; q rows 64.. unused), p_matrix is bf16
