@@ -25,7 +25,10 @@
 //      diagonal tiles none of their rows sees; grouped longest-first CTA order (v3 went head by
 //      head, longest first within a head, like FA2's grid: a list-scheduling model puts that
 //      12-27% over the ideal makespan at the anchors, the grouped order 0-3%); causal_offset
-//      (bottom-right causal, fully masked rows). Speed: not yet measured.
+//      (bottom-right causal, fully masked rows). D=64 on FA2's 128×128 (measured best), D=128 on
+//      FA2's 128×64: 1.29 / 1.22 / 1.17 / 1.19 / 1.22x FA2's time at the five anchors (the D=64 rows
+//      from the same run's 128×128 configuration, before it became the default; sm80 path forced on
+//      the H200 with ATTNPROF_FLASH_KERNEL=sm80).
 #include <cstdlib>
 
 #include "cuda/attention_launch.cuh"
@@ -39,10 +42,9 @@ using Flash = attention::Traits<D, M, N, W, /*kPipelined=*/true, QInRegisters, M
 
 // Tile configurations (ATTNPROF_FLASH_CONFIG=k, a tuning knob for bench/gpu_bench `flash@k`; ptxas
 // sm_90a registers/thread, bf16 and fp16 alike, 0 bytes spilled everywhere since v4):
-//   D=64  default 128×64, 4 warps × 32 rows, __launch_bounds__ min 3 CTAs/SM (sm_90 only): 168,
-//         3 CTAs/SM (12 warps to overlap one warp's softmax with another's MMAs; the diagonal
-//         wastes less than with 128-key tiles, and lazy rescaling makes short tiles cheap).
-//         1: 128×128, 4 warps × 32 rows (FlashAttention-2's choice): 255, 2 CTAs/SM.
+//   D=64  default 128×128, 4 warps × 32 rows (FlashAttention-2's choice): 255, 2 CTAs/SM.
+//         1: 128×64, 4 warps × 32 rows, __launch_bounds__ min 3 CTAs/SM (sm_90 only): 168, 3 CTAs/SM
+//            (the v4 guess: 12 warps to hide the softmax; measured 10-20% slower than 128×128).
 //         2: 128×64, 4 warps × 32 rows, Q fragments in registers: 230, 2 CTAs/SM.
 //         3: 64×64, 4 warps × 16 rows: 101, 4 CTAs/SM.
 //         4: 256×64, 8 warps × 32 rows: 208, 1 CTA/SM.
@@ -51,7 +53,12 @@ using Flash = attention::Traits<D, M, N, W, /*kPipelined=*/true, QInRegisters, M
 //         2: 128×32, 4 warps × 32 rows: 236, 2 CTAs/SM.
 //         3: 256×64, 8 warps × 32 rows: 255, 1 CTA/SM.
 //         4: 128×128, 8 warps × 16 rows, Q fragments in registers: 229, 1 CTA/SM.
-//   Speeds of v4: not yet measured.
+//   v4 speeds (H200 run of 2026-11-30, ms at 8x16x1024x64, 4x16x4096x64 | 4x16x4096x128,
+//   1x16x16384x128, 16x32x512x128; FA2 0.096, 0.523 | 0.894, 3.399, 0.187 in the same run):
+//     D=64  128×128: 0.074, 0.430 (the default since); 128×64/3 CTAs: 0.082, 0.516; Q in registers:
+//           0.082, 0.486; 64×64: 0.082, 0.521; 256×64: 0.097, 0.574.
+//     D=128 128×64 (default): 0.763, 2.857, 0.153; 128×128/8 warps: 1.022, 3.835, 0.204; 128×32:
+//           0.875, 3.337, 0.168; 256×64: 0.854, 3.123, 0.177; 128×128/Q in registers: 0.848, 3.154, 0.180.
 // Measured before v4 (2026-11-30, ratio FA2 time / ours): D=64 128×64/4 warps 0.92, 0.87; 64×64
 // 0.93, 0.80; 128×64/8 warps 0.87, 0.81; 128×128/8 warps 0.83, 0.78. D=128 128×128/8 warps 0.82,
 // 0.87, 0.88; 128×64/8 warps 0.70, 0.74, 0.79; 128×32/8 warps 0.54, 0.57, 0.64; 64×64 0.71, 0.74,
@@ -64,11 +71,11 @@ int tuning_config() {
 template <class T>
 void launch_d64(const FusedAttentionArgs& a, cudaStream_t s, int config) {
   switch (config) {
-    case 1: attention::launch_typed<Flash<64, 128, 128, 4>, T>(a, s); return;
+    case 1: attention::launch_typed<Flash<64, 128, 64, 4, false, 3>, T>(a, s); return;
     case 2: attention::launch_typed<Flash<64, 128, 64, 4, true>, T>(a, s); return;
     case 3: attention::launch_typed<Flash<64, 64, 64, 4>, T>(a, s); return;
     case 4: attention::launch_typed<Flash<64, 256, 64, 8>, T>(a, s); return;
-    default: attention::launch_typed<Flash<64, 128, 64, 4, false, 3>, T>(a, s); return;
+    default: attention::launch_typed<Flash<64, 128, 128, 4>, T>(a, s); return;
   }
 }
 

@@ -36,12 +36,18 @@
 // FLOPs: 4·B·H·Sq·Sk·D (about halved for causal). Bytes: 2·(2·B·H·Sq·D + 2·B·Hkv·Sk·D), plus K/V
 // re-read from L2 by every query block.
 //
-// Versions (none measured yet; ptxas numbers in docs/cuda.md):
+// Versions (H200, bf16 causal, PyTorch 2.11's cuDNN backend and FA2 timed in the same run,
+// 2026-11-30, bench/RESULTS.md; TFLOP/s at 8x16x1024x64 / 4x16x4096x64 / 4x16x4096x128 /
+// 1x16x16384x128 / 16x32x512x128; ptxas numbers in docs/cuda.md):
 //   v1 sm90_serial: producer warpgroup + 2 (D 128) or 3 (D 64) consumer warpgroups, 2 stages, each
-//      GEMM waited before the next, non-persistent grid: not yet measured.
-//   v2 sm90: v1 + intra-warpgroup overlap of softmax with P·V + pingpong: not yet measured.
+//      GEMM waited before the next, non-persistent grid: correct (tests), kept as the fault localiser.
+//   v2 sm90: v1 + intra-warpgroup overlap of softmax with P·V + pingpong:
+//      223 / 424 / 539 / 657 / 239 (cuDNN via PyTorch 0.94 / 1.02 / 0.95 / 1.05 / 0.83x).
+//   v2 sm90_m128 (D 64 on 128 rows): 234 / 388 at the D 64 anchors.
 //   v3 sm90_persistent: v2 on one CTA per SM (static round-robin over the longest-first order, not
-//      FA3's dynamic LPT scheduler): not yet measured.
+//      FA3's dynamic LPT scheduler): 232 / 415 / 520 / 589 / 258.
+//   v4 sm90_auto (default): m128 for D 64 up to 2048 rows, persistent for D 128 up to 1024 rows,
+//      else v2: the best of the above at every anchor (234 / 424 / 539 / 657 / 258 in that run).
 #include "cuda/hopper/flash_hopper.h"
 
 #include <attnprof/error.h>
