@@ -21,43 +21,6 @@ namespace {
 
 bool is_host(const Tensor& t) { return t.device() == Device::cpu; }
 
-FusedAttentionArgs fused_args(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k,
-                              const Tensor& v, Tensor* lse) {
-  for (const Tensor* t : std::initializer_list<const Tensor*>{&out, &q, &k, &v})
-    if (t->stride(3) != 1)
-      throw Error(fmt::format("fused attention: {} needs unit stride in the head dim", t->describe()));
-  // cp.async moves 16-byte chunks: every row must start 16-byte aligned.
-  for (const Tensor* t : std::initializer_list<const Tensor*>{&out, &q, &k, &v})
-    if (reinterpret_cast<std::uintptr_t>(t->raw()) % 16 != 0 || t->stride(0) % 8 != 0 || t->stride(1) % 8 != 0 ||
-        t->stride(2) % 8 != 0)
-      throw Error(fmt::format("fused attention: {} is not 16-byte aligned in every row", t->describe()));
-  if (lse != nullptr && (lse->dtype() != DType::fp32 || !lse->is_contiguous() ||
-                         lse->numel() != spec.batch * spec.heads * spec.seq_q))
-    throw Error("fused attention: lse must be a contiguous fp32 [B, H, Sq] tensor");
-  FusedAttentionArgs a;
-  a.q = q.raw();
-  a.k = k.raw();
-  a.v = v.raw();
-  a.o = out.raw();
-  a.lse = lse ? lse->data<float>() : nullptr;
-  a.batch = spec.batch;
-  a.heads = spec.heads;
-  a.kv_heads = spec.kv_heads;
-  a.seq_q = spec.seq_q;
-  a.seq_k = spec.seq_k;
-  a.head_dim = spec.head_dim;
-  for (int d = 0; d < 3; ++d) {
-    a.q_stride[d] = q.stride(d);
-    a.k_stride[d] = k.stride(d);
-    a.v_stride[d] = v.stride(d);
-    a.o_stride[d] = out.stride(d);
-  }
-  a.softmax_scale = static_cast<float>(softmax_scale_of(spec));
-  a.causal = spec.causal;
-  a.causal_offset = spec.causal_offset();
-  a.dtype = spec.dtype;
-  return a;
-}
 
 class CudaBackend final : public ops::Backend {
  public:
@@ -145,13 +108,13 @@ class CudaBackend final : public ops::Backend {
                            Tensor* lse) override {
     NvtxRange range("attention_efficient");
     if (auto why = fused_attention_refusal(spec)) throw UsageError(*why);
-    launch_efficient_attention(fused_args(spec, out, q, k, v, lse), stream_);
+    launch_efficient_attention(fused_attention_args(spec, out, q, k, v, lse), stream_);
   }
   void attention_flash(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
                        Tensor* lse) override {
     NvtxRange range("attention_flash");
     if (auto why = fused_attention_refusal(spec)) throw UsageError(*why);
-    launch_flash_attention(fused_args(spec, out, q, k, v, lse), stream_);
+    launch_flash_attention(fused_attention_args(spec, out, q, k, v, lse), stream_);
   }
   std::optional<std::string> fused_refusal(const AttentionSpec& spec) const override {
     return fused_attention_refusal(spec);
@@ -190,6 +153,44 @@ std::mutex& creation_mutex() {
 CudaBackend* g_backend = nullptr;
 
 }  // namespace
+
+FusedAttentionArgs fused_attention_args(const AttentionSpec& spec, const Tensor& out, const Tensor& q, const Tensor& k,
+                                        const Tensor& v, Tensor* lse) {
+  for (const Tensor* t : std::initializer_list<const Tensor*>{&out, &q, &k, &v})
+    if (t->stride(3) != 1)
+      throw Error(fmt::format("fused attention: {} needs unit stride in the head dim", t->describe()));
+  // cp.async moves 16-byte chunks: every row must start 16-byte aligned.
+  for (const Tensor* t : std::initializer_list<const Tensor*>{&out, &q, &k, &v})
+    if (reinterpret_cast<std::uintptr_t>(t->raw()) % 16 != 0 || t->stride(0) % 8 != 0 || t->stride(1) % 8 != 0 ||
+        t->stride(2) % 8 != 0)
+      throw Error(fmt::format("fused attention: {} is not 16-byte aligned in every row", t->describe()));
+  if (lse != nullptr && (lse->dtype() != DType::fp32 || !lse->is_contiguous() ||
+                         lse->numel() != spec.batch * spec.heads * spec.seq_q))
+    throw Error("fused attention: lse must be a contiguous fp32 [B, H, Sq] tensor");
+  FusedAttentionArgs a;
+  a.q = q.raw();
+  a.k = k.raw();
+  a.v = v.raw();
+  a.o = out.raw();
+  a.lse = lse ? lse->data<float>() : nullptr;
+  a.batch = spec.batch;
+  a.heads = spec.heads;
+  a.kv_heads = spec.kv_heads;
+  a.seq_q = spec.seq_q;
+  a.seq_k = spec.seq_k;
+  a.head_dim = spec.head_dim;
+  for (int d = 0; d < 3; ++d) {
+    a.q_stride[d] = q.stride(d);
+    a.k_stride[d] = k.stride(d);
+    a.v_stride[d] = v.stride(d);
+    a.o_stride[d] = out.stride(d);
+  }
+  a.softmax_scale = static_cast<float>(softmax_scale_of(spec));
+  a.causal = spec.causal;
+  a.causal_offset = spec.causal_offset();
+  a.dtype = spec.dtype;
+  return a;
+}
 
 std::optional<std::string> fused_attention_refusal(const AttentionSpec& spec) {
   if (spec.dtype != DType::bf16 && spec.dtype != DType::fp16)

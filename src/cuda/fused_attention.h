@@ -1,6 +1,7 @@
 #pragma once
 // Host entry points of the single-kernel attention forwards (flash_forward.cu, efficient_forward.cu).
 #include <attnprof/attention.h>
+#include <attnprof/tensor.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -26,6 +27,11 @@ struct FusedAttentionArgs {
   std::int64_t causal_offset = 0;
   DType dtype = DType::bf16;
 };
+
+// The arguments for one forward on device tensors in [B, H, S, D] indexing (any layout through the
+// strides); checks unit stride in d, 16-byte aligned rows and the LSE's shape (Error otherwise).
+FusedAttentionArgs fused_attention_args(const AttentionSpec& spec, const Tensor& out, const Tensor& q, const Tensor& k,
+                                        const Tensor& v, Tensor* lse);
 
 void launch_flash_attention(const FusedAttentionArgs& args, cudaStream_t stream);
 void launch_efficient_attention(const FusedAttentionArgs& args, cudaStream_t stream);

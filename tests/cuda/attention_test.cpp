@@ -85,28 +85,8 @@ std::vector<Problem> offset_problems() {
 // FusedAttentionArgs for a problem, as the CUDA backend builds them, plus the causal offset.
 cuda::FusedAttentionArgs direct_args(const AttentionSpec& spec, std::int64_t causal_offset, Tensor& out,
                                      const Tensor& q, const Tensor& k, const Tensor& v, Tensor& lse) {
-  cuda::FusedAttentionArgs a;
-  a.q = q.raw();
-  a.k = k.raw();
-  a.v = v.raw();
-  a.o = out.raw();
-  a.lse = lse.data<float>();
-  a.batch = spec.batch;
-  a.heads = spec.heads;
-  a.kv_heads = spec.kv_heads;
-  a.seq_q = spec.seq_q;
-  a.seq_k = spec.seq_k;
-  a.head_dim = spec.head_dim;
-  for (int d = 0; d < 3; ++d) {
-    a.q_stride[d] = q.stride(d);
-    a.k_stride[d] = k.stride(d);
-    a.v_stride[d] = v.stride(d);
-    a.o_stride[d] = out.stride(d);
-  }
-  a.softmax_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(spec.head_dim)));
-  a.causal = spec.causal;
+  cuda::FusedAttentionArgs a = cuda::fused_attention_args(spec, out, q, k, v, &lse);
   a.causal_offset = causal_offset;
-  a.dtype = spec.dtype;
   return a;
 }
 
