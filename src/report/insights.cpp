@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -391,6 +392,41 @@ std::optional<Insight> driver_api_launch(const trace::Trace& trace, const TraceW
                  "Kineto shows 0% occupancy for driver-API launches; " + join(parts, "; ")};
 }
 
+std::optional<Insight> warp_specialized(const trace::Trace& trace, const TraceWork& work) {
+  auto hopper_attention = [](const WorkItem& w) {
+    if (!is_kernel_with_footprint(w)) return false;
+    std::string name = w.event->name;
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    const bool hopper = name.find("sm90") != std::string::npos || name.find("wgmma") != std::string::npos;
+    const bool attention = name.find("flash") != std::string::npos || name.find("sdpa") != std::string::npos ||
+                           name.find("attention") != std::string::npos;
+    const auto& b = w.event->launch->block;
+    const std::int64_t threads = b[0] * b[1] * b[2];
+    return hopper && attention && threads >= 256 && threads % 128 == 0;
+  };
+  std::vector<std::string> parts;
+  for (const KernelSummary& k : distinct_kernels(work, hopper_attention)) {
+    const trace::Event& e = *k.item->event;
+    const trace::DeviceProperties* device = find_device(trace, e.device);
+    if (!device || device->compute_major != 9) continue;
+    const auto occ = estimate_occupancy(*device, *e.launch);
+    if (!occ) continue;
+    const std::int64_t warpgroups = occ->threads_per_block / 128;
+    parts.push_back(fmt::format(
+        "{}: {} warpgroups of 128 threads per CTA, the shape of Hopper's warp-specialised attention (a TMA "
+        "producer warpgroup and {} wgmma consumers); the {} registers per thread are the launch's average, which "
+        "setmaxnreg moves from the producer to the consumers, so the CTA holds {} × {} = {} of {} registers and "
+        "{} CTA{} per SM ({} KiB of shared memory for Q and the K/V stages) is the design",
+        short_kernel_name(e.name, 60), warpgroups, warpgroups - 1, occ->registers_per_thread, occ->registers_per_thread,
+        occ->threads_per_block, group_digits(occ->registers_per_thread * occ->threads_per_block),
+        group_digits(device->regs_per_sm), occ->blocks_per_sm, occ->blocks_per_sm == 1 ? "" : "s",
+        occ->shared_per_block / 1024));
+    if (parts.size() == 2) break;
+  }
+  if (parts.empty()) return std::nullopt;
+  return Insight{"warp_specialized", join(parts, "; ")};
+}
+
 std::optional<Insight> cpu_bound(const TraceWork& work, const RunFacts& facts) {
   const bool gpu = work.gpu || (facts.spec && facts.spec->device == Device::cuda);
   if (!gpu) return std::nullopt;
@@ -517,6 +553,7 @@ std::vector<Insight> derive_insights(const trace::Trace& trace, const RunFacts& 
   add(rules::single_fused_kernel(work));
   add(rules::low_occupancy_by_design(trace, work));
   add(rules::driver_api_launch(trace, work));
+  add(rules::warp_specialized(trace, work));
   add(rules::cpu_bound(work, known));
   add(rules::nan_output(known));
   return out;

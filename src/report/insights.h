@@ -48,6 +48,9 @@ std::optional<Insight> s2_materialized(const TraceWork& work, const RunFacts& fa
 std::optional<Insight> single_fused_kernel(const TraceWork& work);
 std::optional<Insight> low_occupancy_by_design(const trace::Trace& trace, const TraceWork& work);
 std::optional<Insight> driver_api_launch(const trace::Trace& trace, const TraceWork& work);
+// A Hopper attention kernel of several 128-thread warpgroups (FA3-style warp specialisation): the
+// registers per thread the trace shows are the launch's average that setmaxnreg redistributes.
+std::optional<Insight> warp_specialized(const trace::Trace& trace, const TraceWork& work);
 std::optional<Insight> cpu_bound(const TraceWork& work, const RunFacts& facts);
 std::optional<Insight> nan_output(const RunFacts& facts);
 }  // namespace rules

@@ -308,6 +308,35 @@ TEST(DriverApiLaunch, SilentForRuntimeLaunches) {
   EXPECT_FALSE(has(derive_insights(three_forwards(testing::gpu_flash_forward, 255, 49152), {}), "driver_api_launch"));
 }
 
+// warp_specialized
+TEST(WarpSpecialized, ExplainsAHopperAttentionKernelsRegisterBudget) {
+  TraceBuilder b;
+  b.add_h200();
+  for (std::int64_t t0 : {0, 10000, 20000}) {
+    b.forward(t0, 200);
+    b.op("aten::_scaled_dot_product_flash_attention", t0 + 10, 150);
+    // Our sm_90a kernel as CUPTI names it: 1 producer + 3 consumer warpgroups, 88 KiB of shared memory.
+    b.kernel("void attnprof::cuda::hopper::(anonymous namespace)::flash_forward_sm90_kernel<attnprof::cuda::hopper::"
+             "flash_sm90::FlashSm90Traits<64, 3>, __nv_bfloat16, true>(CUtensorMap_st, CUtensorMap_st)",
+             t0 + 40, t0 + 310, 76)
+        .launch = testing::footprint(128, 512, 90112 + 1024, 25);
+  }
+  auto insights = derive_insights(b.trace, {});
+  ASSERT_TRUE(has(insights, "warp_specialized"));
+  const std::string& text = get(insights, "warp_specialized").text;
+  // 512 threads = 4 warpgroups; 128 × 512 = 65,536 of the H200's 65,536 registers → 1 CTA per SM.
+  EXPECT_NE(text.find("flash_forward_sm90_kernel: 4 warpgroups of 128 threads"), std::string::npos) << text;
+  EXPECT_NE(text.find("and 3 wgmma consumers"), std::string::npos) << text;
+  EXPECT_NE(text.find("128 × 512 = 65,536 of 65,536 registers and 1 CTA per SM (89 KiB"), std::string::npos) << text;
+}
+
+TEST(WarpSpecialized, SilentForFa2sKernelAndForGemms) {
+  // FA2's flash kernel is 128 threads; the blog's naive GEMMs (nvjet sm90, 384 threads) are not attention.
+  EXPECT_FALSE(has(derive_insights(three_forwards(testing::gpu_flash_forward, 255, 49152), {}), "warp_specialized"));
+  EXPECT_FALSE(has(derive_insights(three_forwards(testing::gpu_naive_forward, testing::GpuNaiveOptions{}), {}),
+                   "warp_specialized"));
+}
+
 // cpu_bound
 TEST(CpuBound, FiresWhenCpuTimePerForwardExceedsDeviceTime) {
   // flash: 214 ns of CPU range against 94 ns of kernel.
