@@ -1,7 +1,8 @@
 // The sm_90a flash kernel (src/cuda/hopper/flash_hopper.cu) against fp64: odd sequence lengths,
 // Sq != Sk, D 64 and 128, GQA and MQA, bhsd and bshd, causal (top-left, bottom-right and a negative
 // causal_offset that leaves rows seeing no key) and not, bf16 and fp16, NaN-poisoned outputs (every
-// element must be written), LSE; then 100 repeated launches that must agree bit for bit. Skips with
+// element must be written), LSE, for every schedule (sm90, sm90-serial, sm90-m128, sm90-persistent,
+// sm90-v5, sm90-v6); then 100 repeated launches that must agree bit for bit (30 for v5/v6). Skips with
 // the reason without a GPU or on a device that is not compute capability 9.0.
 #include <attnprof/error.h>
 #include <gtest/gtest.h>
@@ -302,6 +303,52 @@ TEST(FlashHopper, M128TilesMatchFp64) {
   check_every_problem(cuda::hopper::FlashKernel::sm90_m128, "flash sm90-m128", 64);
 }
 
+// v5: the persistent grid in snake order, Q double-buffered (a CTA's next Q lands in the other
+// buffer while it runs the current tile and stages O in the current buffer), lazy O rescale; D 64
+// on 128-row CTAs. The many-tile problems make every CTA run several tiles, odd (reversed) waves and
+// a partial last wave included, with blind tiles among them.
+TEST(FlashHopper, V5MatchesFp64) {
+  ATTNPROF_REQUIRE_HOPPER();
+  check_every_problem(cuda::hopper::FlashKernel::sm90_v5, "flash sm90-v5", 0, many_tile_problems());
+  check_every_problem(cuda::hopper::FlashKernel::sm90_v5, "flash sm90-v5");
+}
+
+// v6: v5's kernel with one CTA per tile (sm90's grid and tiles, plus the lazy rescale).
+TEST(FlashHopper, V6MatchesFp64) {
+  ATTNPROF_REQUIRE_HOPPER();
+  check_every_problem(cuda::hopper::FlashKernel::sm90_v6, "flash sm90-v6", 0, many_tile_problems());
+  check_every_problem(cuda::hopper::FlashKernel::sm90_v6, "flash sm90-v6");
+}
+
+// v5 repeated on NaN-poisoned outputs gives identical bits, and at D 128 (the same kernel and tiles
+// on another grid) the same bits as v6: whichever CTA, and whichever Q buffer, computes a tile.
+// The lazy rescale may differ from sm90 in the last bit (rescale 1 where sm90's FFMA gives exp2 of
+// a rounding error), so these are not compared with sm90.
+TEST(FlashHopper, V5RunsAreBitwiseIdentical) {
+  ATTNPROF_REQUIRE_HOPPER();
+  for (const Problem& p : {Problem{2, 16, 8, 1000, 1000, 128, true, 0, Layout::bhsd, DType::bf16},   // 256 tiles
+                           Problem{4, 16, 16, 600, 600, 64, true, 0, Layout::bhsd, DType::bf16},     // 320 tiles
+                           Problem{1, 4, 4, 1023, 777, 64, false, 0, Layout::bshd, DType::fp16}}) {
+    const Inputs in = make_inputs(p, 130);
+    Tensor lse = Tensor::empty({p.B, p.H, p.Sq}, DType::fp32, Device::cuda);
+    const Tensor first = run_kernel(p, in, &lse, cuda::hopper::FlashKernel::sm90_v5);
+    const Tensor first_lse = to_host(lse);
+    const std::size_t bytes = static_cast<std::size_t>(first.numel()) * 2;
+    int differing_runs = 0;
+    const int runs = std::getenv("ATTNPROF_QUICK") != nullptr ? 5 : 30;  // 5 under compute-sanitizer
+    for (int run = 1; run < runs; ++run) {
+      const bool grid = p.D == 128 && run % 2 == 0;  // v6 is v5's kernel on a CTA per tile at D 128
+      const Tensor again =
+          run_kernel(p, in, &lse, grid ? cuda::hopper::FlashKernel::sm90_v6 : cuda::hopper::FlashKernel::sm90_v5);
+      const Tensor again_lse = to_host(lse);
+      if (std::memcmp(first.raw(), again.raw(), bytes) != 0 ||
+          std::memcmp(first_lse.raw(), again_lse.raw(), static_cast<std::size_t>(first_lse.numel()) * 4) != 0)
+        ++differing_runs;
+    }
+    EXPECT_EQ(differing_runs, 0) << describe(p);
+  }
+}
+
 // Out-of-range tails are covered above; this checks that without LSE nothing is written there
 // (a null LSE pointer) and the output is the same as with it.
 TEST(FlashHopper, WithoutLseGivesTheSameOutput) {
@@ -370,6 +417,10 @@ TEST(FlashHopper, KernelChoiceFollowsTheEnvironment) {
   EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_serial);
   setenv("ATTNPROF_FLASH_KERNEL", "sm90-persistent", 1);
   EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_persistent);
+  setenv("ATTNPROF_FLASH_KERNEL", "sm90-v5", 1);
+  EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_v5);
+  setenv("ATTNPROF_FLASH_KERNEL", "sm90-v6", 1);
+  EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_v6);
   unsetenv("ATTNPROF_FLASH_KERNEL");
 
   const Problem p{1, 2, 2, 500, 500, 64, true, 0, Layout::bhsd, DType::bf16};

@@ -84,15 +84,26 @@ constexpr float kLog2e = 1.4426950408889634f;
 constexpr int kWarpgroupThreads = 128;
 
 struct PipelineBarriers {
-  std::uint64_t q_full, q_empty;  // q_empty: the consumers are done with the Q tile (and O staged in it)
+  // q_empty: the consumers are done with that Q buffer (and the O staged in it). Only v5/v6 use
+  // buffer 1: query tile number `done` of a CTA takes buffer done % kQBuffers.
+  std::uint64_t q_full[2], q_empty[2];
   std::uint64_t k_full[2], k_empty[2];
   std::uint64_t v_full[2], v_empty[2];
 };
 
-template <int kHeadDim_, int kConsumerWarpgroups_>
+// kV5: the v5/v6 kernel: two Q buffers (the producer loads the next query tile's Q while the
+// consumers still work on, and stage O in, the current one), O rescaled only when some row of the
+// warp changed its max (skipping a multiplication by exactly 1: the same bits), and on a
+// persistent grid a snake order (CTA i takes the i-th tile of even waves and the i-th from the end
+// of odd ones, so the CTAs that get the longest tile of one wave get the shortest of the next).
+template <int kHeadDim_, int kConsumerWarpgroups_, bool kV5_ = false>
 struct FlashSm90Traits {
   static constexpr int kHeadDim = kHeadDim_;
   static constexpr int kConsumerWarpgroups = kConsumerWarpgroups_;  // 64 query rows each
+  static constexpr bool kV5 = kV5_;
+  static constexpr int kQBuffers = kV5 ? 2 : 1;
+  static constexpr bool kLazyRescale = kV5;
+  static constexpr bool kSnakeOrder = kV5;
   static constexpr int kBlockM = 64 * kConsumerWarpgroups;          // query rows per CTA
   static constexpr int kBlockN = 128;                               // keys per K/V tile
   static constexpr int kConsumerWarps = 4 * kConsumerWarpgroups;
@@ -116,7 +127,7 @@ struct FlashSm90Traits {
   static constexpr int kOAccumulators = kHeadDim / 2;    // m64n{D}
   static constexpr int kPSteps = kBlockN / 16;           // k16 steps of P·V
   static constexpr int kQKSteps = kHeadDim / 16;         // k16 steps of Q·Kᵀ
-  static constexpr int kKOffset = kQBytes;
+  static constexpr int kKOffset = kQBuffers * kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKVBytes;
   static constexpr int kBarrierOffset = kVOffset + kStages * kKVBytes;
   static constexpr int kSmemBytes = 1024 /* alignment slack */ + kBarrierOffset + static_cast<int>(sizeof(PipelineBarriers));
@@ -228,8 +239,15 @@ __device__ __forceinline__ void load_kv_tile(unsigned char* tile, const CUtensor
                            kCacheEvictLast);
 }
 
-// One thread, for each query tile of this CTA: Q (once the consumers are done with the previous
-// tile's Q and O staging), then K and V of key tiles n-1 .. 0 into the ring. A stage is refilled
+// The query tile a CTA takes in its `wave`-th round (wave 0 only when there is a CTA per tile).
+template <class Tr>
+__device__ __forceinline__ int cta_tile(int wave) {
+  const int ctas = static_cast<int>(gridDim.x), cta = static_cast<int>(blockIdx.x);
+  return wave * ctas + (Tr::kSnakeOrder && (wave & 1) != 0 ? ctas - 1 - cta : cta);
+}
+
+// One thread, for each query tile of this CTA: Q (once the consumers are done with the Q buffer's
+// previous tile and the O staged in it), then K and V of key tiles n-1 .. 0 into the ring. A stage is refilled
 // only after every consumer warp released it. First rounds pass because a fresh barrier counts as
 // having completed the phase before phase 0.
 template <class Tr>
@@ -240,9 +258,11 @@ __device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensor
   tma_prefetch_map(v_map);
   const int tiles = p.m_blocks * p.batch_heads;
   int slot = 0;
-  for (int tile = static_cast<int>(blockIdx.x), done = 0; tile < tiles; tile += static_cast<int>(gridDim.x), ++done) {
+  for (int done = 0, tile = cta_tile<Tr>(0); tile < tiles; tile = cta_tile<Tr>(++done)) {
     const TileCoords t = tile_coords<Tr>(p, tile);
     const int n_tiles = visible_key_tiles<Tr>(p, t.m0), kv_h = t.h / p.kv_group, slot0 = slot;
+    const int q_buffer = done % Tr::kQBuffers;
+    const std::uint32_t q_phase = (done / Tr::kQBuffers) & 1;
     auto load = [&](int it, bool is_k) {  // key tile n_tiles-1-it into ring slot slot0 + it
       const RingSlot<Tr> r(slot0 + it);
       mbarrier_wait_parity(is_k ? &bars.k_empty[r.stage] : &bars.v_empty[r.stage], r.phase ^ 1);
@@ -253,15 +273,16 @@ __device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensor
     // The first K tile goes before the wait for Q, so it lands while the previous tile's epilogue
     // runs (its stage was released in an earlier main loop: this wait never depends on Q).
     if (n_tiles > 0) load(0, true);
-    // Both Q barriers go through one phase per tile, blind tiles (no key visible) included: the
-    // consumers stage a blind tile's zeros in Q too, and wait on q_full for it, so they can never
-    // be two q_empty phases ahead of this thread (the parity only tells consecutive phases apart).
-    mbarrier_wait_parity(&bars.q_empty, (done & 1) ^ 1);
+    // A buffer's two Q barriers go through one phase per tile it holds, blind tiles (no key
+    // visible) included: the consumers stage a blind tile's zeros in Q too, and wait on q_full for
+    // it, so they can never be two q_empty phases ahead of this thread (the parity only tells
+    // consecutive phases apart).
+    mbarrier_wait_parity(&bars.q_empty[q_buffer], q_phase ^ 1);
     if (n_tiles == 0) {
-      mbarrier_arrive(&bars.q_full);  // nothing to load: release the consumers at once
+      mbarrier_arrive(&bars.q_full[q_buffer]);  // nothing to load: release the consumers at once
       continue;
     }
-    load_q<Tr>(q_map, p.q_seq_inner, smem, &bars.q_full, t.b, t.h, t.m0);
+    load_q<Tr>(q_map, p.q_seq_inner, smem + q_buffer * Tr::kQBytes, &bars.q_full[q_buffer], t.b, t.h, t.m0);
     for (int it = 0; it < n_tiles; ++it) {
       if (it > 0) load(it, true);
       load(it, false);
@@ -305,7 +326,9 @@ __device__ __forceinline__ void online_softmax(float (&s)[Tr::kSAccumulators], f
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     // A row that has seen no visible key keeps max -inf: use 0 so exp2 gives 0, not NaN.
     const float max_scaled = mx == -INFINITY ? 0.0f : mx * scale_log2;
-    rescale[i] = fast_exp2(row_max[i] * scale_log2 - max_scaled);
+    // Lazy (v5/v6): exactly 1 when the max did not change (the FFMA below would give exp2 of its
+    // rounding error, not always 1), so rescale_o can be skipped.
+    rescale[i] = Tr::kLazyRescale && mx == row_max[i] ? 1.0f : fast_exp2(row_max[i] * scale_log2 - max_scaled);
     row_max[i] = mx;
     float sum = 0.0f;
 #pragma unroll
@@ -347,19 +370,20 @@ __device__ __forceinline__ void pv_wgmma(float (&o)[Tr::kOAccumulators], const s
     wgmma_rs_m64n128k16_tb<T>(o, a, v_desc);
 }
 
-// What one consumer warpgroup needs to issue its GEMMs: 64 query rows from m0 + 64·consumer.
+// What one consumer warpgroup needs to issue its GEMMs: 64 query rows from m0 + 64·consumer, in
+// Q buffer q_buffer.
 template <class Tr>
 struct ConsumerView {
   int consumer, warp, lane, wg_row0, warp_row0;
   std::uint32_t q_base, k_base, v_base;
-  __device__ ConsumerView(unsigned char* smem, int m0) {
+  __device__ ConsumerView(unsigned char* smem, int m0, int q_buffer = 0) {
     const int t = static_cast<int>(threadIdx.x) % kWarpgroupThreads;
     consumer = static_cast<int>(threadIdx.x) / kWarpgroupThreads;
     warp = t / 32;
     lane = t % 32;
     wg_row0 = m0 + 64 * consumer;
     warp_row0 = wg_row0 + 16 * warp;
-    q_base = shared_address(smem) + consumer * 64 * 128;  // its 64 rows of each Q atom
+    q_base = shared_address(smem) + q_buffer * Tr::kQBytes + consumer * 64 * 128;  // its 64 rows of each Q atom
     k_base = shared_address(smem + Tr::kKOffset);
     v_base = shared_address(smem + Tr::kVOffset);
   }
@@ -493,7 +517,10 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
 #pragma unroll
     for (int step = 0; step < Tr::kPSteps; ++step) pin_registers(p_frag[step]);
     if (c.lane == 0) mbarrier_arrive(&bars.v_empty[prev_stage]);
-    rescale_o<Tr>(o, rescale);
+    // Lazy (v5/v6): a row whose max did not change has rescale exactly 1 (online_softmax), so
+    // skip the multiplication when no row of the warp changed; the vote keeps it warp-uniform.
+    if (!Tr::kLazyRescale || __any_sync(0xffffffffu, rescale[0] != 1.0f || rescale[1] != 1.0f))
+      rescale_o<Tr>(o, rescale);
     pack_p<Tr, T>(p_frag, s);
   }
 
@@ -513,16 +540,19 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
 }
 
 // One consumer warpgroup, one query tile: the main loop, then the epilogue. `done` counts this
-// CTA's earlier query tiles (the Q barriers' phase), `slot0` its earlier key tiles (the ring slot).
+// CTA's earlier query tiles (the Q buffer and its barriers' phase), `slot0` its earlier key tiles
+// (the ring slot).
 template <class Tr, class T, bool kOverlap>
 __device__ __forceinline__ void consume_tile(const FlashSm90Params& p, unsigned char* smem, PipelineBarriers& bars,
                                              int b, int h, int m0, int n_tiles, int done, int slot0) {
-  const ConsumerView<Tr> c(smem, m0);
+  const int q_buffer = done % Tr::kQBuffers;
+  const std::uint32_t q_phase = (done / Tr::kQBuffers) & 1;
+  const ConsumerView<Tr> c(smem, m0, q_buffer);
   float o[Tr::kOAccumulators];
 #pragma unroll
   for (int v = 0; v < Tr::kOAccumulators; ++v) o[v] = 0.0f;
   float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
-  mbarrier_wait_parity(&bars.q_full, done & 1);  // also for a blind tile: keeps the Q phases in step
+  mbarrier_wait_parity(&bars.q_full[q_buffer], q_phase);  // also for a blind tile: keeps the Q phases in step
   if (n_tiles > 0) {
     if constexpr (kOverlap)
       mainloop_overlapped<Tr, T>(o, row_max, row_sum, p, bars, c, n_tiles, slot0);
@@ -533,6 +563,7 @@ __device__ __forceinline__ void consume_tile(const FlashSm90Params& p, unsigned 
   // Epilogue. Every warp of this warpgroup must be past its last wgmma reading Q before its rows of
   // the Q tile are overwritten with O.
   named_barrier_sync(1 + c.consumer, kWarpgroupThreads);
+  const std::uint32_t staging = shared_address(smem) + q_buffer * Tr::kQBytes;
   T* out = static_cast<T*>(p.o) + b * p.o_stride[0] + h * p.o_stride[1];
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
@@ -547,8 +578,8 @@ __device__ __forceinline__ void consume_tile(const FlashSm90Params& p, unsigned 
     const int tile_row = row - m0;
 #pragma unroll
     for (int j = 0; j < Tr::kHeadDim / 8; ++j) {
-      const std::uint32_t addr = shared_address(smem) + (j / 8) * Tr::kQAtomBytes +
-                                 swizzle128_chunk_offset(tile_row, j % 8) + 4 * (c.lane % 4);
+      const std::uint32_t addr = staging + (j / 8) * Tr::kQAtomBytes + swizzle128_chunk_offset(tile_row, j % 8) +
+                                 4 * (c.lane % 4);
       asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(pack_pair<T>(o[4 * j + 2 * i] * inv, o[4 * j + 2 * i + 1] * inv))
                    : "memory");
     }
@@ -561,8 +592,8 @@ __device__ __forceinline__ void consume_tile(const FlashSm90Params& p, unsigned 
     const int row = c.wg_row0 + local_row;
     if (row >= p.seq_q) continue;
     uint4 value;
-    const std::uint32_t addr = shared_address(smem) + (chunk / 8) * Tr::kQAtomBytes +
-                               swizzle128_chunk_offset(64 * c.consumer + local_row, chunk % 8);
+    const std::uint32_t addr =
+        staging + (chunk / 8) * Tr::kQAtomBytes + swizzle128_chunk_offset(64 * c.consumer + local_row, chunk % 8);
     asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
                  : "r"(addr)
@@ -570,7 +601,7 @@ __device__ __forceinline__ void consume_tile(const FlashSm90Params& p, unsigned 
     *reinterpret_cast<uint4*>(out + row * p.o_stride[2] + chunk * 8) = value;
   }
   __syncwarp();  // every lane's shared-memory reads are done before the warp frees the Q tile
-  if (c.lane == 0) mbarrier_arrive(&bars.q_empty);
+  if (c.lane == 0) mbarrier_arrive(&bars.q_empty[q_buffer]);
 }
 
 // One consumer warpgroup: every query tile of this CTA (one, unless the grid is persistent).
@@ -578,7 +609,7 @@ template <class Tr, class T, bool kOverlap>
 __device__ __forceinline__ void consume(const FlashSm90Params& p, unsigned char* smem, PipelineBarriers& bars) {
   const int tiles = p.m_blocks * p.batch_heads;
   int slot = 0;
-  for (int tile = static_cast<int>(blockIdx.x), done = 0; tile < tiles; tile += static_cast<int>(gridDim.x), ++done) {
+  for (int done = 0, tile = cta_tile<Tr>(0); tile < tiles; tile = cta_tile<Tr>(++done)) {
     const TileCoords t = tile_coords<Tr>(p, tile);
     const int n_tiles = visible_key_tiles<Tr>(p, t.m0);
     consume_tile<Tr, T, kOverlap>(p, smem, bars, t.b, t.h, t.m0, n_tiles, done, slot);
@@ -598,8 +629,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
   PipelineBarriers& bars = *reinterpret_cast<PipelineBarriers*>(smem + Tr::kBarrierOffset);
 
   if (threadIdx.x == 0) {
-    mbarrier_init(&bars.q_full, 1);
-    mbarrier_init(&bars.q_empty, Tr::kConsumerWarps);
+    for (int buffer = 0; buffer < Tr::kQBuffers; ++buffer) {
+      mbarrier_init(&bars.q_full[buffer], 1);
+      mbarrier_init(&bars.q_empty[buffer], Tr::kConsumerWarps);
+    }
     for (int stage = 0; stage < Tr::kStages; ++stage) {
       mbarrier_init(&bars.k_full[stage], 1);
       mbarrier_init(&bars.v_full[stage], 1);
@@ -696,18 +729,18 @@ __global__ void __launch_bounds__(kWarpgroupThreads, 1)
   unsigned char* smem = smem_raw + (1024u - shared_address(smem_raw) % 1024u) % 1024u;
   PipelineBarriers& bars = *reinterpret_cast<PipelineBarriers*>(smem + Tr::kBarrierOffset);
   if (threadIdx.x == 0) {
-    mbarrier_init(&bars.q_full, 1);
+    mbarrier_init(&bars.q_full[0], 1);
     mbarrier_init(&bars.k_full[0], 1);
     mbarrier_init(&bars.v_full[0], 1);
     fence_mbarrier_init();
   }
   __syncthreads();
   if (threadIdx.x == 0) {
-    load_q<Tr>(q_map, p.q_seq_inner, smem, &bars.q_full, 0, 0, 0);
+    load_q<Tr>(q_map, p.q_seq_inner, smem, &bars.q_full[0], 0, 0, 0);
     load_kv_tile<Tr>(smem + Tr::kKOffset, k_map, p.k_seq_inner, &bars.k_full[0], 0, 0, 0);
     load_kv_tile<Tr>(smem + Tr::kVOffset, v_map, p.v_seq_inner, &bars.v_full[0], 0, 0, 0);
   }
-  mbarrier_wait_parity(&bars.q_full, 0);
+  mbarrier_wait_parity(&bars.q_full[0], 0);
   mbarrier_wait_parity(&bars.k_full[0], 0);
   mbarrier_wait_parity(&bars.v_full[0], 0);
   const ConsumerView<Tr> c(smem, 0);
@@ -788,11 +821,12 @@ FlashKernel flash_kernel_choice() {
   const char* kernel = std::getenv("ATTNPROF_FLASH_KERNEL");
   const std::string want = kernel == nullptr ? "" : kernel;
   if (!want.empty() && want != "sm80" && want != "sm90" && want != "sm90-m128" && want != "sm90-persistent" &&
-      want != "sm90-serial")
+      want != "sm90-serial" && want != "sm90-v5" && want != "sm90-v6")
     throw UsageError(str_cat("ATTNPROF_FLASH_KERNEL=", want,
                              ": allowed sm80 (the mma.sync kernel), sm90 (wgmma + TMA, compute capability 9.0), "
                              "sm90-m128 (the same with 128-row tiles at D 64), sm90-persistent (one CTA per SM), "
-                             "sm90-serial (without GEMM/softmax overlap), or unset"));
+                             "sm90-serial (without GEMM/softmax overlap), sm90-v5 (persistent, Q double-buffered, "
+                             "lazy rescale), sm90-v6 (v5's kernel, one CTA per tile), or unset"));
   if (want == "sm80") return FlashKernel::sm80;
   if (want.empty()) {
     const char* config = std::getenv("ATTNPROF_FLASH_CONFIG");  // a tiling of the sm80 kernel
@@ -804,6 +838,8 @@ FlashKernel flash_kernel_choice() {
   if (want == "sm90-serial") return FlashKernel::sm90_serial;
   if (want == "sm90-m128") return FlashKernel::sm90_m128;
   if (want == "sm90-persistent") return FlashKernel::sm90_persistent;
+  if (want == "sm90-v5") return FlashKernel::sm90_v5;
+  if (want == "sm90-v6") return FlashKernel::sm90_v6;
   if (want == "sm90") return FlashKernel::sm90;
   return FlashKernel::sm90_auto;
 }
@@ -830,7 +866,26 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
   using D64M128 = FlashSm90Traits<64, 2>;
   using D128 = FlashSm90Traits<128, 2>;
   const bool persistent = schedule == FlashKernel::sm90_persistent;
+  using D64V5 = FlashSm90Traits<64, 2, true>;
+  using D64V6 = FlashSm90Traits<64, 3, true>;
+  using D128V5 = FlashSm90Traits<128, 2, true>;
   switch (schedule) {
+    case FlashKernel::sm90_v5:  // persistent; D 64 on 128 rows (its gap to cuDNN is at short sequences)
+      if (args.head_dim == 64)
+        fp16 ? launch_typed<D64V5, __half, true>(args, stream, true)
+             : launch_typed<D64V5, __nv_bfloat16, true>(args, stream, true);
+      else
+        fp16 ? launch_typed<D128V5, __half, true>(args, stream, true)
+             : launch_typed<D128V5, __nv_bfloat16, true>(args, stream, true);
+      return;
+    case FlashKernel::sm90_v6:  // one CTA per tile; D 64 on sm90's 192 rows
+      if (args.head_dim == 64)
+        fp16 ? launch_typed<D64V6, __half, true>(args, stream, false)
+             : launch_typed<D64V6, __nv_bfloat16, true>(args, stream, false);
+      else
+        fp16 ? launch_typed<D128V5, __half, true>(args, stream, false)
+             : launch_typed<D128V5, __nv_bfloat16, true>(args, stream, false);
+      return;
     case FlashKernel::sm90_serial:
       if (args.head_dim == 64)
         fp16 ? launch_typed<D64, __half, false>(args, stream, false)

@@ -20,8 +20,14 @@ namespace attnprof::cuda::hopper {
 // scheduler). sm90_serial:
 // FA3's tiles with every GEMM waited for (v1; kept to localise a fault of the overlapped schedule and
 // to measure what it gains).
+// sm90_v5: the persistent grid with the next query tile's Q loaded into a second buffer while the
+// current tile runs (so a CTA's next tile never waits for Q after its epilogue), O rescaled only
+// when a row's max changed, and the tiles dealt in snake order (even waves CTA i takes the i-th,
+// odd waves the i-th from the end, evening out the longest-first order's per-CTA sums); D 64 on
+// 128-row CTAs. sm90_v6: v5's kernel on sm90's grid (one CTA per tile) and tiles (D 64: 192 rows),
+// i.e. sm90 + lazy rescale. Neither is chosen by sm90_auto until measured.
 // sm90_auto (the default on Hopper): one of the above per problem, by auto_flash_kernel.
-enum class FlashKernel { sm80, sm90, sm90_m128, sm90_persistent, sm90_serial, sm90_auto };
+enum class FlashKernel { sm80, sm90, sm90_m128, sm90_persistent, sm90_serial, sm90_auto, sm90_v5, sm90_v6 };
 
 // The schedule sm90_auto runs, chosen from the H200 measurements of 2026-11-30 (bench/RESULTS.md,
 // causal bf16, all three timed in one run): D 64 takes 128-row CTAs up to 2048 query rows (0.073
@@ -31,7 +37,7 @@ enum class FlashKernel { sm80, sm90, sm90_m128, sm90_persistent, sm90_serial, sm
 FlashKernel auto_flash_kernel(std::int64_t head_dim, std::int64_t seq_q);
 
 // sm90_auto on a compute capability 9.0 device, sm80 elsewhere. ATTNPROF_FLASH_KERNEL=sm80|sm90|sm90-m128|
-// sm90-persistent|sm90-serial overrides it (so one run can time each); ATTNPROF_FLASH_CONFIG (a tiling of the sm80
+// sm90-persistent|sm90-serial|sm90-v5|sm90-v6 overrides it (so one run can time each); ATTNPROF_FLASH_CONFIG (a tiling of the sm80
 // kernel, gpu_bench's `flash@k`) set to anything but 0 implies sm80 unless ATTNPROF_FLASH_KERNEL is
 // set. Throws UsageError for another ATTNPROF_FLASH_KERNEL value, or for an sm90 one on a device
 // without it.
