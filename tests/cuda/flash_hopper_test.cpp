@@ -313,15 +313,26 @@ TEST(FlashHopper, V5MatchesFp64) {
   check_every_problem(cuda::hopper::FlashKernel::sm90_v5, "flash sm90-v5");
 }
 
-// v6: v5's kernel with one CTA per tile (sm90's grid and tiles, plus the lazy rescale).
+// v6: v5's kernel with one CTA per tile, the tiles ordered in L2 sections of (batch, head) pairs
+// whose K and V fit in 16 MiB. The problems above fit in one section; the long-key ones here
+// split into several, the last one short: 4·Sk·D bytes a pair = 4 MiB → sections of 4 pairs
+// (6 = 4 + 2 with GQA, 5 = 4 + 1), so a wrong section formula leaves tiles unwritten (NaN) or
+// computes a row against another head's keys.
 TEST(FlashHopper, V6MatchesFp64) {
   ATTNPROF_REQUIRE_HOPPER();
   check_every_problem(cuda::hopper::FlashKernel::sm90_v6, "flash sm90-v6", 0, many_tile_problems());
   check_every_problem(cuda::hopper::FlashKernel::sm90_v6, "flash sm90-v6");
+  const std::vector<Problem> sectioned = {
+      {1, 6, 3, 300, 8192, 128, true, 8192 - 300, Layout::bshd, DType::bf16},  // bottom-right, GQA 2:1
+      {1, 5, 5, 150, 16384, 64, false, 0, Layout::bhsd, DType::fp16},
+  };
+  check_every_problem(cuda::hopper::FlashKernel::sm90_v6, "flash sm90-v6", 0, sectioned);
+  check_every_problem(cuda::hopper::FlashKernel::sm90_v5, "flash sm90-v5", 0, sectioned);
 }
 
-// v5 repeated on NaN-poisoned outputs gives identical bits, and at D 128 (the same kernel and tiles
-// on another grid) the same bits as v6: whichever CTA, and whichever Q buffer, computes a tile.
+// v5 repeated on NaN-poisoned outputs gives identical bits, and the same bits as v6 (the same
+// kernel and tiles on another grid, in another order): whichever CTA, and whichever Q buffer,
+// computes a tile.
 // The lazy rescale may differ from sm90 in the last bit (rescale 1 where sm90's FFMA gives exp2 of
 // a rounding error), so these are not compared with sm90.
 TEST(FlashHopper, V5RunsAreBitwiseIdentical) {
@@ -337,7 +348,7 @@ TEST(FlashHopper, V5RunsAreBitwiseIdentical) {
     int differing_runs = 0;
     const int runs = std::getenv("ATTNPROF_QUICK") != nullptr ? 5 : 30;  // 5 under compute-sanitizer
     for (int run = 1; run < runs; ++run) {
-      const bool grid = p.D == 128 && run % 2 == 0;  // v6 is v5's kernel on a CTA per tile at D 128
+      const bool grid = run % 2 == 0;  // v6 is v5's kernel on a CTA per tile
       const Tensor again =
           run_kernel(p, in, &lse, grid ? cuda::hopper::FlashKernel::sm90_v6 : cuda::hopper::FlashKernel::sm90_v5);
       const Tensor again_lse = to_host(lse);

@@ -143,6 +143,9 @@ struct FlashSm90Params {
   float* lse = nullptr;
   int heads = 0, kv_group = 1, seq_q = 0, seq_k = 0;
   int batch_heads = 0, m_blocks = 0;  // tiles = m_blocks × batch_heads, longest (last m_block) first
+  // v5/v6 only: the order runs through sections of group_heads consecutive (batch, head) pairs,
+  // longest first within each (batch_heads: one section, the order above).
+  int group_heads = 0;
   int causal = 0, causal_offset = 0;
   float softmax_scale = 1.0f, scale_log2 = 1.0f;
   bool q_seq_inner = true, k_seq_inner = true, v_seq_inner = true;
@@ -183,6 +186,15 @@ struct TileCoords {
 };
 template <class Tr>
 __host__ __device__ __forceinline__ TileCoords tile_coords(const FlashSm90Params& p, int tile) {
+  if constexpr (Tr::kV5) {
+    // Section `section` holds pairs section·G .. (the last one may be short); its tiles run
+    // longest first as above, so the query blocks that re-read a head's K/V run close together.
+    const int section = tile / (p.group_heads * p.m_blocks), first_bh = section * p.group_heads;
+    const int pairs = p.batch_heads - first_bh < p.group_heads ? p.batch_heads - first_bh : p.group_heads;
+    const int in_section = tile - first_bh * p.m_blocks;
+    const int m_block = p.m_blocks - 1 - in_section / pairs, bh = first_bh + in_section % pairs;
+    return {bh / p.heads, bh % p.heads, m_block * Tr::kBlockM};
+  }
   const int m_block = p.m_blocks - 1 - tile / p.batch_heads, bh = tile % p.batch_heads;
   return {bh / p.heads, bh % p.heads, m_block * Tr::kBlockM};
 }
@@ -673,8 +685,12 @@ int multiprocessor_count() {
   return count;
 }
 
+// L2 bytes a section of the v6 order may fill with K and V (H200: 50 MB of L2; the rest holds the
+// next section's first tiles and the streaming Q and O).
+constexpr long long kL2SectionBytes = 16ll << 20;
+
 template <class Tr, class T, bool kOverlap>
-void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, bool persistent) {
+void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, bool persistent, bool l2_sections = false) {
   const CUtensorMapDataType element = std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                                                 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   const auto b = static_cast<std::uint64_t>(a.batch), d = static_cast<std::uint64_t>(a.head_dim);
@@ -704,6 +720,12 @@ void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, bool persist
   p.v_seq_inner = v.seq_inner;
   p.batch_heads = static_cast<int>(a.batch * a.heads);
   p.m_blocks = static_cast<int>((a.seq_q + Tr::kBlockM - 1) / Tr::kBlockM);
+  // v6: as many (batch, head) pairs per section as fit their K and V (2 bytes an element) in
+  // kL2SectionBytes, counting a GQA group's shared K/V once per query head (conservative).
+  const long long kv_bytes_per_pair = 4ll * a.seq_k * a.head_dim;
+  p.group_heads = l2_sections ? static_cast<int>(std::clamp<long long>(kL2SectionBytes / std::max(kv_bytes_per_pair, 1ll),
+                                                                       1, p.batch_heads))
+                              : p.batch_heads;
 
   auto kernel = flash_forward_sm90_kernel<Tr, T, kOverlap>;
   ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes));
@@ -866,26 +888,20 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
   using D64M128 = FlashSm90Traits<64, 2>;
   using D128 = FlashSm90Traits<128, 2>;
   const bool persistent = schedule == FlashKernel::sm90_persistent;
-  using D64V5 = FlashSm90Traits<64, 2, true>;
-  using D64V6 = FlashSm90Traits<64, 3, true>;
+  using D64V5 = FlashSm90Traits<64, 2, true>;  // 128 rows: the D 64 gap to cuDNN is at short sequences
   using D128V5 = FlashSm90Traits<128, 2, true>;
   switch (schedule) {
-    case FlashKernel::sm90_v5:  // persistent; D 64 on 128 rows (its gap to cuDNN is at short sequences)
+    case FlashKernel::sm90_v5:  // persistent, snake order over the longest-first order
+    case FlashKernel::sm90_v6: {  // one CTA per tile, L2 sections
+      const bool v5 = schedule == FlashKernel::sm90_v5;
       if (args.head_dim == 64)
-        fp16 ? launch_typed<D64V5, __half, true>(args, stream, true)
-             : launch_typed<D64V5, __nv_bfloat16, true>(args, stream, true);
+        fp16 ? launch_typed<D64V5, __half, true>(args, stream, v5, !v5)
+             : launch_typed<D64V5, __nv_bfloat16, true>(args, stream, v5, !v5);
       else
-        fp16 ? launch_typed<D128V5, __half, true>(args, stream, true)
-             : launch_typed<D128V5, __nv_bfloat16, true>(args, stream, true);
+        fp16 ? launch_typed<D128V5, __half, true>(args, stream, v5, !v5)
+             : launch_typed<D128V5, __nv_bfloat16, true>(args, stream, v5, !v5);
       return;
-    case FlashKernel::sm90_v6:  // one CTA per tile; D 64 on sm90's 192 rows
-      if (args.head_dim == 64)
-        fp16 ? launch_typed<D64V6, __half, true>(args, stream, false)
-             : launch_typed<D64V6, __nv_bfloat16, true>(args, stream, false);
-      else
-        fp16 ? launch_typed<D128V5, __half, true>(args, stream, false)
-             : launch_typed<D128V5, __nv_bfloat16, true>(args, stream, false);
-      return;
+    }
     case FlashKernel::sm90_serial:
       if (args.head_dim == 64)
         fp16 ? launch_typed<D64, __half, false>(args, stream, false)

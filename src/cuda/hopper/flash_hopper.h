@@ -23,9 +23,13 @@ namespace attnprof::cuda::hopper {
 // sm90_v5: the persistent grid with the next query tile's Q loaded into a second buffer while the
 // current tile runs (so a CTA's next tile never waits for Q after its epilogue), O rescaled only
 // when a row's max changed, and the tiles dealt in snake order (even waves CTA i takes the i-th,
-// odd waves the i-th from the end, evening out the longest-first order's per-CTA sums); D 64 on
-// 128-row CTAs. sm90_v6: v5's kernel on sm90's grid (one CTA per tile) and tiles (D 64: 192 rows),
-// i.e. sm90 + lazy rescale. Neither is chosen by sm90_auto until measured.
+// odd waves the i-th from the end: round robin over the longest-first order leaves the busiest
+// CTA 6% above the mean at 4x16x4096x128, snake 0.0%); 128-row CTAs at D 64 and 128.
+// sm90_v6: v5's kernel on one CTA per tile (the hardware hands tiles to SMs as they free up),
+// the tiles ordered in L2 sections: as many (batch, head) pairs as fit their K and V in 16 MiB,
+// longest first within a section, so the query blocks that re-read a head's K/V run together
+// (16x32x512x128 otherwise re-reads most K/V tiles from HBM: 134 MB of K/V read up to 4 times).
+// Neither is chosen by sm90_auto until measured.
 // sm90_auto (the default on Hopper): one of the above per problem, by auto_flash_kernel.
 enum class FlashKernel { sm80, sm90, sm90_m128, sm90_persistent, sm90_serial, sm90_auto, sm90_v5, sm90_v6 };
 
