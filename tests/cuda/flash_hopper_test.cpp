@@ -307,10 +307,45 @@ TEST(FlashHopper, M128TilesMatchFp64) {
 // buffer while it runs the current tile and stages O in the current buffer), lazy O rescale; D 64
 // on 128-row CTAs. The many-tile problems make every CTA run several tiles, odd (reversed) waves and
 // a partial last wave included, with blind tiles among them.
+// On 132 SMs (H200) the many-tile problems deal head by head (V5TileOrderFollowsTheDeal's rule)
+// and the two long causal ones here longest first over the grid, so both orders run.
 TEST(FlashHopper, V5MatchesFp64) {
   ATTNPROF_REQUIRE_HOPPER();
   check_every_problem(cuda::hopper::FlashKernel::sm90_v5, "flash sm90-v5", 0, many_tile_problems());
   check_every_problem(cuda::hopper::FlashKernel::sm90_v5, "flash sm90-v5");
+  if (std::getenv("ATTNPROF_QUICK") == nullptr)
+    check_every_problem(cuda::hopper::FlashKernel::sm90_v5, "flash sm90-v5", 0,
+                        {{1, 8, 8, 3000, 3000, 128, true, 0, Layout::bshd, DType::bf16},     // 192 tiles
+                         {2, 4, 2, 3000, 3000, 64, true, 0, Layout::bhsd, DType::fp16}});   // GQA, 192 tiles
+}
+
+// Host arithmetic only: the tile order v5 and v6 choose at the anchor shapes on 132 SMs. v6: pairs
+// whose K and V fit in 16 MiB (4·Sk·D bytes each). v5: head by head where its snake deal is as even
+// (within 1%) as over the longest-first order, worked out by hand from the busiest CTA's
+// Σ(2·key tiles + 1): 80 vs 80 at 8x16x1024x64, 96 vs 96 at 16x32x512x128, 544 vs 528 at
+// 4x16x4096x128, 3104 vs 2021 at 1x16x16384x128, 52 vs 49 at 1x8x3000x128.
+TEST(FlashHopper, V5TileOrderFollowsTheDeal) {
+  auto args = [](std::int64_t b, std::int64_t h, std::int64_t s, std::int64_t d) {
+    cuda::FusedAttentionArgs a;
+    a.batch = b;
+    a.heads = a.kv_heads = h;
+    a.seq_q = a.seq_k = s;
+    a.head_dim = d;
+    a.causal = true;
+    return a;
+  };
+  using cuda::hopper::FlashKernel;
+  using cuda::hopper::flash_v5_section_pairs;
+  EXPECT_EQ(flash_v5_section_pairs(args(8, 16, 1024, 64), FlashKernel::sm90_v5, 132), 1);
+  EXPECT_EQ(flash_v5_section_pairs(args(16, 32, 512, 128), FlashKernel::sm90_v5, 132), 1);
+  EXPECT_EQ(flash_v5_section_pairs(args(4, 16, 4096, 128), FlashKernel::sm90_v5, 132), 64);
+  EXPECT_EQ(flash_v5_section_pairs(args(1, 16, 16384, 128), FlashKernel::sm90_v5, 132), 16);
+  EXPECT_EQ(flash_v5_section_pairs(args(1, 8, 3000, 128), FlashKernel::sm90_v5, 132), 8);
+  EXPECT_EQ(flash_v5_section_pairs(args(16, 32, 512, 128), FlashKernel::sm90_v6, 132), 64);   // 256 KiB a pair
+  EXPECT_EQ(flash_v5_section_pairs(args(4, 16, 4096, 128), FlashKernel::sm90_v6, 132), 8);    // 2 MiB
+  EXPECT_EQ(flash_v5_section_pairs(args(1, 16, 16384, 128), FlashKernel::sm90_v6, 132), 2);   // 8 MiB
+  EXPECT_EQ(flash_v5_section_pairs(args(1, 4, 65536, 128), FlashKernel::sm90_v6, 132), 1);    // 32 MiB: at least 1
+  EXPECT_THROW((void)flash_v5_section_pairs(args(1, 1, 64, 128), FlashKernel::sm90, 132), Error);
 }
 
 // v6: v5's kernel with one CTA per tile, the tiles ordered in L2 sections of (batch, head) pairs

@@ -64,6 +64,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "cuda/check.h"
 #include "cuda/hopper/probes.h"
@@ -685,9 +686,60 @@ int multiprocessor_count() {
   return count;
 }
 
+// The fields tile_coords and visible_key_tiles read.
+template <class Tr>
+void fill_tile_fields(FlashSm90Params& p, const FusedAttentionArgs& a) {
+  p.heads = static_cast<int>(a.heads);
+  p.seq_q = static_cast<int>(a.seq_q);
+  p.seq_k = static_cast<int>(a.seq_k);
+  p.causal = a.causal ? 1 : 0;
+  p.causal_offset = static_cast<int>(a.causal ? a.causal_offset : 0);
+  p.batch_heads = static_cast<int>(a.batch * a.heads);
+  p.m_blocks = static_cast<int>((a.seq_q + Tr::kBlockM - 1) / Tr::kBlockM);
+}
+
+// The busiest CTA's work when `ctas` persistent CTAs take the tiles in snake order (cta_tile) with
+// sections of `group_heads` pairs: Σ (2·key tiles + 1) over its tiles (the 1: a tile's prologue
+// and epilogue, about half a key tile's time).
+template <class Tr>
+long long busiest_cta_load(FlashSm90Params p, int group_heads, long long ctas) {
+  p.group_heads = group_heads;
+  const long long tiles = static_cast<long long>(p.batch_heads) * p.m_blocks;
+  std::vector<long long> load(static_cast<std::size_t>(ctas), 0);
+  for (long long tile = 0; tile < tiles; ++tile) {
+    const long long wave = tile / ctas, position = tile % ctas;
+    const long long cta = (wave & 1) != 0 ? ctas - 1 - position : position;
+    load[static_cast<std::size_t>(cta)] +=
+        2 * visible_key_tiles<Tr>(p, tile_coords<Tr>(p, static_cast<int>(tile)).m0) + 1;
+  }
+  return *std::max_element(load.begin(), load.end());
+}
+
 // L2 bytes a section of the v6 order may fill with K and V (H200: 50 MB of L2; the rest holds the
 // next section's first tiles and the streaming Q and O).
 constexpr long long kL2SectionBytes = 16ll << 20;
+// v5 simulates its static assignment (busiest_cta_load) up to this many tiles per launch.
+constexpr long long kMaxSimulatedTiles = 1ll << 16;
+
+// FlashSm90Params::group_heads for a kernel of the v5 traits. v6 (l2_sections): as many pairs as
+// fit their K and V (2 bytes an element) in kL2SectionBytes, counting a GQA group's shared K/V once
+// per query head (conservative). v5 (persistent): 1, i.e. head by head (every query block of a head
+// runs within a wave or two, so its K/V is read from HBM about once), when the snake deal of that
+// order leaves the busiest CTA within 1% of the one the longest-first order gives; else
+// longest first over the whole grid (which snake deals evenly, but whose query blocks of a head
+// run waves apart: at 1x16x16384x128 head-major leaves the busiest CTA 54% above the mean).
+template <class Tr>
+int section_pairs(const FlashSm90Params& p, const FusedAttentionArgs& a, long long ctas, bool persistent,
+                  bool l2_sections) {
+  if (l2_sections) {
+    const long long kv_bytes_per_pair = 4ll * a.seq_k * a.head_dim;
+    return static_cast<int>(std::clamp<long long>(kL2SectionBytes / std::max(kv_bytes_per_pair, 1ll), 1, p.batch_heads));
+  }
+  if (Tr::kV5 && persistent && static_cast<long long>(p.batch_heads) * p.m_blocks <= kMaxSimulatedTiles &&
+      100 * busiest_cta_load<Tr>(p, 1, ctas) <= 101 * busiest_cta_load<Tr>(p, p.batch_heads, ctas))
+    return 1;
+  return p.batch_heads;
+}
 
 template <class Tr, class T, bool kOverlap>
 void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, bool persistent, bool l2_sections = false) {
@@ -707,25 +759,13 @@ void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, bool persist
   p.o = a.o;
   for (int i = 0; i < 3; ++i) p.o_stride[i] = a.o_stride[i];
   p.lse = a.lse;
-  p.heads = static_cast<int>(a.heads);
+  fill_tile_fields<Tr>(p, a);
   p.kv_group = static_cast<int>(a.heads / a.kv_heads);
-  p.seq_q = static_cast<int>(a.seq_q);
-  p.seq_k = static_cast<int>(a.seq_k);
-  p.causal = a.causal ? 1 : 0;
-  p.causal_offset = static_cast<int>(a.causal ? a.causal_offset : 0);
   p.softmax_scale = a.softmax_scale;
   p.scale_log2 = a.softmax_scale * kLog2e;
   p.q_seq_inner = q.seq_inner;
   p.k_seq_inner = k.seq_inner;
   p.v_seq_inner = v.seq_inner;
-  p.batch_heads = static_cast<int>(a.batch * a.heads);
-  p.m_blocks = static_cast<int>((a.seq_q + Tr::kBlockM - 1) / Tr::kBlockM);
-  // v6: as many (batch, head) pairs per section as fit their K and V (2 bytes an element) in
-  // kL2SectionBytes, counting a GQA group's shared K/V once per query head (conservative).
-  const long long kv_bytes_per_pair = 4ll * a.seq_k * a.head_dim;
-  p.group_heads = l2_sections ? static_cast<int>(std::clamp<long long>(kL2SectionBytes / std::max(kv_bytes_per_pair, 1ll),
-                                                                       1, p.batch_heads))
-                              : p.batch_heads;
 
   auto kernel = flash_forward_sm90_kernel<Tr, T, kOverlap>;
   ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes));
@@ -733,6 +773,7 @@ void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, bool persist
   // tiles in that order, so a CTA's next Q/K/V loads overlap its epilogue.
   const long long tiles = static_cast<long long>(p.batch_heads) * p.m_blocks;
   const long long ctas = persistent ? std::min<long long>(tiles, multiprocessor_count()) : tiles;
+  p.group_heads = section_pairs<Tr>(p, a, ctas, persistent, l2_sections);
   kernel<<<static_cast<unsigned>(ctas), Tr::kThreads, Tr::kSmemBytes, stream>>>(q.map, k.map, v.map, p);
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_forward_sm90_kernel");
 }
@@ -926,6 +967,22 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
              : launch_typed<D128, __nv_bfloat16, true>(args, stream, persistent);
       return;
   }
+}
+
+int flash_v5_section_pairs(const FusedAttentionArgs& args, FlashKernel schedule, int multiprocessors) {
+  if (schedule != FlashKernel::sm90_v5 && schedule != FlashKernel::sm90_v6)
+    throw Error("flash_v5_section_pairs: only sm90_v5 and sm90_v6 order their tiles in sections");
+  if ((args.head_dim != 64 && args.head_dim != 128) || multiprocessors < 1)
+    throw Error(str_cat("flash_v5_section_pairs: head_dim ", args.head_dim, ", ", multiprocessors, " SMs"));
+  auto pairs = [&](auto traits) {
+    using Tr = decltype(traits);
+    FlashSm90Params p;
+    fill_tile_fields<Tr>(p, args);
+    const long long tiles = static_cast<long long>(p.batch_heads) * p.m_blocks;
+    const bool v5 = schedule == FlashKernel::sm90_v5;
+    return section_pairs<Tr>(p, args, v5 ? std::min<long long>(tiles, multiprocessors) : tiles, v5, !v5);
+  };
+  return args.head_dim == 64 ? pairs(FlashSm90Traits<64, 2, true>{}) : pairs(FlashSm90Traits<128, 2, true>{});
 }
 
 void run_flash_gemm_probe(float* s_out, float* o_out, const void* q, const void* k, const void* v,

@@ -54,6 +54,12 @@ FlashKernel flash_kernel_choice();
 void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t stream,
                                  FlashKernel schedule = FlashKernel::sm90_auto);
 
+// The number of (batch, head) pairs per section of the tile order sm90_v5 / sm90_v6 would use for
+// `args` on a device of `multiprocessors` SMs (host arithmetic only, for tests and the docs): v6 as
+// many as fit their K and V in 16 MiB of L2; v5 1 (head by head) when its snake deal over that
+// order is within 1% as even as over the longest-first order, else batch·heads (that order).
+int flash_v5_section_pairs(const FusedAttentionArgs& args, FlashKernel schedule, int multiprocessors);
+
 // The kernel's two GEMMs alone, on one consumer warpgroup, to localise a failure of the whole kernel:
 // q, k, v are device bf16 [128 × head_dim] row-major (one head; q rows 64.. unused), p_matrix is bf16
 // bits [64 × 128]; writes s_out = q[0:64]·kᵀ (64 × 128 fp32) and o_out = p_matrix·v (64 × head_dim
