@@ -24,7 +24,7 @@
 //   - Epilogue: O / row sum written through the warpgroup's own Q rows in shared memory, then
 //     16-byte coalesced stores; fp32 LSE straight from registers.
 // Shared memory: Q kBlockM·D·2 + 2 stages × (K + V) 128·D·2 = 88 KiB (D 64), 160 KiB (D 128), + 1 KiB
-// alignment + barriers.
+// alignment + barriers; v5/v6 (two Q buffers, 128 rows): 96 KiB (D 64), 192 KiB (D 128).
 // Registers: ptxas reports the entry count, 65536 / threads rounded down to 8 (168 for 384 threads,
 // 128 for 512; the register file is 4 banks of 16384, one per SM sub-partition, each holding a
 // quarter of the warps), which is what cudaFuncGetAttributes and CUPTI show and what the occupancy
@@ -48,6 +48,17 @@
 //      FA3's dynamic LPT scheduler): 232 / 415 / 520 / 589 / 258.
 //   v4 sm90_auto (default): m128 for D 64 up to 2048 rows, persistent for D 128 up to 1024 rows,
 //      else v2: the best of the above at every anchor (234 / 424 / 539 / 657 / 258 in that run).
+//   v5 sm90_v5 (opt-in; not yet measured): v3 + a second Q buffer (the producer loads tile t+1's Q
+//      while tile t runs; v3 loaded it only after t's epilogue, so every tile waited a Q load's
+//      latency, about a µs, against 8.6 µs a tile at 16x32x512x128) + snake deal (round robin over
+//      the longest-first order leaves the busiest CTA 6% above the mean at 4x16x4096x128: why v3
+//      lost to v2 there; snake 0.0%) + head-by-head order where the snake deal stays as even
+//      (16x32x512x128, 8x16x1024x64: a head's query blocks run together, so its K/V comes from HBM
+//      about once instead of up to 4 times, 335 → 134 MB at 16x32x512x128) + lazy O rescale;
+//      128-row CTAs at both head dims. Every kernel: 168 registers (entry), 0 spills.
+//   v6 sm90_v6 (opt-in; not yet measured): v5's kernel on one CTA per tile (the hardware deals
+//      tiles as SMs free up), ordered in L2 sections (pairs whose K and V fit in 16 MiB, longest
+//      first within each): v2's dynamic balance with v5's K/V reuse.
 #include "cuda/hopper/flash_hopper.h"
 
 #include <attnprof/error.h>
