@@ -357,6 +357,7 @@ TEST(FlashHopper, V6MatchesFp64) {
   ATTNPROF_REQUIRE_HOPPER();
   check_every_problem(cuda::hopper::FlashKernel::sm90_v6, "flash sm90-v6", 0, many_tile_problems());
   check_every_problem(cuda::hopper::FlashKernel::sm90_v6, "flash sm90-v6");
+  if (std::getenv("ATTNPROF_QUICK") != nullptr) return;  // under compute-sanitizer: keys up to 1100, as above
   const std::vector<Problem> sectioned = {
       {1, 6, 3, 300, 8192, 128, true, 8192 - 300, Layout::bshd, DType::bf16},  // bottom-right, GQA 2:1
       {1, 5, 5, 150, 16384, 64, false, 0, Layout::bhsd, DType::fp16},
@@ -381,7 +382,7 @@ TEST(FlashHopper, V5RunsAreBitwiseIdentical) {
     const Tensor first_lse = to_host(lse);
     const std::size_t bytes = static_cast<std::size_t>(first.numel()) * 2;
     int differing_runs = 0;
-    const int runs = std::getenv("ATTNPROF_QUICK") != nullptr ? 5 : 30;  // 5 under compute-sanitizer
+    const int runs = std::getenv("ATTNPROF_QUICK") != nullptr ? 3 : 30;  // 3 under compute-sanitizer
     for (int run = 1; run < runs; ++run) {
       const bool grid = run % 2 == 0;  // v6 is v5's kernel on a CTA per tile
       const Tensor again =
