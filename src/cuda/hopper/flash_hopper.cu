@@ -112,8 +112,8 @@ struct PipelineBarriers {
 // order (CTA i takes the i-th tile of even waves and the i-th from the end of odd ones, so the CTAs
 // that get the longest tile of one wave get the shortest of the next), and the tile order in
 // sections of FlashSm90Params::group_heads pairs (section_pairs).
-template <int kHeadDim_, int kConsumerWarpgroups_, bool kV5_ = false>
-struct FlashSm90Traits {
+template <int kHeadDim_, int kConsumerWarpgroups_, bool kV5_>
+struct FlashSm90TraitsOf {
   static constexpr int kHeadDim = kHeadDim_;
   static constexpr int kConsumerWarpgroups = kConsumerWarpgroups_;  // 64 query rows each
   static constexpr bool kV5 = kV5_;
@@ -152,6 +152,11 @@ struct FlashSm90Traits {
   static_assert(kProducerRegisters * kWarpgroupThreads + kConsumerRegisters * kConsumerThreads <= kEntryRegisters * kThreads,
                 "setmaxnreg can only redistribute the registers the CTA was launched with");
 };
+// Two names, so the kernels of v1-v4 keep the names they had before v5 (traces, profiles).
+template <int kHeadDim, int kConsumerWarpgroups>
+struct FlashSm90Traits : FlashSm90TraitsOf<kHeadDim, kConsumerWarpgroups, false> {};
+template <int kHeadDim, int kConsumerWarpgroups>
+struct FlashSm90V5Traits : FlashSm90TraitsOf<kHeadDim, kConsumerWarpgroups, true> {};
 
 struct FlashSm90Params {
   void* o = nullptr;
@@ -956,8 +961,8 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
   using D64M128 = FlashSm90Traits<64, 2>;
   using D128 = FlashSm90Traits<128, 2>;
   const bool persistent = schedule == FlashKernel::sm90_persistent;
-  using D64V5 = FlashSm90Traits<64, 2, true>;  // 128 rows: the D 64 gap to cuDNN is at short sequences
-  using D128V5 = FlashSm90Traits<128, 2, true>;
+  using D64V5 = FlashSm90V5Traits<64, 2>;  // 128 rows: the D 64 gap to cuDNN is at short sequences
+  using D128V5 = FlashSm90V5Traits<128, 2>;
   switch (schedule) {
     case FlashKernel::sm90_v5:  // persistent, snake order over the longest-first order
     case FlashKernel::sm90_v6: {  // one CTA per tile, L2 sections
@@ -1009,7 +1014,7 @@ int flash_v5_section_pairs(const FusedAttentionArgs& args, FlashKernel schedule,
     const bool v5 = schedule == FlashKernel::sm90_v5;
     return section_pairs<Tr>(p, args, v5 ? std::min<long long>(tiles, multiprocessors) : tiles, v5, !v5);
   };
-  return args.head_dim == 64 ? pairs(FlashSm90Traits<64, 2, true>{}) : pairs(FlashSm90Traits<128, 2, true>{});
+  return args.head_dim == 64 ? pairs(FlashSm90V5Traits<64, 2>{}) : pairs(FlashSm90V5Traits<128, 2>{});
 }
 
 void run_flash_gemm_probe(float* s_out, float* o_out, const void* q, const void* k, const void* v,
