@@ -1,7 +1,8 @@
 // The sm_90a flash kernel (src/cuda/hopper/flash_hopper.cu) against fp64: odd sequence lengths,
 // Sq != Sk, D 64 and 128, GQA and MQA, bhsd and bshd, causal (top-left, bottom-right and a negative
 // causal_offset that leaves rows seeing no key) and not, bf16 and fp16, NaN-poisoned outputs (every
-// element must be written), LSE; then 100 repeated launches that must agree bit for bit. Skips with
+// element must be written), LSE, for every schedule (sm90, sm90-serial, sm90-m128, sm90-persistent,
+// sm90-v5, sm90-v6); then 100 repeated launches that must agree bit for bit (30 for v5/v6). Skips with
 // the reason without a GPU or on a device that is not compute capability 9.0.
 #include <attnprof/error.h>
 #include <gtest/gtest.h>
@@ -302,6 +303,99 @@ TEST(FlashHopper, M128TilesMatchFp64) {
   check_every_problem(cuda::hopper::FlashKernel::sm90_m128, "flash sm90-m128", 64);
 }
 
+// v5: the persistent grid in snake order, Q double-buffered (a CTA's next Q lands in the other
+// buffer while it runs the current tile and stages O in the current buffer), lazy O rescale; D 64
+// on 128-row CTAs. The many-tile problems make every CTA run several tiles, odd (reversed) waves and
+// a partial last wave included, with blind tiles among them.
+// On 132 SMs (H200) the many-tile problems deal head by head (V5TileOrderFollowsTheDeal's rule)
+// and the two long causal ones here longest first over the grid, so both orders run.
+TEST(FlashHopper, V5MatchesFp64) {
+  ATTNPROF_REQUIRE_HOPPER();
+  check_every_problem(cuda::hopper::FlashKernel::sm90_v5, "flash sm90-v5", 0, many_tile_problems());
+  check_every_problem(cuda::hopper::FlashKernel::sm90_v5, "flash sm90-v5");
+  if (std::getenv("ATTNPROF_QUICK") == nullptr)
+    check_every_problem(cuda::hopper::FlashKernel::sm90_v5, "flash sm90-v5", 0,
+                        {{1, 8, 8, 3000, 3000, 128, true, 0, Layout::bshd, DType::bf16},     // 192 tiles
+                         {2, 4, 2, 3000, 3000, 64, true, 0, Layout::bhsd, DType::fp16}});   // GQA, 192 tiles
+}
+
+// Host arithmetic only: the tile order v5 and v6 choose at the anchor shapes on 132 SMs. v6: pairs
+// whose K and V fit in 16 MiB (4·Sk·D bytes each). v5: head by head where its snake deal is as even
+// (within 1%) as over the longest-first order, worked out by hand from the busiest CTA's
+// Σ(2·key tiles + 1): 80 vs 80 at 8x16x1024x64, 96 vs 96 at 16x32x512x128, 544 vs 528 at
+// 4x16x4096x128, 3104 vs 2021 at 1x16x16384x128, 52 vs 49 at 1x8x3000x128.
+TEST(FlashHopper, V5TileOrderFollowsTheDeal) {
+  auto args = [](std::int64_t b, std::int64_t h, std::int64_t s, std::int64_t d) {
+    cuda::FusedAttentionArgs a;
+    a.batch = b;
+    a.heads = a.kv_heads = h;
+    a.seq_q = a.seq_k = s;
+    a.head_dim = d;
+    a.causal = true;
+    return a;
+  };
+  using cuda::hopper::FlashKernel;
+  using cuda::hopper::flash_v5_section_pairs;
+  EXPECT_EQ(flash_v5_section_pairs(args(8, 16, 1024, 64), FlashKernel::sm90_v5, 132), 1);
+  EXPECT_EQ(flash_v5_section_pairs(args(16, 32, 512, 128), FlashKernel::sm90_v5, 132), 1);
+  EXPECT_EQ(flash_v5_section_pairs(args(4, 16, 4096, 128), FlashKernel::sm90_v5, 132), 64);
+  EXPECT_EQ(flash_v5_section_pairs(args(1, 16, 16384, 128), FlashKernel::sm90_v5, 132), 16);
+  EXPECT_EQ(flash_v5_section_pairs(args(1, 8, 3000, 128), FlashKernel::sm90_v5, 132), 8);
+  EXPECT_EQ(flash_v5_section_pairs(args(16, 32, 512, 128), FlashKernel::sm90_v6, 132), 64);   // 256 KiB a pair
+  EXPECT_EQ(flash_v5_section_pairs(args(4, 16, 4096, 128), FlashKernel::sm90_v6, 132), 8);    // 2 MiB
+  EXPECT_EQ(flash_v5_section_pairs(args(1, 16, 16384, 128), FlashKernel::sm90_v6, 132), 2);   // 8 MiB
+  EXPECT_EQ(flash_v5_section_pairs(args(1, 4, 65536, 128), FlashKernel::sm90_v6, 132), 1);    // 32 MiB: at least 1
+  EXPECT_THROW((void)flash_v5_section_pairs(args(1, 1, 64, 128), FlashKernel::sm90, 132), Error);
+}
+
+// v6: v5's kernel with one CTA per tile, the tiles ordered in L2 sections of (batch, head) pairs
+// whose K and V fit in 16 MiB. The problems above fit in one section; the long-key ones here
+// split into several, the last one short: 4·Sk·D bytes a pair = 4 MiB → sections of 4 pairs
+// (6 = 4 + 2 with GQA, 5 = 4 + 1), so a wrong section formula leaves tiles unwritten (NaN) or
+// computes a row against another head's keys.
+TEST(FlashHopper, V6MatchesFp64) {
+  ATTNPROF_REQUIRE_HOPPER();
+  check_every_problem(cuda::hopper::FlashKernel::sm90_v6, "flash sm90-v6", 0, many_tile_problems());
+  check_every_problem(cuda::hopper::FlashKernel::sm90_v6, "flash sm90-v6");
+  if (std::getenv("ATTNPROF_QUICK") != nullptr) return;  // under compute-sanitizer: keys up to 1100, as above
+  const std::vector<Problem> sectioned = {
+      {1, 6, 3, 300, 8192, 128, true, 8192 - 300, Layout::bshd, DType::bf16},  // bottom-right, GQA 2:1
+      {1, 5, 5, 150, 16384, 64, false, 0, Layout::bhsd, DType::fp16},
+  };
+  check_every_problem(cuda::hopper::FlashKernel::sm90_v6, "flash sm90-v6", 0, sectioned);
+  check_every_problem(cuda::hopper::FlashKernel::sm90_v5, "flash sm90-v5", 0, sectioned);
+}
+
+// v5 repeated on NaN-poisoned outputs gives identical bits, and the same bits as v6 (the same
+// kernel and tiles on another grid, in another order): whichever CTA, and whichever Q buffer,
+// computes a tile.
+// The lazy rescale may differ from sm90 in the last bit (rescale 1 where sm90's FFMA gives exp2 of
+// a rounding error), so these are not compared with sm90.
+TEST(FlashHopper, V5RunsAreBitwiseIdentical) {
+  ATTNPROF_REQUIRE_HOPPER();
+  for (const Problem& p : {Problem{2, 16, 8, 1000, 1000, 128, true, 0, Layout::bhsd, DType::bf16},   // 256 tiles
+                           Problem{4, 16, 16, 600, 600, 64, true, 0, Layout::bhsd, DType::bf16},     // 320 tiles
+                           Problem{1, 4, 4, 1023, 777, 64, false, 0, Layout::bshd, DType::fp16}}) {
+    const Inputs in = make_inputs(p, 130);
+    Tensor lse = Tensor::empty({p.B, p.H, p.Sq}, DType::fp32, Device::cuda);
+    const Tensor first = run_kernel(p, in, &lse, cuda::hopper::FlashKernel::sm90_v5);
+    const Tensor first_lse = to_host(lse);
+    const std::size_t bytes = static_cast<std::size_t>(first.numel()) * 2;
+    int differing_runs = 0;
+    const int runs = std::getenv("ATTNPROF_QUICK") != nullptr ? 3 : 30;  // 3 under compute-sanitizer
+    for (int run = 1; run < runs; ++run) {
+      const bool grid = run % 2 == 0;  // v6 is v5's kernel on a CTA per tile
+      const Tensor again =
+          run_kernel(p, in, &lse, grid ? cuda::hopper::FlashKernel::sm90_v6 : cuda::hopper::FlashKernel::sm90_v5);
+      const Tensor again_lse = to_host(lse);
+      if (std::memcmp(first.raw(), again.raw(), bytes) != 0 ||
+          std::memcmp(first_lse.raw(), again_lse.raw(), static_cast<std::size_t>(first_lse.numel()) * 4) != 0)
+        ++differing_runs;
+    }
+    EXPECT_EQ(differing_runs, 0) << describe(p);
+  }
+}
+
 // Out-of-range tails are covered above; this checks that without LSE nothing is written there
 // (a null LSE pointer) and the output is the same as with it.
 TEST(FlashHopper, WithoutLseGivesTheSameOutput) {
@@ -370,6 +464,10 @@ TEST(FlashHopper, KernelChoiceFollowsTheEnvironment) {
   EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_serial);
   setenv("ATTNPROF_FLASH_KERNEL", "sm90-persistent", 1);
   EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_persistent);
+  setenv("ATTNPROF_FLASH_KERNEL", "sm90-v5", 1);
+  EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_v5);
+  setenv("ATTNPROF_FLASH_KERNEL", "sm90-v6", 1);
+  EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_v6);
   unsetenv("ATTNPROF_FLASH_KERNEL");
 
   const Problem p{1, 2, 2, 500, 500, 64, true, 0, Layout::bhsd, DType::bf16};

@@ -24,7 +24,7 @@
 //   - Epilogue: O / row sum written through the warpgroup's own Q rows in shared memory, then
 //     16-byte coalesced stores; fp32 LSE straight from registers.
 // Shared memory: Q kBlockM·D·2 + 2 stages × (K + V) 128·D·2 = 88 KiB (D 64), 160 KiB (D 128), + 1 KiB
-// alignment + barriers.
+// alignment + barriers; v5/v6 (two Q buffers, 128 rows): 96 KiB (D 64), 192 KiB (D 128).
 // Registers: ptxas reports the entry count, 65536 / threads rounded down to 8 (168 for 384 threads,
 // 128 for 512; the register file is 4 banks of 16384, one per SM sub-partition, each holding a
 // quarter of the warps), which is what cudaFuncGetAttributes and CUPTI show and what the occupancy
@@ -48,6 +48,17 @@
 //      FA3's dynamic LPT scheduler): 232 / 415 / 520 / 589 / 258.
 //   v4 sm90_auto (default): m128 for D 64 up to 2048 rows, persistent for D 128 up to 1024 rows,
 //      else v2: the best of the above at every anchor (234 / 424 / 539 / 657 / 258 in that run).
+//   v5 sm90_v5 (opt-in; not yet measured): v3 + a second Q buffer (the producer loads tile t+1's Q
+//      while tile t runs; v3 loaded it only after t's epilogue, so every tile waited a Q load's
+//      latency, about a µs, against 8.6 µs a tile at 16x32x512x128) + snake deal (round robin over
+//      the longest-first order leaves the busiest CTA 6% above the mean at 4x16x4096x128: why v3
+//      lost to v2 there; snake 0.0%) + head-by-head order where the snake deal stays as even
+//      (16x32x512x128, 8x16x1024x64: a head's query blocks run together, so its K/V comes from HBM
+//      about once instead of up to 4 times, 335 → 134 MB at 16x32x512x128) + lazy O rescale;
+//      128-row CTAs at both head dims. Every kernel: 168 registers (entry), 0 spills.
+//   v6 sm90_v6 (opt-in; not yet measured): v5's kernel on one CTA per tile (the hardware deals
+//      tiles as SMs free up), ordered in L2 sections (pairs whose K and V fit in 16 MiB, longest
+//      first within each): v2's dynamic balance with v5's K/V reuse.
 #include "cuda/hopper/flash_hopper.h"
 
 #include <attnprof/error.h>
@@ -57,13 +68,16 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "cuda/check.h"
 #include "cuda/hopper/probes.h"
@@ -84,15 +98,28 @@ constexpr float kLog2e = 1.4426950408889634f;
 constexpr int kWarpgroupThreads = 128;
 
 struct PipelineBarriers {
-  std::uint64_t q_full, q_empty;  // q_empty: the consumers are done with the Q tile (and O staged in it)
+  // q_empty: the consumers are done with that Q buffer (and the O staged in it). Only v5/v6 use
+  // buffer 1: query tile number `done` of a CTA takes buffer done % kQBuffers.
+  std::uint64_t q_full[2], q_empty[2];
   std::uint64_t k_full[2], k_empty[2];
   std::uint64_t v_full[2], v_empty[2];
 };
 
-template <int kHeadDim_, int kConsumerWarpgroups_>
-struct FlashSm90Traits {
+// kV5: the v5/v6 kernel: two Q buffers (the producer loads the next query tile's Q while the
+// consumers still work on, and stage O in, the current one), O rescaled only when some row of the
+// warp changed its max (a row whose max did not change gets rescale exactly 1, where sm90's FFMA
+// can give 1 + 1 ulp: v5/v6 may differ from sm90 in the last bit), on a persistent grid a snake
+// order (CTA i takes the i-th tile of even waves and the i-th from the end of odd ones, so the CTAs
+// that get the longest tile of one wave get the shortest of the next), and the tile order in
+// sections of FlashSm90Params::group_heads pairs (section_pairs).
+template <int kHeadDim_, int kConsumerWarpgroups_, bool kV5_>
+struct FlashSm90TraitsOf {
   static constexpr int kHeadDim = kHeadDim_;
   static constexpr int kConsumerWarpgroups = kConsumerWarpgroups_;  // 64 query rows each
+  static constexpr bool kV5 = kV5_;
+  static constexpr int kQBuffers = kV5 ? 2 : 1;
+  static constexpr bool kLazyRescale = kV5;
+  static constexpr bool kSnakeOrder = kV5;
   static constexpr int kBlockM = 64 * kConsumerWarpgroups;          // query rows per CTA
   static constexpr int kBlockN = 128;                               // keys per K/V tile
   static constexpr int kConsumerWarps = 4 * kConsumerWarpgroups;
@@ -116,7 +143,7 @@ struct FlashSm90Traits {
   static constexpr int kOAccumulators = kHeadDim / 2;    // m64n{D}
   static constexpr int kPSteps = kBlockN / 16;           // k16 steps of P·V
   static constexpr int kQKSteps = kHeadDim / 16;         // k16 steps of Q·Kᵀ
-  static constexpr int kKOffset = kQBytes;
+  static constexpr int kKOffset = kQBuffers * kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKVBytes;
   static constexpr int kBarrierOffset = kVOffset + kStages * kKVBytes;
   static constexpr int kSmemBytes = 1024 /* alignment slack */ + kBarrierOffset + static_cast<int>(sizeof(PipelineBarriers));
@@ -125,6 +152,11 @@ struct FlashSm90Traits {
   static_assert(kProducerRegisters * kWarpgroupThreads + kConsumerRegisters * kConsumerThreads <= kEntryRegisters * kThreads,
                 "setmaxnreg can only redistribute the registers the CTA was launched with");
 };
+// Two names, so the kernels of v1-v4 keep the names they had before v5 (traces, profiles).
+template <int kHeadDim, int kConsumerWarpgroups>
+struct FlashSm90Traits : FlashSm90TraitsOf<kHeadDim, kConsumerWarpgroups, false> {};
+template <int kHeadDim, int kConsumerWarpgroups>
+struct FlashSm90V5Traits : FlashSm90TraitsOf<kHeadDim, kConsumerWarpgroups, true> {};
 
 struct FlashSm90Params {
   void* o = nullptr;
@@ -132,6 +164,9 @@ struct FlashSm90Params {
   float* lse = nullptr;
   int heads = 0, kv_group = 1, seq_q = 0, seq_k = 0;
   int batch_heads = 0, m_blocks = 0;  // tiles = m_blocks × batch_heads, longest (last m_block) first
+  // v5/v6 only: the order runs through sections of group_heads consecutive (batch, head) pairs,
+  // longest first within each (batch_heads: one section, the order above).
+  int group_heads = 0;
   int causal = 0, causal_offset = 0;
   float softmax_scale = 1.0f, scale_log2 = 1.0f;
   bool q_seq_inner = true, k_seq_inner = true, v_seq_inner = true;
@@ -172,6 +207,15 @@ struct TileCoords {
 };
 template <class Tr>
 __host__ __device__ __forceinline__ TileCoords tile_coords(const FlashSm90Params& p, int tile) {
+  if constexpr (Tr::kV5) {
+    // Section `section` holds pairs section·G .. (the last one may be short); its tiles run
+    // longest first as above, so the query blocks that re-read a head's K/V run close together.
+    const int section = tile / (p.group_heads * p.m_blocks), first_bh = section * p.group_heads;
+    const int pairs = p.batch_heads - first_bh < p.group_heads ? p.batch_heads - first_bh : p.group_heads;
+    const int in_section = tile - first_bh * p.m_blocks;
+    const int m_block = p.m_blocks - 1 - in_section / pairs, bh = first_bh + in_section % pairs;
+    return {bh / p.heads, bh % p.heads, m_block * Tr::kBlockM};
+  }
   const int m_block = p.m_blocks - 1 - tile / p.batch_heads, bh = tile % p.batch_heads;
   return {bh / p.heads, bh % p.heads, m_block * Tr::kBlockM};
 }
@@ -228,8 +272,15 @@ __device__ __forceinline__ void load_kv_tile(unsigned char* tile, const CUtensor
                            kCacheEvictLast);
 }
 
-// One thread, for each query tile of this CTA: Q (once the consumers are done with the previous
-// tile's Q and O staging), then K and V of key tiles n-1 .. 0 into the ring. A stage is refilled
+// The query tile a CTA takes in its `wave`-th round (wave 0 only when there is a CTA per tile).
+template <class Tr>
+__device__ __forceinline__ int cta_tile(int wave) {
+  const int ctas = static_cast<int>(gridDim.x), cta = static_cast<int>(blockIdx.x);
+  return wave * ctas + (Tr::kSnakeOrder && (wave & 1) != 0 ? ctas - 1 - cta : cta);
+}
+
+// One thread, for each query tile of this CTA: Q (once the consumers are done with the Q buffer's
+// previous tile and the O staged in it), then K and V of key tiles n-1 .. 0 into the ring. A stage is refilled
 // only after every consumer warp released it. First rounds pass because a fresh barrier counts as
 // having completed the phase before phase 0.
 template <class Tr>
@@ -240,9 +291,11 @@ __device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensor
   tma_prefetch_map(v_map);
   const int tiles = p.m_blocks * p.batch_heads;
   int slot = 0;
-  for (int tile = static_cast<int>(blockIdx.x), done = 0; tile < tiles; tile += static_cast<int>(gridDim.x), ++done) {
+  for (int done = 0, tile = cta_tile<Tr>(0); tile < tiles; tile = cta_tile<Tr>(++done)) {
     const TileCoords t = tile_coords<Tr>(p, tile);
     const int n_tiles = visible_key_tiles<Tr>(p, t.m0), kv_h = t.h / p.kv_group, slot0 = slot;
+    const int q_buffer = done % Tr::kQBuffers;
+    const std::uint32_t q_phase = (done / Tr::kQBuffers) & 1;
     auto load = [&](int it, bool is_k) {  // key tile n_tiles-1-it into ring slot slot0 + it
       const RingSlot<Tr> r(slot0 + it);
       mbarrier_wait_parity(is_k ? &bars.k_empty[r.stage] : &bars.v_empty[r.stage], r.phase ^ 1);
@@ -253,15 +306,16 @@ __device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensor
     // The first K tile goes before the wait for Q, so it lands while the previous tile's epilogue
     // runs (its stage was released in an earlier main loop: this wait never depends on Q).
     if (n_tiles > 0) load(0, true);
-    // Both Q barriers go through one phase per tile, blind tiles (no key visible) included: the
-    // consumers stage a blind tile's zeros in Q too, and wait on q_full for it, so they can never
-    // be two q_empty phases ahead of this thread (the parity only tells consecutive phases apart).
-    mbarrier_wait_parity(&bars.q_empty, (done & 1) ^ 1);
+    // A buffer's two Q barriers go through one phase per tile it holds, blind tiles (no key
+    // visible) included: the consumers stage a blind tile's zeros in Q too, and wait on q_full for
+    // it, so they can never be two q_empty phases ahead of this thread (the parity only tells
+    // consecutive phases apart).
+    mbarrier_wait_parity(&bars.q_empty[q_buffer], q_phase ^ 1);
     if (n_tiles == 0) {
-      mbarrier_arrive(&bars.q_full);  // nothing to load: release the consumers at once
+      mbarrier_arrive(&bars.q_full[q_buffer]);  // nothing to load: release the consumers at once
       continue;
     }
-    load_q<Tr>(q_map, p.q_seq_inner, smem, &bars.q_full, t.b, t.h, t.m0);
+    load_q<Tr>(q_map, p.q_seq_inner, smem + q_buffer * Tr::kQBytes, &bars.q_full[q_buffer], t.b, t.h, t.m0);
     for (int it = 0; it < n_tiles; ++it) {
       if (it > 0) load(it, true);
       load(it, false);
@@ -305,7 +359,9 @@ __device__ __forceinline__ void online_softmax(float (&s)[Tr::kSAccumulators], f
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     // A row that has seen no visible key keeps max -inf: use 0 so exp2 gives 0, not NaN.
     const float max_scaled = mx == -INFINITY ? 0.0f : mx * scale_log2;
-    rescale[i] = fast_exp2(row_max[i] * scale_log2 - max_scaled);
+    // Lazy (v5/v6): exactly 1 when the max did not change (the FFMA below would give exp2 of its
+    // rounding error, not always 1), so rescale_o can be skipped.
+    rescale[i] = Tr::kLazyRescale && mx == row_max[i] ? 1.0f : fast_exp2(row_max[i] * scale_log2 - max_scaled);
     row_max[i] = mx;
     float sum = 0.0f;
 #pragma unroll
@@ -347,19 +403,20 @@ __device__ __forceinline__ void pv_wgmma(float (&o)[Tr::kOAccumulators], const s
     wgmma_rs_m64n128k16_tb<T>(o, a, v_desc);
 }
 
-// What one consumer warpgroup needs to issue its GEMMs: 64 query rows from m0 + 64·consumer.
+// What one consumer warpgroup needs to issue its GEMMs: 64 query rows from m0 + 64·consumer, in
+// Q buffer q_buffer.
 template <class Tr>
 struct ConsumerView {
   int consumer, warp, lane, wg_row0, warp_row0;
   std::uint32_t q_base, k_base, v_base;
-  __device__ ConsumerView(unsigned char* smem, int m0) {
+  __device__ ConsumerView(unsigned char* smem, int m0, int q_buffer = 0) {
     const int t = static_cast<int>(threadIdx.x) % kWarpgroupThreads;
     consumer = static_cast<int>(threadIdx.x) / kWarpgroupThreads;
     warp = t / 32;
     lane = t % 32;
     wg_row0 = m0 + 64 * consumer;
     warp_row0 = wg_row0 + 16 * warp;
-    q_base = shared_address(smem) + consumer * 64 * 128;  // its 64 rows of each Q atom
+    q_base = shared_address(smem) + q_buffer * Tr::kQBytes + consumer * 64 * 128;  // its 64 rows of each Q atom
     k_base = shared_address(smem + Tr::kKOffset);
     v_base = shared_address(smem + Tr::kVOffset);
   }
@@ -493,7 +550,10 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
 #pragma unroll
     for (int step = 0; step < Tr::kPSteps; ++step) pin_registers(p_frag[step]);
     if (c.lane == 0) mbarrier_arrive(&bars.v_empty[prev_stage]);
-    rescale_o<Tr>(o, rescale);
+    // Lazy (v5/v6): a row whose max did not change has rescale exactly 1 (online_softmax), so
+    // skip the multiplication when no row of the warp changed; the vote keeps it warp-uniform.
+    if (!Tr::kLazyRescale || __any_sync(0xffffffffu, rescale[0] != 1.0f || rescale[1] != 1.0f))
+      rescale_o<Tr>(o, rescale);
     pack_p<Tr, T>(p_frag, s);
   }
 
@@ -513,16 +573,19 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
 }
 
 // One consumer warpgroup, one query tile: the main loop, then the epilogue. `done` counts this
-// CTA's earlier query tiles (the Q barriers' phase), `slot0` its earlier key tiles (the ring slot).
+// CTA's earlier query tiles (the Q buffer and its barriers' phase), `slot0` its earlier key tiles
+// (the ring slot).
 template <class Tr, class T, bool kOverlap>
 __device__ __forceinline__ void consume_tile(const FlashSm90Params& p, unsigned char* smem, PipelineBarriers& bars,
                                              int b, int h, int m0, int n_tiles, int done, int slot0) {
-  const ConsumerView<Tr> c(smem, m0);
+  const int q_buffer = done % Tr::kQBuffers;
+  const std::uint32_t q_phase = (done / Tr::kQBuffers) & 1;
+  const ConsumerView<Tr> c(smem, m0, q_buffer);
   float o[Tr::kOAccumulators];
 #pragma unroll
   for (int v = 0; v < Tr::kOAccumulators; ++v) o[v] = 0.0f;
   float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
-  mbarrier_wait_parity(&bars.q_full, done & 1);  // also for a blind tile: keeps the Q phases in step
+  mbarrier_wait_parity(&bars.q_full[q_buffer], q_phase);  // also for a blind tile: keeps the Q phases in step
   if (n_tiles > 0) {
     if constexpr (kOverlap)
       mainloop_overlapped<Tr, T>(o, row_max, row_sum, p, bars, c, n_tiles, slot0);
@@ -533,6 +596,7 @@ __device__ __forceinline__ void consume_tile(const FlashSm90Params& p, unsigned 
   // Epilogue. Every warp of this warpgroup must be past its last wgmma reading Q before its rows of
   // the Q tile are overwritten with O.
   named_barrier_sync(1 + c.consumer, kWarpgroupThreads);
+  const std::uint32_t staging = shared_address(smem) + q_buffer * Tr::kQBytes;
   T* out = static_cast<T*>(p.o) + b * p.o_stride[0] + h * p.o_stride[1];
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
@@ -547,8 +611,8 @@ __device__ __forceinline__ void consume_tile(const FlashSm90Params& p, unsigned 
     const int tile_row = row - m0;
 #pragma unroll
     for (int j = 0; j < Tr::kHeadDim / 8; ++j) {
-      const std::uint32_t addr = shared_address(smem) + (j / 8) * Tr::kQAtomBytes +
-                                 swizzle128_chunk_offset(tile_row, j % 8) + 4 * (c.lane % 4);
+      const std::uint32_t addr = staging + (j / 8) * Tr::kQAtomBytes + swizzle128_chunk_offset(tile_row, j % 8) +
+                                 4 * (c.lane % 4);
       asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(pack_pair<T>(o[4 * j + 2 * i] * inv, o[4 * j + 2 * i + 1] * inv))
                    : "memory");
     }
@@ -561,8 +625,8 @@ __device__ __forceinline__ void consume_tile(const FlashSm90Params& p, unsigned 
     const int row = c.wg_row0 + local_row;
     if (row >= p.seq_q) continue;
     uint4 value;
-    const std::uint32_t addr = shared_address(smem) + (chunk / 8) * Tr::kQAtomBytes +
-                               swizzle128_chunk_offset(64 * c.consumer + local_row, chunk % 8);
+    const std::uint32_t addr =
+        staging + (chunk / 8) * Tr::kQAtomBytes + swizzle128_chunk_offset(64 * c.consumer + local_row, chunk % 8);
     asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
                  : "r"(addr)
@@ -570,7 +634,7 @@ __device__ __forceinline__ void consume_tile(const FlashSm90Params& p, unsigned 
     *reinterpret_cast<uint4*>(out + row * p.o_stride[2] + chunk * 8) = value;
   }
   __syncwarp();  // every lane's shared-memory reads are done before the warp frees the Q tile
-  if (c.lane == 0) mbarrier_arrive(&bars.q_empty);
+  if (c.lane == 0) mbarrier_arrive(&bars.q_empty[q_buffer]);
 }
 
 // One consumer warpgroup: every query tile of this CTA (one, unless the grid is persistent).
@@ -578,7 +642,7 @@ template <class Tr, class T, bool kOverlap>
 __device__ __forceinline__ void consume(const FlashSm90Params& p, unsigned char* smem, PipelineBarriers& bars) {
   const int tiles = p.m_blocks * p.batch_heads;
   int slot = 0;
-  for (int tile = static_cast<int>(blockIdx.x), done = 0; tile < tiles; tile += static_cast<int>(gridDim.x), ++done) {
+  for (int done = 0, tile = cta_tile<Tr>(0); tile < tiles; tile = cta_tile<Tr>(++done)) {
     const TileCoords t = tile_coords<Tr>(p, tile);
     const int n_tiles = visible_key_tiles<Tr>(p, t.m0);
     consume_tile<Tr, T, kOverlap>(p, smem, bars, t.b, t.h, t.m0, n_tiles, done, slot);
@@ -598,8 +662,10 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
   PipelineBarriers& bars = *reinterpret_cast<PipelineBarriers*>(smem + Tr::kBarrierOffset);
 
   if (threadIdx.x == 0) {
-    mbarrier_init(&bars.q_full, 1);
-    mbarrier_init(&bars.q_empty, Tr::kConsumerWarps);
+    for (int buffer = 0; buffer < Tr::kQBuffers; ++buffer) {
+      mbarrier_init(&bars.q_full[buffer], 1);
+      mbarrier_init(&bars.q_empty[buffer], Tr::kConsumerWarps);
+    }
     for (int stage = 0; stage < Tr::kStages; ++stage) {
       mbarrier_init(&bars.k_full[stage], 1);
       mbarrier_init(&bars.v_full[stage], 1);
@@ -640,8 +706,75 @@ int multiprocessor_count() {
   return count;
 }
 
+// The fields tile_coords and visible_key_tiles read.
+template <class Tr>
+void fill_tile_fields(FlashSm90Params& p, const FusedAttentionArgs& a) {
+  p.heads = static_cast<int>(a.heads);
+  p.seq_q = static_cast<int>(a.seq_q);
+  p.seq_k = static_cast<int>(a.seq_k);
+  p.causal = a.causal ? 1 : 0;
+  p.causal_offset = static_cast<int>(a.causal ? a.causal_offset : 0);
+  p.batch_heads = static_cast<int>(a.batch * a.heads);
+  p.m_blocks = static_cast<int>((a.seq_q + Tr::kBlockM - 1) / Tr::kBlockM);
+}
+
+// The busiest CTA's work when `ctas` persistent CTAs take the tiles in snake order (cta_tile) with
+// sections of `group_heads` pairs: Σ (2·key tiles + 1) over its tiles (the 1: a tile's prologue
+// and epilogue, about half a key tile's time).
+template <class Tr>
+long long busiest_cta_load(FlashSm90Params p, int group_heads, long long ctas) {
+  p.group_heads = group_heads;
+  const long long tiles = static_cast<long long>(p.batch_heads) * p.m_blocks;
+  std::vector<long long> load(static_cast<std::size_t>(ctas), 0);
+  for (long long tile = 0; tile < tiles; ++tile) {
+    const long long wave = tile / ctas, position = tile % ctas;
+    const long long cta = (wave & 1) != 0 ? ctas - 1 - position : position;
+    load[static_cast<std::size_t>(cta)] +=
+        2 * visible_key_tiles<Tr>(p, tile_coords<Tr>(p, static_cast<int>(tile)).m0) + 1;
+  }
+  return *std::max_element(load.begin(), load.end());
+}
+
+// L2 bytes a section of the v6 order may fill with K and V (H200: 50 MB of L2; the rest holds the
+// next section's first tiles and the streaming Q and O).
+constexpr long long kL2SectionBytes = 16ll << 20;
+// v5 simulates its static assignment (busiest_cta_load) up to this many tiles per launch.
+constexpr long long kMaxSimulatedTiles = 1ll << 16;
+
+// FlashSm90Params::group_heads for a kernel of the v5 traits. v6 (l2_sections): as many pairs as
+// fit their K and V (2 bytes an element) in kL2SectionBytes, counting a GQA group's shared K/V once
+// per query head (conservative). v5 (persistent): 1, i.e. head by head (every query block of a head
+// runs within a wave or two, so its K/V is read from HBM about once), when the snake deal of that
+// order leaves the busiest CTA within 1% of the one the longest-first order gives; else
+// longest first over the whole grid (which snake deals evenly, but whose query blocks of a head
+// run waves apart: at 1x16x16384x128 head-major leaves the busiest CTA 54% above the mean).
+template <class Tr>
+int section_pairs(const FlashSm90Params& p, const FusedAttentionArgs& a, long long ctas, bool persistent,
+                  bool l2_sections) {
+  if (l2_sections) {
+    const long long kv_bytes_per_pair = 4ll * a.seq_k * a.head_dim;
+    return static_cast<int>(std::clamp<long long>(kL2SectionBytes / std::max(kv_bytes_per_pair, 1ll), 1, p.batch_heads));
+  }
+  if (!Tr::kV5 || !persistent || static_cast<long long>(p.batch_heads) * p.m_blocks > kMaxSimulatedTiles)
+    return p.batch_heads;
+  // The simulation costs up to a few ms of host time at kMaxSimulatedTiles: remembered per problem
+  // shape, so a benchmark's repeated launches pay it once.
+  using Key = std::array<long long, 8>;
+  const Key key{Tr::kHeadDim, Tr::kBlockM, p.batch_heads, p.m_blocks, p.seq_q, p.seq_k,
+                p.causal != 0 ? 1ll + p.causal_offset + (1ll << 32) : 0, ctas};
+  static std::mutex mutex;
+  static std::map<Key, int> answers;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (const auto found = answers.find(key); found != answers.end()) return found->second;
+  if (answers.size() > 4096) answers.clear();  // bounded: a long run over many shapes
+  const int pairs =
+      100 * busiest_cta_load<Tr>(p, 1, ctas) <= 101 * busiest_cta_load<Tr>(p, p.batch_heads, ctas) ? 1 : p.batch_heads;
+  answers.emplace(key, pairs);
+  return pairs;
+}
+
 template <class Tr, class T, bool kOverlap>
-void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, bool persistent) {
+void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, bool persistent, bool l2_sections = false) {
   const CUtensorMapDataType element = std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                                                 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   const auto b = static_cast<std::uint64_t>(a.batch), d = static_cast<std::uint64_t>(a.head_dim);
@@ -658,19 +791,13 @@ void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, bool persist
   p.o = a.o;
   for (int i = 0; i < 3; ++i) p.o_stride[i] = a.o_stride[i];
   p.lse = a.lse;
-  p.heads = static_cast<int>(a.heads);
+  fill_tile_fields<Tr>(p, a);
   p.kv_group = static_cast<int>(a.heads / a.kv_heads);
-  p.seq_q = static_cast<int>(a.seq_q);
-  p.seq_k = static_cast<int>(a.seq_k);
-  p.causal = a.causal ? 1 : 0;
-  p.causal_offset = static_cast<int>(a.causal ? a.causal_offset : 0);
   p.softmax_scale = a.softmax_scale;
   p.scale_log2 = a.softmax_scale * kLog2e;
   p.q_seq_inner = q.seq_inner;
   p.k_seq_inner = k.seq_inner;
   p.v_seq_inner = v.seq_inner;
-  p.batch_heads = static_cast<int>(a.batch * a.heads);
-  p.m_blocks = static_cast<int>((a.seq_q + Tr::kBlockM - 1) / Tr::kBlockM);
 
   auto kernel = flash_forward_sm90_kernel<Tr, T, kOverlap>;
   ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes));
@@ -678,6 +805,7 @@ void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, bool persist
   // tiles in that order, so a CTA's next Q/K/V loads overlap its epilogue.
   const long long tiles = static_cast<long long>(p.batch_heads) * p.m_blocks;
   const long long ctas = persistent ? std::min<long long>(tiles, multiprocessor_count()) : tiles;
+  p.group_heads = section_pairs<Tr>(p, a, ctas, persistent, l2_sections);
   kernel<<<static_cast<unsigned>(ctas), Tr::kThreads, Tr::kSmemBytes, stream>>>(q.map, k.map, v.map, p);
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_forward_sm90_kernel");
 }
@@ -696,18 +824,18 @@ __global__ void __launch_bounds__(kWarpgroupThreads, 1)
   unsigned char* smem = smem_raw + (1024u - shared_address(smem_raw) % 1024u) % 1024u;
   PipelineBarriers& bars = *reinterpret_cast<PipelineBarriers*>(smem + Tr::kBarrierOffset);
   if (threadIdx.x == 0) {
-    mbarrier_init(&bars.q_full, 1);
+    mbarrier_init(&bars.q_full[0], 1);
     mbarrier_init(&bars.k_full[0], 1);
     mbarrier_init(&bars.v_full[0], 1);
     fence_mbarrier_init();
   }
   __syncthreads();
   if (threadIdx.x == 0) {
-    load_q<Tr>(q_map, p.q_seq_inner, smem, &bars.q_full, 0, 0, 0);
+    load_q<Tr>(q_map, p.q_seq_inner, smem, &bars.q_full[0], 0, 0, 0);
     load_kv_tile<Tr>(smem + Tr::kKOffset, k_map, p.k_seq_inner, &bars.k_full[0], 0, 0, 0);
     load_kv_tile<Tr>(smem + Tr::kVOffset, v_map, p.v_seq_inner, &bars.v_full[0], 0, 0, 0);
   }
-  mbarrier_wait_parity(&bars.q_full, 0);
+  mbarrier_wait_parity(&bars.q_full[0], 0);
   mbarrier_wait_parity(&bars.k_full[0], 0);
   mbarrier_wait_parity(&bars.v_full[0], 0);
   const ConsumerView<Tr> c(smem, 0);
@@ -788,11 +916,12 @@ FlashKernel flash_kernel_choice() {
   const char* kernel = std::getenv("ATTNPROF_FLASH_KERNEL");
   const std::string want = kernel == nullptr ? "" : kernel;
   if (!want.empty() && want != "sm80" && want != "sm90" && want != "sm90-m128" && want != "sm90-persistent" &&
-      want != "sm90-serial")
+      want != "sm90-serial" && want != "sm90-v5" && want != "sm90-v6")
     throw UsageError(str_cat("ATTNPROF_FLASH_KERNEL=", want,
                              ": allowed sm80 (the mma.sync kernel), sm90 (wgmma + TMA, compute capability 9.0), "
                              "sm90-m128 (the same with 128-row tiles at D 64), sm90-persistent (one CTA per SM), "
-                             "sm90-serial (without GEMM/softmax overlap), or unset"));
+                             "sm90-serial (without GEMM/softmax overlap), sm90-v5 (persistent, Q double-buffered, "
+                             "lazy rescale), sm90-v6 (v5's kernel, one CTA per tile), or unset"));
   if (want == "sm80") return FlashKernel::sm80;
   if (want.empty()) {
     const char* config = std::getenv("ATTNPROF_FLASH_CONFIG");  // a tiling of the sm80 kernel
@@ -804,6 +933,8 @@ FlashKernel flash_kernel_choice() {
   if (want == "sm90-serial") return FlashKernel::sm90_serial;
   if (want == "sm90-m128") return FlashKernel::sm90_m128;
   if (want == "sm90-persistent") return FlashKernel::sm90_persistent;
+  if (want == "sm90-v5") return FlashKernel::sm90_v5;
+  if (want == "sm90-v6") return FlashKernel::sm90_v6;
   if (want == "sm90") return FlashKernel::sm90;
   return FlashKernel::sm90_auto;
 }
@@ -830,7 +961,20 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
   using D64M128 = FlashSm90Traits<64, 2>;
   using D128 = FlashSm90Traits<128, 2>;
   const bool persistent = schedule == FlashKernel::sm90_persistent;
+  using D64V5 = FlashSm90V5Traits<64, 2>;  // 128 rows: the D 64 gap to cuDNN is at short sequences
+  using D128V5 = FlashSm90V5Traits<128, 2>;
   switch (schedule) {
+    case FlashKernel::sm90_v5:  // persistent, snake order over the longest-first order
+    case FlashKernel::sm90_v6: {  // one CTA per tile, L2 sections
+      const bool v5 = schedule == FlashKernel::sm90_v5;
+      if (args.head_dim == 64)
+        fp16 ? launch_typed<D64V5, __half, true>(args, stream, v5, !v5)
+             : launch_typed<D64V5, __nv_bfloat16, true>(args, stream, v5, !v5);
+      else
+        fp16 ? launch_typed<D128V5, __half, true>(args, stream, v5, !v5)
+             : launch_typed<D128V5, __nv_bfloat16, true>(args, stream, v5, !v5);
+      return;
+    }
     case FlashKernel::sm90_serial:
       if (args.head_dim == 64)
         fp16 ? launch_typed<D64, __half, false>(args, stream, false)
@@ -855,6 +999,22 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
              : launch_typed<D128, __nv_bfloat16, true>(args, stream, persistent);
       return;
   }
+}
+
+int flash_v5_section_pairs(const FusedAttentionArgs& args, FlashKernel schedule, int multiprocessors) {
+  if (schedule != FlashKernel::sm90_v5 && schedule != FlashKernel::sm90_v6)
+    throw Error("flash_v5_section_pairs: only sm90_v5 and sm90_v6 order their tiles in sections");
+  if ((args.head_dim != 64 && args.head_dim != 128) || multiprocessors < 1)
+    throw Error(str_cat("flash_v5_section_pairs: head_dim ", args.head_dim, ", ", multiprocessors, " SMs"));
+  auto pairs = [&](auto traits) {
+    using Tr = decltype(traits);
+    FlashSm90Params p;
+    fill_tile_fields<Tr>(p, args);
+    const long long tiles = static_cast<long long>(p.batch_heads) * p.m_blocks;
+    const bool v5 = schedule == FlashKernel::sm90_v5;
+    return section_pairs<Tr>(p, args, v5 ? std::min<long long>(tiles, multiprocessors) : tiles, v5, !v5);
+  };
+  return args.head_dim == 64 ? pairs(FlashSm90V5Traits<64, 2>{}) : pairs(FlashSm90V5Traits<128, 2>{});
 }
 
 void run_flash_gemm_probe(float* s_out, float* o_out, const void* q, const void* k, const void* v,

@@ -20,8 +20,18 @@ namespace attnprof::cuda::hopper {
 // scheduler). sm90_serial:
 // FA3's tiles with every GEMM waited for (v1; kept to localise a fault of the overlapped schedule and
 // to measure what it gains).
+// sm90_v5: the persistent grid with the next query tile's Q loaded into a second buffer while the
+// current tile runs (so a CTA's next tile never waits for Q after its epilogue), O rescaled only
+// when a row's max changed, and the tiles dealt in snake order (even waves CTA i takes the i-th,
+// odd waves the i-th from the end: round robin over the longest-first order leaves the busiest
+// CTA 6% above the mean at 4x16x4096x128, snake 0.0%); 128-row CTAs at D 64 and 128.
+// sm90_v6: v5's kernel on one CTA per tile (the hardware hands tiles to SMs as they free up),
+// the tiles ordered in L2 sections: as many (batch, head) pairs as fit their K and V in 16 MiB,
+// longest first within a section, so the query blocks that re-read a head's K/V run together
+// (16x32x512x128 otherwise re-reads most K/V tiles from HBM: 134 MB of K/V read up to 4 times).
+// Neither is chosen by sm90_auto until measured.
 // sm90_auto (the default on Hopper): one of the above per problem, by auto_flash_kernel.
-enum class FlashKernel { sm80, sm90, sm90_m128, sm90_persistent, sm90_serial, sm90_auto };
+enum class FlashKernel { sm80, sm90, sm90_m128, sm90_persistent, sm90_serial, sm90_auto, sm90_v5, sm90_v6 };
 
 // The schedule sm90_auto runs, chosen from the H200 measurements of 2026-11-30 (bench/RESULTS.md,
 // causal bf16, all three timed in one run): D 64 takes 128-row CTAs up to 2048 query rows (0.073
@@ -31,7 +41,7 @@ enum class FlashKernel { sm80, sm90, sm90_m128, sm90_persistent, sm90_serial, sm
 FlashKernel auto_flash_kernel(std::int64_t head_dim, std::int64_t seq_q);
 
 // sm90_auto on a compute capability 9.0 device, sm80 elsewhere. ATTNPROF_FLASH_KERNEL=sm80|sm90|sm90-m128|
-// sm90-persistent|sm90-serial overrides it (so one run can time each); ATTNPROF_FLASH_CONFIG (a tiling of the sm80
+// sm90-persistent|sm90-serial|sm90-v5|sm90-v6 overrides it (so one run can time each); ATTNPROF_FLASH_CONFIG (a tiling of the sm80
 // kernel, gpu_bench's `flash@k`) set to anything but 0 implies sm80 unless ATTNPROF_FLASH_KERNEL is
 // set. Throws UsageError for another ATTNPROF_FLASH_KERNEL value, or for an sm90 one on a device
 // without it.
@@ -43,6 +53,12 @@ FlashKernel flash_kernel_choice();
 // that is not compute capability 9.0, a problem beyond its grid, or a failed CUDA call.
 void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t stream,
                                  FlashKernel schedule = FlashKernel::sm90_auto);
+
+// The number of (batch, head) pairs per section of the tile order sm90_v5 / sm90_v6 would use for
+// `args` on a device of `multiprocessors` SMs (host arithmetic only, for tests and the docs): v6 as
+// many as fit their K and V in 16 MiB of L2; v5 1 (head by head) when its snake deal over that
+// order is within 1% as even as over the longest-first order, else batch·heads (that order).
+int flash_v5_section_pairs(const FusedAttentionArgs& args, FlashKernel schedule, int multiprocessors);
 
 // The kernel's two GEMMs alone, on one consumer warpgroup, to localise a failure of the whole kernel:
 // q, k, v are device bf16 [128 × head_dim] row-major (one head; q rows 64.. unused), p_matrix is bf16
