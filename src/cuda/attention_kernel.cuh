@@ -511,8 +511,11 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
 
   // Epilogue: O /= row sum; LSE; O through this warp's own Q rows in shared memory. Rows that saw
   // no key (sum 0) come out as zeros with LSE -inf. Indices recomputed (fresh_*), see above.
-  cp_async_wait_all();  // with no key tile at all, the Q copy may still be in flight
-  __syncwarp();
+  // With no key tile at all the Q copy may still be in flight, and a thread's copies cover other
+  // warps' rows (fixed chunk columns): every thread waits for its own, then the CTA syncs, before
+  // any warp writes O over its Q rows (racecheck on the H200 caught __syncwarp here).
+  cp_async_wait_all();
+  __syncthreads();
   {
     const int tid = fresh_tid(), e_lane = tid % 32, e_row0 = (tid / 32) * Tr::kRowsPerWarp;
     int e_q_start, e_bh;

@@ -46,9 +46,9 @@
 //   v2 sm90_m128 (D 64 on 128 rows): 234 / 388 at the D 64 anchors.
 //   v3 sm90_persistent: v2 on one CTA per SM (static round-robin over the longest-first order, not
 //      FA3's dynamic LPT scheduler): 232 / 415 / 520 / 589 / 258.
-//   v4 sm90_auto (default): m128 for D 64 up to 2048 rows, persistent for D 128 up to 1024 rows,
-//      else v2: the best of the above at every anchor (234 / 424 / 539 / 657 / 258 in that run).
-//   v5 sm90_v5 (opt-in; not yet measured): v3 + a second Q buffer (the producer loads tile t+1's Q
+//   v4 sm90_auto: m128 for D 64 up to 2048 rows, persistent for D 128 up to 1024 rows, else v2:
+//      the best of the above at every anchor (234 / 424 / 539 / 657 / 258 in that run).
+//   v5 sm90_v5: v3 + a second Q buffer (the producer loads tile t+1's Q
 //      while tile t runs; v3 loaded it only after t's epilogue, so every tile waited a Q load's
 //      latency, about a µs, against 8.6 µs a tile at 16x32x512x128) + snake deal (round robin over
 //      the longest-first order leaves the busiest CTA 6% above the mean at 4x16x4096x128: why v3
@@ -56,9 +56,13 @@
 //      (16x32x512x128, 8x16x1024x64: a head's query blocks run together, so its K/V comes from HBM
 //      about once instead of up to 4 times, 335 → 134 MB at 16x32x512x128) + lazy O rescale;
 //      128-row CTAs at both head dims. Every kernel: 168 registers (entry), 0 spills.
-//   v6 sm90_v6 (opt-in; not yet measured): v5's kernel on one CTA per tile (the hardware deals
+//      Device call 4: 260 / 396 / 577 / 665 / 310 TFLOP/s (sm90 in the same run: 232 / 425 / 567 /
+//      681 / 263; PyTorch's cuDNN 0.060 / 0.332 / 0.474 / 1.739 / 0.097 ms = 0.91 / 0.96 / 0.99 /
+//      0.98 / 0.87x of it). sm90_auto now takes v5 for D 64 up to 2048 rows and D 128 up to 4096.
+//   v6 sm90_v6 (opt-in): v5's kernel on one CTA per tile (the hardware deals
 //      tiles as SMs free up), ordered in L2 sections (pairs whose K and V fit in 16 MiB, longest
-//      first within each): v2's dynamic balance with v5's K/V reuse.
+//      first within each): v2's dynamic balance with v5's K/V reuse. Device call 4: 222 / 373 /
+//      570 / 660 / 239 TFLOP/s: no anchor where it wins.
 #include "cuda/hopper/flash_hopper.h"
 
 #include <attnprof/error.h>
@@ -940,8 +944,8 @@ FlashKernel flash_kernel_choice() {
 }
 
 FlashKernel auto_flash_kernel(std::int64_t head_dim, std::int64_t seq_q) {
-  if (head_dim == 64) return seq_q <= 2048 ? FlashKernel::sm90_m128 : FlashKernel::sm90;
-  return seq_q <= 1024 ? FlashKernel::sm90_persistent : FlashKernel::sm90;
+  if (head_dim == 64) return seq_q <= 2048 ? FlashKernel::sm90_v5 : FlashKernel::sm90;
+  return seq_q <= 4096 ? FlashKernel::sm90_v5 : FlashKernel::sm90;
 }
 
 void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t stream, FlashKernel schedule) {

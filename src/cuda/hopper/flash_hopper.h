@@ -29,15 +29,14 @@ namespace attnprof::cuda::hopper {
 // the tiles ordered in L2 sections: as many (batch, head) pairs as fit their K and V in 16 MiB,
 // longest first within a section, so the query blocks that re-read a head's K/V run together
 // (16x32x512x128 otherwise re-reads most K/V tiles from HBM: 134 MB of K/V read up to 4 times).
-// Neither is chosen by sm90_auto until measured.
 // sm90_auto (the default on Hopper): one of the above per problem, by auto_flash_kernel.
 enum class FlashKernel { sm80, sm90, sm90_m128, sm90_persistent, sm90_serial, sm90_auto, sm90_v5, sm90_v6 };
 
 // The schedule sm90_auto runs, chosen from the H200 measurements of 2026-11-30 (bench/RESULTS.md,
-// causal bf16, all three timed in one run): D 64 takes 128-row CTAs up to 2048 query rows (0.073
-// against 0.077 ms at 8x16x1024x64; 0.354 against 0.324 ms at 4x16x4096x64); D 128 takes the
-// persistent grid up to 1024 query rows (0.133 against 0.143 ms at 16x32x512x128; 0.528 against
-// 0.510 ms at 4x16x4096x128).
+// causal bf16, every schedule timed in one run, device call 4, ms): D 64 up to 2048 query rows and
+// D 128 up to 4096 take sm90_v5 (8x16x1024x64: v5 0.066, m128 0.074, sm90 0.077; 16x32x512x128:
+// v5 0.111, persistent 0.131; 4x16x4096x128: v5 0.477, sm90 0.485); longer ones take sm90
+// (4x16x4096x64: sm90 0.324, v5 0.347; 1x16x16384x128: sm90 1.615, v5 1.653).
 FlashKernel auto_flash_kernel(std::int64_t head_dim, std::int64_t seq_q);
 
 // sm90_auto on a compute capability 9.0 device, sm80 elsewhere. ATTNPROF_FLASH_KERNEL=sm80|sm90|sm90-m128|
