@@ -17,8 +17,8 @@ class FlashVariant final : public FusedKernelVariant {
  public:
   std::string_view name() const override { return "flash"; }
   std::string_view summary() const override {
-    return "FlashAttention-2 style fused kernel: tiled online softmax, register-blocked micro-kernel, causal tiles "
-           "skipped";
+    return "FlashAttention-style fused kernel: tiled online softmax, causal tiles skipped (CPU: register-blocked "
+           "AVX-512 / AMX tiles; sm80: FA2's mma.sync; sm90: FA3-shaped wgmma + TMA)";
   }
   void forward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) override {
     ops::flash_attention_out(spec, out, q, k, v);
