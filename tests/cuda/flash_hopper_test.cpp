@@ -71,28 +71,19 @@ Inputs make_inputs(const Problem& p, std::uint64_t seed) {
 }
 
 cuda::FusedAttentionArgs args_of(const Problem& p, const Inputs& in, Tensor& out, Tensor* lse) {
-  cuda::FusedAttentionArgs a;
-  a.q = in.q.raw();
-  a.k = in.k.raw();
-  a.v = in.v.raw();
-  a.o = out.raw();
-  a.lse = lse != nullptr ? lse->data<float>() : nullptr;
-  a.batch = p.B;
-  a.heads = p.H;
-  a.kv_heads = p.Hkv;
-  a.seq_q = p.Sq;
-  a.seq_k = p.Sk;
-  a.head_dim = p.D;
-  for (int d = 0; d < 3; ++d) {
-    a.q_stride[d] = in.q.stride(d);
-    a.k_stride[d] = in.k.stride(d);
-    a.v_stride[d] = in.v.stride(d);
-    a.o_stride[d] = out.stride(d);
-  }
-  a.softmax_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.D)));
-  a.causal = p.causal;
-  a.causal_offset = p.causal ? p.causal_offset : 0;
-  a.dtype = p.dtype;
+  AttentionSpec spec;
+  spec.batch = p.B;
+  spec.heads = p.H;
+  spec.kv_heads = p.Hkv;
+  spec.seq_q = p.Sq;
+  spec.seq_k = p.Sk;
+  spec.head_dim = p.D;
+  spec.causal = p.causal;
+  spec.dtype = p.dtype;
+  spec.layout = p.layout;
+  spec.device = Device::cuda;
+  cuda::FusedAttentionArgs a = cuda::fused_attention_args(spec, out, in.q, in.k, in.v, lse);  // the backend's
+  a.causal_offset = p.causal ? p.causal_offset : 0;  // any offset, not only the two alignments
   return a;
 }
 
