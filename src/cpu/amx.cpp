@@ -1,5 +1,7 @@
 #include "cpu/amx.h"
 
+#include <attnprof/error.h>
+
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -87,6 +89,11 @@ Support probe() {
 #endif
 
 }  // namespace
+
+void throw_untileable(std::int64_t block_q, std::int64_t block_k) {
+  throw Error("cpu attention (AMX): block_q and block_k must be multiples of 32, got " + std::to_string(block_q) +
+              " x " + std::to_string(block_k));
+}
 
 const Support& support() {
   static const Support probed = probe();  // the permission is asked once per process

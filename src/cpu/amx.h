@@ -5,6 +5,7 @@
 // tile state), then Linux's per-process permission for the 8 KiB XTILEDATA state
 // (arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA), kernel 5.16+): without it the first
 // tile instruction kills the process with SIGILL. Compiled without AMX flags.
+#include <cstdint>
 #include <string>
 
 namespace attnprof::cpu::amx {
@@ -16,5 +17,11 @@ struct Support {
 };
 
 const Support& support();
+
+// Throws Error: a tile configuration whose blocks are not multiples of 32 (a programming error:
+// cpu_backend.cpp static_asserts its configurations). Out of line here so that attention_amx.cpp,
+// compiled with AVX-512 and AMX flags, instantiates no std::string or exception code of its own
+// (the linker keeps one copy of such inline functions for the whole library and could pick that one).
+[[noreturn]] void throw_untileable(std::int64_t block_q, std::int64_t block_k);
 
 }  // namespace attnprof::cpu::amx

@@ -26,8 +26,7 @@
 //      not yet measured.
 #include <immintrin.h>
 
-#include <attnprof/error.h>
-
+#include "cpu/amx.h"
 #include "cpu/policy_amx.h"
 
 namespace attnprof::cpu {
@@ -77,10 +76,7 @@ ATTNPROF_AMX_DOT(3, 5, 7)
 using PolicyAmx = PolicyAmxBf16<HardwareTiles>;
 
 void require_amx_tiles(const TileConfig& c) {
-  if (!amx_tiles_fit(c)) {
-    throw Error("cpu attention (AMX): block_q must be a multiple of 32 and block_k of 32, got " +
-                std::to_string(c.block_q) + " x " + std::to_string(c.block_k));
-  }
+  if (!amx_tiles_fit(c)) amx::throw_untileable(c.block_q, c.block_k);
 }
 
 }  // namespace
