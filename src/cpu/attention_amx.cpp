@@ -43,7 +43,10 @@ struct HardwareTiles {
   static void zero();
   template <int C, int A, int B>
   static void dot();
-  static void configure(const TilePalette& palette) { _tile_loadconfig(&palette); }
+  static void configure(const TilePalette& palette) {
+    compiler_memory_barrier();
+    _tile_loadconfig(&palette);
+  }
   static void release() { _tile_release(); }
 };
 

@@ -40,7 +40,7 @@ constexpr int kTileBf16K = kTileBytesPerRow / 2;     // 32 bf16 along K in an A 
 constexpr int kTileRegisters = 8;
 
 // Every tile 16 × 64 bytes: the shape of all eight registers above.
-inline TilePalette attention_palette() {
+constexpr TilePalette attention_palette() {
   TilePalette p;
   for (int t = 0; t < kTileRegisters; ++t) {
     p.bytes_per_row[t] = kTileBytesPerRow;

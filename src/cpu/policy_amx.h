@@ -47,7 +47,12 @@ struct PolicyAmxBf16 : PolicyAvx512Bf16 {
   // Tile configuration is per thread (and zeroes the tiles); loaded on every thread of the
   // driver's parallel region before its first tile instruction, released after its last one so
   // the kernel does not keep the 8 KiB tile state live (XSAVE cost at each context switch).
-  static void begin_thread() { Tiles::configure(attention_palette()); }
+  static void begin_thread() {
+    // A constant object: GCC 12's _tile_loadconfig declares only 8 of the 64 bytes it reads, so
+    // the stores building a stack copy could be dropped as dead.
+    static constexpr TilePalette kPalette = attention_palette();
+    Tiles::configure(kPalette);
+  }
   static void end_thread() { Tiles::release(); }
 
   // The driver's micro-tile call (same contract as PolicyAvx512Bf16::tile): nr ≤ 32 rows, nz ≤ 2
