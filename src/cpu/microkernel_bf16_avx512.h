@@ -11,6 +11,8 @@
 
 #include <cstdint>
 
+#include "cpu/vec_avx512.h"
+
 namespace attnprof::cpu {
 namespace {
 
@@ -18,19 +20,7 @@ template <int R, int NZ>
 void tile_bf16(float* c, std::int64_t ldc, const std::uint16_t* a, std::int64_t lda, const std::uint16_t* b,
                std::int64_t ldb, std::int64_t k_count, const float* row_scale) {
   __m512 acc[R][NZ];
-  if (row_scale != nullptr) {
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      __m512 sc = _mm512_set1_ps(row_scale[r]);
-#pragma GCC unroll 4
-      for (int z = 0; z < NZ; ++z) acc[r][z] = _mm512_mul_ps(_mm512_loadu_ps(c + r * ldc + 16 * z), sc);
-    }
-  } else {
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
-      for (int z = 0; z < NZ; ++z) acc[r][z] = _mm512_setzero_ps();
-  }
+  avx512::load_accumulators(acc, c, ldc, row_scale);
   for (std::int64_t k = 0; k < k_count; k += 2) {
     __m512i bv[NZ];
 #pragma GCC unroll 4
@@ -44,10 +34,7 @@ void tile_bf16(float* c, std::int64_t ldc, const std::uint16_t* a, std::int64_t 
       for (int z = 0; z < NZ; ++z) acc[r][z] = _mm512_dpbf16_ps(acc[r][z], (__m512bh)av, (__m512bh)bv[z]);
     }
   }
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
-    for (int z = 0; z < NZ; ++z) _mm512_storeu_ps(c + r * ldc + 16 * z, acc[r][z]);
+  avx512::store_accumulators(c, ldc, acc);
 }
 
 using TileFn = void (*)(float*, std::int64_t, const std::uint16_t*, std::int64_t, const std::uint16_t*, std::int64_t,

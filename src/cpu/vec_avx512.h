@@ -27,6 +27,33 @@ inline __m512 exp2(__m512 x) {
   return _mm512_scalef_ps(p, n);
 }
 
+// A register tile's accumulators, C[R][16·NZ] with row pitch ldc: loaded with each row scaled by
+// row_scale[r] (the online softmax's rescale of O), or zero when row_scale is null; and stored back.
+template <int R, int NZ>
+__attribute__((always_inline)) inline void load_accumulators(__m512 (&acc)[R][NZ], const float* c, std::int64_t ldc, const float* row_scale) {
+  if (row_scale != nullptr) {
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m512 scale = _mm512_set1_ps(row_scale[r]);
+#pragma GCC unroll 4
+      for (int z = 0; z < NZ; ++z) acc[r][z] = _mm512_mul_ps(_mm512_loadu_ps(c + r * ldc + 16 * z), scale);
+    }
+  } else {
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+      for (int z = 0; z < NZ; ++z) acc[r][z] = _mm512_setzero_ps();
+  }
+}
+
+template <int R, int NZ>
+__attribute__((always_inline)) inline void store_accumulators(float* c, std::int64_t ldc, const __m512 (&acc)[R][NZ]) {
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int z = 0; z < NZ; ++z) _mm512_storeu_ps(c + r * ldc + 16 * z, acc[r][z]);
+}
+
 inline __mmask16 tail_mask(std::int64_t remaining) {
   return remaining >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << remaining) - 1u);
 }
