@@ -4,12 +4,11 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <array>
-#include <atomic>
 #include <string>
 
 #include "cuda/attention_kernel.cuh"
 #include "cuda/check.h"
+#include "cuda/per_device.h"
 
 namespace attnprof::cuda::attention {
 
@@ -39,19 +38,17 @@ void launch_typed(const FusedAttentionArgs& args, cudaStream_t stream) {
   auto kernel = attention_forward_kernel<Tr, T>;
   // The attributes are per device: set once per (instantiation, device) rather than on every launch
   // (two cudaFuncSetAttribute calls were ~3.5 µs of the forward's ~20 µs of CPU under CUPTI).
-  constexpr int kMaxDevices = 64;
-  static std::array<std::atomic<bool>, kMaxDevices> configured{};
-  int device = 0;
-  ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
-  if (device >= kMaxDevices || !configured[device].load(std::memory_order_acquire)) {
+  static PerDevice<bool> configured;
+  configured.get([&](int device) {
+    if (device < 0) ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));  // throws naming the failure
     // Raising the dynamic limit is needed past 48 KiB.
     ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes));
     // All of the unified L1/shared array as shared memory: the kernel reads global memory only
     // through cp.async.cg (L2), and the 3-CTA configurations need 3 × 48 KiB resident.
     ATTNPROF_CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
-    if (device < kMaxDevices) configured[device].store(true, std::memory_order_release);
-  }
+    return true;
+  });
   const int m_blocks = static_cast<int>((checked.seq_q + Tr::kBlockM - 1) / Tr::kBlockM);
   const int bh_count = static_cast<int>(checked.batch * checked.heads);
   const BlockSchedule schedule =

@@ -86,6 +86,7 @@
 #include "cuda/check.h"
 #include "cuda/hopper/probes.h"
 #include "cuda/hopper/swizzle.h"
+#include "cuda/per_device.h"
 #include "cuda/hopper/tma.cuh"
 #include "cuda/hopper/tma.h"
 #include "cuda/hopper/wgmma.cuh"
@@ -699,15 +700,13 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
 
 // SMs of the current device, asked once per device.
 int multiprocessor_count() {
-  constexpr int kMaxDevices = 64;
-  static std::mutex mutex;
-  static int counts[kMaxDevices] = {};
-  int device = 0;
-  ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
-  std::lock_guard<std::mutex> lock(mutex);
-  int& count = counts[device >= 0 && device < kMaxDevices ? device : 0];
-  if (count == 0) ATTNPROF_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-  return count;
+  static PerDevice<int> counts;
+  return counts.get([](int device) {
+    if (device < 0) ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));  // throws naming the failure
+    int count = 0;
+    ATTNPROF_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+    return count;
+  });
 }
 
 // The fields tile_coords and visible_key_tiles read.
@@ -804,7 +803,11 @@ void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, bool persist
   p.v_seq_inner = v.seq_inner;
 
   auto kernel = flash_forward_sm90_kernel<Tr, T, kOverlap>;
-  ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes));
+  static PerDevice<bool> configured;  // the attribute is per device: once, not on every forward
+  configured.get([&](int) {
+    ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes));
+    return true;
+  });
   // One CTA per query tile, longest first; or (persistent) one per SM, each striding through the
   // tiles in that order, so a CTA's next Q/K/V loads overlap its epilogue.
   const long long tiles = static_cast<long long>(p.batch_heads) * p.m_blocks;
@@ -900,18 +903,8 @@ void launch_gemm_probe(float* s_out, float* o_out, const void* q, const void* k,
 // hopper_unavailable_reason() for the current device, asked once per device: it costs four
 // runtime calls, and launch_flash_attention asks on every forward.
 std::optional<std::string> current_device_not_hopper() {
-  constexpr int kMaxDevices = 64;
-  static std::mutex mutex;
-  static std::optional<std::string> answers[kMaxDevices];
-  static bool asked[kMaxDevices] = {};
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return hopper_unavailable_reason();
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!asked[device]) {
-    answers[device] = hopper_unavailable_reason();
-    asked[device] = true;
-  }
-  return answers[device];
+  static PerDevice<std::optional<std::string>> answers;
+  return answers.get([](int) { return hopper_unavailable_reason(); });
 }
 
 }  // namespace
