@@ -42,7 +42,15 @@ void release_slot(int slot) {
   if (slot >= 0) g_in_use[slot].store(false);
 }
 
+// While a SignalDeferral is alive a signal is recorded, not acted on; the scope's end acts on it.
+std::atomic<int> g_deferral_depth{0};
+std::atomic<int> g_deferred_signal{0};
+
 extern "C" void cleanup_and_exit(int signal_number) {
+  if (g_deferral_depth.load() > 0) {
+    g_deferred_signal.store(signal_number);
+    return;
+  }
   for (int i = 0; i < kSlots; ++i) {
     if (g_in_use[i].load()) ::unlink(g_pending[i].data());
   }
@@ -133,6 +141,15 @@ void write_file_atomically(const std::string& path, std::string_view content, st
   AtomicFile file(path, flag);
   file.write(content);
   file.commit();
+}
+
+SignalDeferral::SignalDeferral() { g_deferral_depth.fetch_add(1); }
+
+SignalDeferral::~SignalDeferral() {
+  if (g_deferral_depth.fetch_sub(1) == 1) {
+    const int pending = g_deferred_signal.exchange(0);
+    if (pending != 0) cleanup_and_exit(pending);
+  }
 }
 
 void install_signal_cleanup() {

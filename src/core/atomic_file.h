@@ -35,6 +35,17 @@ void write_file_atomically(const std::string& path, std::string_view content, st
 // SIGINT/SIGTERM remove every uncommitted temporary file, then the process exits 130/143.
 void install_signal_cleanup();
 
+// Files that must agree with each other (a sweep's CSV and JSON) are committed inside one
+// SignalDeferral: a SIGINT/SIGTERM arriving meanwhile, on any thread, takes effect when the
+// outermost scope ends, so the pair is never left half-updated.
+class SignalDeferral {
+ public:
+  SignalDeferral();
+  ~SignalDeferral();
+  SignalDeferral(const SignalDeferral&) = delete;
+  SignalDeferral& operator=(const SignalDeferral&) = delete;
+};
+
 // Throws UsageError naming `flag` unless `dir` exists (creating it if needed) and is writable.
 void ensure_writable_directory(const std::string& dir, std::string_view flag);
 

@@ -283,8 +283,11 @@ std::vector<SweepRecord> run_sweep(const std::vector<SweepPoint>& points, const 
 }
 
 void write_sweep_files(const std::string& dir, const std::vector<SweepRecord>& records, const Ceilings& ceilings) {
-  write_file_atomically(dir + "/sweep.csv", sweep_csv(records), "--out");
-  write_file_atomically(dir + "/sweep.json", sweep_json(records, ceilings).dump(1) + "\n", "--out");
+  const std::string csv = sweep_csv(records);
+  const std::string json = sweep_json(records, ceilings).dump(1) + "\n";
+  SignalDeferral together;
+  write_file_atomically(dir + "/sweep.csv", csv, "--out");
+  write_file_atomically(dir + "/sweep.json", json, "--out");
 }
 
 std::string progress_line(std::size_t done, std::size_t total, const SweepRecord& r, bool terminal, int width) {
