@@ -7,7 +7,8 @@
 //   gpu_bench --variants naive,flash --shapes 8x16x1024x64,4x16x4096x128 [--reps 30] [--json out.json]
 // A suffix picks a kernel knob for one row: flash@3 = ATTNPROF_FLASH_CONFIG=3, flash@sm80 =
 // ATTNPROF_FLASH_KERNEL=sm80 (the mma.sync kernel on a Hopper GPU; also sm90, sm90-m128,
-// sm90-persistent, sm90-serial), flash@sm80.3 = both.
+// sm90-persistent, sm90-serial, sm90-v5, sm90-v6), flash@sm80.3 = both; cudnn@n builds the n-th
+// engine config of cuDNN's heuristics (ATTNPROF_CUDNN_ENGINE_CONFIG=n).
 #include <attnprof/error.h>
 #include <attnprof/memory.h>
 #include <attnprof/variant.h>
@@ -71,8 +72,13 @@ AttentionSpec parse_shape(const std::string& text, bool causal, DType dtype) {
 std::string apply_knobs(const std::string& name) {
   unsetenv("ATTNPROF_FLASH_CONFIG");
   unsetenv("ATTNPROF_FLASH_KERNEL");
+  unsetenv("ATTNPROF_CUDNN_ENGINE_CONFIG");
   const auto at = name.find('@');
   if (at == std::string::npos) return name;
+  if (name.rfind("cudnn@", 0) == 0) {  // cudnn@n: the n-th config of cuDNN's heuristics
+    setenv("ATTNPROF_CUDNN_ENGINE_CONFIG", name.substr(at + 1).c_str(), 1);
+    return name.substr(0, at);
+  }
   for (const std::string& knob : split(name.substr(at + 1), '.')) {
     if (!knob.empty() && std::isdigit(static_cast<unsigned char>(knob[0])))
       setenv("ATTNPROF_FLASH_CONFIG", knob.c_str(), 1);

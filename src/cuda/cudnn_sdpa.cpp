@@ -9,6 +9,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <list>
 #include <map>
@@ -280,7 +281,19 @@ std::string last_cudnn_error() {
 // dtype, B, H, Hkv, Sq, Sk, D, the four strides, causal, the causal offset (the bottom-right shift
 // is in the graph and its lengths in the pack), the LSE flag, row stride and alignment, the device.
 using PlanKey = std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
-                           Dims, Dims, Dims, Dims, bool, std::int64_t, bool, std::int64_t, std::int64_t, int>;
+                           Dims, Dims, Dims, Dims, bool, std::int64_t, bool, std::int64_t, std::int64_t, int, int>;
+
+// ATTNPROF_CUDNN_ENGINE_CONFIG=n: build the n-th engine config of heuristics mode A instead of the
+// first that finalizes (a tuning knob: bench/gpu_bench `cudnn@n` times each candidate). -1: unset.
+int configured_engine_config() {
+  const char* text = std::getenv("ATTNPROF_CUDNN_ENGINE_CONFIG");
+  if (text == nullptr || *text == '\0') return -1;
+  char* end = nullptr;
+  const long n = std::strtol(text, &end, 10);
+  if (*end != '\0' || n < 0 || n > 1000)
+    throw UsageError(fmt::format("ATTNPROF_CUDNN_ENGINE_CONFIG={}: allowed a config index 0, 1, 2, ... or unset", text));
+  return static_cast<int>(n);
+}
 
 struct Plan {
   GraphBuilder graph;
@@ -348,7 +361,8 @@ class SdpaCache {
                 spec.seq_q,                   spec.seq_k,         spec.head_dim,      geometry.q.strides,
                 geometry.k.strides,           geometry.v.strides, geometry.o.strides, spec.causal,
                 spec.causal_offset(),         with_lse,           with_lse ? geometry.stats_seq_stride : 0,
-                with_lse ? geometry.stats_alignment : 0,          device};
+                with_lse ? geometry.stats_alignment : 0,          device,
+                configured_engine_config()};
     auto found = plans_.find(key);
     if (found != plans_.end()) {
       found->second->info.cache_hit = true;
@@ -402,8 +416,12 @@ class SdpaCache {
                                                   CUDNN_TYPE_BACKEND_DESCRIPTOR, available, &returned,
                                                   p.configs.data()));
     std::string reasons;
+    const int wanted = configured_engine_config();
+    if (wanted >= returned)
+      throw UsageError(fmt::format("ATTNPROF_CUDNN_ENGINE_CONFIG={}: heuristics offer {} configs for {} (allowed 0..{})",
+                                   wanted, returned, problem_text(spec), returned - 1));
     // The first config whose plan finalizes wins (the NVRTC compile happens at finalize).
-    for (std::int64_t i = 0; i < returned; ++i) {
+    for (std::int64_t i = wanted < 0 ? 0 : wanted; i < (wanted < 0 ? returned : wanted + 1); ++i) {
       auto plan = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
       cudnnBackendDescriptor_t config = p.configs[static_cast<std::size_t>(i)];
       plan->set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, &config);
@@ -413,6 +431,8 @@ class SdpaCache {
       }
       p.info.workspace_bytes = get_int64(plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE);
       read_engine_info(config, p.info);
+      p.info.config_index = i;
+      p.info.configs_offered = returned;
       p.plan = std::move(plan);
       break;
     }

@@ -19,6 +19,8 @@ struct CudnnPlanInfo {
   std::int64_t engine_id = -1;
   std::int64_t kernel_cfg = -1;  // CUDNN_KNOB_TYPE_KERNEL_CFG of the chosen config
   std::int64_t workspace_bytes = 0;
+  std::int64_t config_index = -1;     // position of the built config among heuristics mode A's
+  std::int64_t configs_offered = 0;
   std::string graph;  // "composite causal (14 ops)" or "unified SDPA_FWD"
 };
 

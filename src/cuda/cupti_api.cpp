@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
@@ -41,30 +43,25 @@ CopyKind copy_kind(std::uint8_t kind) {
   }
 }
 
-bool is_runtime_launch(CUpti_CallbackId cbid) {
-  switch (cbid) {
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
-    case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
-    case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000: return true;
-    default: return false;
-  }
-}
+// The launch APIs whose callbacks count launches. Only these callbacks are enabled: a whole
+// domain would put every API call (cuDNN makes a dozen driver calls per execute) through CUPTI's
+// callback path; the activity records of every call are collected either way.
+constexpr std::array<CUpti_CallbackId, 7> kRuntimeLaunches{
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,         CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000};
+constexpr std::array<CUpti_CallbackId, 6> kDriverLaunches{
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,           CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
 
-bool is_driver_launch(CUpti_CallbackId cbid) {
-  switch (cbid) {
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: return true;
-    default: return false;
-  }
+template <std::size_t N>
+bool listed(const std::array<CUpti_CallbackId, N>& ids, CUpti_CallbackId cbid) {
+  return std::find(ids.begin(), ids.end(), cbid) != ids.end();
 }
+bool is_runtime_launch(CUpti_CallbackId cbid) { return listed(kRuntimeLaunches, cbid); }
+bool is_driver_launch(CUpti_CallbackId cbid) { return listed(kDriverLaunches, cbid); }
 
 class RealCuptiApi;
 std::atomic<RealCuptiApi*> g_active{nullptr};
@@ -100,8 +97,10 @@ class RealCuptiApi final : public CuptiApi {
     try {
       // Thread ids as gettid() reports them, the profiler's CPU lanes' ids.
       ATTNPROF_CUPTI_CHECK(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
-      ATTNPROF_CUPTI_CHECK(cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API));
-      ATTNPROF_CUPTI_CHECK(cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API));
+      for (CUpti_CallbackId cbid : kRuntimeLaunches)
+        ATTNPROF_CUPTI_CHECK(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid));
+      for (CUpti_CallbackId cbid : kDriverLaunches)
+        ATTNPROF_CUPTI_CHECK(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
       ATTNPROF_CUPTI_CHECK(cuptiActivityRegisterCallbacks(&RealCuptiApi::on_buffer_requested,
                                                           &RealCuptiApi::on_buffer_completed));
       for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""What PyTorch launches for one SDPA backend: kernel names, grid, block, registers, shared memory
+and device time per forward, from torch.profiler (Kineto), at the given shapes (bf16, causal).
+
+    python3 bench/pytorch_kernels.py --backend cudnn --shapes 8x16x1024x64,16x32x512x128
+
+Used to check that our `cudnn` variant builds the engine config PyTorch's does (issue 5: same
+kernel, device time within 3%).
+"""
+import argparse
+import collections
+import sys
+
+import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.profiler import ProfilerActivity, profile
+
+BACKENDS = {"math": SDPBackend.MATH, "efficient": SDPBackend.EFFICIENT_ATTENTION,
+            "flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--backend", default="cudnn", choices=sorted(BACKENDS))
+    ap.add_argument("--shapes", default="8x16x1024x64")
+    ap.add_argument("--forwards", type=int, default=10)
+    args = ap.parse_args()
+    for shape in args.shapes.split(","):
+        try:
+            b, h, s, d = (int(x) for x in shape.split("x"))
+        except ValueError:
+            sys.exit(f"--shapes {shape}: expected BxHxSxD, e.g. 8x16x1024x64")
+        q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+        with sdpa_kernel(BACKENDS[args.backend]):
+            for _ in range(5):
+                torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+                for _ in range(args.forwards):
+                    torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+                torch.cuda.synchronize()
+        kernels = collections.defaultdict(list)
+        for e in prof.events():
+            if e.device_type == torch.autograd.DeviceType.CUDA:
+                kernels[e.name].append(e.device_time)
+        print(f"{shape} {args.backend}:")
+        for name, times in sorted(kernels.items(), key=lambda kv: -sum(kv[1])):
+            times.sort()
+            print(f"  {len(times):3d}x median {times[len(times) // 2]:8.1f} us  {name}")
+        trace = f"/tmp/pytorch_kernels_{shape}.json"
+        prof.export_chrome_trace(trace)
+        import json
+        with open(trace) as f:
+            events = json.load(f)["traceEvents"]
+        seen = set()
+        for e in events:
+            if e.get("cat") == "kernel" and e["name"] not in seen:
+                seen.add(e["name"])
+                a = e.get("args", {})
+                print(f"    grid {a.get('grid')} block {a.get('block')} registers {a.get('registers per thread')} "
+                      f"shared {a.get('shared memory')} dynamic? {a.get('dynamic shared memory', '')}  {e['name'][:90]}")
+        api = collections.Counter(e["name"] for e in events if e.get("cat") == "cuda_runtime" or e.get("cat") == "cuda_driver")
+        print(f"    runtime/driver calls in {args.forwards} forwards: {dict(api)}")
+
+
+if __name__ == "__main__":
+    main()
