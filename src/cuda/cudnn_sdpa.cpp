@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "cuda/check.h"
+#include "cuda/cuda_backend.h"
 #include "cuda/kernels.h"
 #include "cuda/problem_text.h"
 
@@ -349,6 +351,137 @@ void read_engine_info(cudnnBackendDescriptor_t config, CudnnPlanInfo& info) {
   }
 }
 
+// A variant pack: the tensors' device pointers (Q, K, V, O, LSE) and the by-value scalars, which
+// cuDNN reads through host pointers at execute time.
+std::unique_ptr<Desc> make_pack(const std::array<const void*, 5>& pointers, void* workspace, const float* scale,
+                                const float* neg_inf, bool with_lse, bool causal,
+                                const std::array<std::int32_t, 2>* seq_lengths) {
+  std::vector<std::int64_t> uids{kQ, kK, kV, kO, kScale};
+  std::vector<void*> data{const_cast<void*>(pointers[0]), const_cast<void*>(pointers[1]),
+                          const_cast<void*>(pointers[2]), const_cast<void*>(pointers[3]), const_cast<float*>(scale)};
+  if (causal) {
+    uids.push_back(kNegInf);
+    data.push_back(const_cast<float*>(neg_inf));
+  }
+  if (seq_lengths != nullptr) {  // host pointers to by-value INT32 scalars
+    uids.push_back(kSeqKv);
+    data.push_back(const_cast<std::int32_t*>(&(*seq_lengths)[0]));
+    uids.push_back(kSeqQ);
+    data.push_back(const_cast<std::int32_t*>(&(*seq_lengths)[1]));
+  }
+  if (with_lse) {
+    uids.push_back(kStats);
+    data.push_back(const_cast<void*>(pointers[4]));
+  }
+  auto desc = std::make_unique<Desc>(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  desc->set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids.data(), static_cast<std::int64_t>(uids.size()));
+  desc->set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, data.data(), static_cast<std::int64_t>(data.size()));
+  desc->set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &workspace);
+  desc->finalize();
+  return desc;
+}
+
+const float kNegInfValue = -std::numeric_limits<float>::infinity();
+
+
+// One finalized engine config, and its time on scratch tensors when there was a choice.
+struct Candidate {
+  std::int64_t index = -1;
+  std::unique_ptr<Desc> plan;
+  std::int64_t workspace_bytes = 0;
+  CudnnPlanInfo info;  // engine id and kernel cfg
+  double median_us = 0.0;
+};
+constexpr int kTimedConfigs = 3;
+constexpr int kTimedRuns = 5;
+
+// Bytes a tensor of these dims and strides spans from its first element.
+std::size_t span_bytes(const Geometry& g, std::size_t element_bytes) {
+  std::int64_t last = 0;
+  for (int i = 0; i < 4; ++i) last += (g.dims[static_cast<std::size_t>(i)] - 1) * g.strides[static_cast<std::size_t>(i)];
+  return static_cast<std::size_t>(last + 1) * element_bytes;
+}
+
+// Device scratch freed on every path.
+class Scratch {
+ public:
+  explicit Scratch(std::size_t bytes) : bytes_(std::max<std::size_t>(bytes, 256)) {
+    ptr_ = memory::allocate(Device::cuda, bytes_);
+  }
+  ~Scratch() { memory::release(Device::cuda, ptr_, bytes_); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  void* get() const { return ptr_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  std::size_t bytes_;
+  void* ptr_ = nullptr;
+};
+
+class Events {
+ public:
+  explicit Events(std::size_t n) : events_(n) {
+    for (auto& e : events_) ATTNPROF_CUDA_CHECK(cudaEventCreate(&e));
+  }
+  ~Events() {
+    for (auto e : events_)
+      if (e) cudaEventDestroy(e);
+  }
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+  cudaEvent_t operator[](std::size_t i) const { return events_[i]; }
+
+ private:
+  std::vector<cudaEvent_t> events_;
+};
+
+// Runs each candidate once to warm up, then kTimedRuns times between CUDA events on zeroed
+// scratch tensors of the plan's geometry (attention's time does not depend on the values), and
+// records the median in µs.
+void time_candidates(std::vector<Candidate>& candidates, cudnnHandle_t handle, const AttentionSpec& spec,
+                     const ProblemGeometry& geometry, bool with_lse, const std::array<std::int32_t, 2>& seq_lengths) {
+  const std::size_t element = dtype_size(spec.dtype);
+  Scratch q(span_bytes(geometry.q, element)), k(span_bytes(geometry.k, element)), v(span_bytes(geometry.v, element)),
+      o(span_bytes(geometry.o, element));
+  Scratch stats(with_lse ? static_cast<std::size_t>(spec.batch * spec.heads * geometry.stats_seq_stride) * sizeof(float) : 0);
+  std::int64_t workspace_bytes = 0;
+  for (const Candidate& c : candidates) workspace_bytes = std::max(workspace_bytes, c.workspace_bytes);
+  Scratch workspace(static_cast<std::size_t>(workspace_bytes));
+  cudaStream_t stream = backend_stream();
+  for (const Scratch* t : {&q, &k, &v, &o, &stats})
+    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(t->get(), 0, t->bytes(), stream));
+  ATTNPROF_CUDNN_CHECK(cudnnSetStream(handle, stream));
+  const float scale = static_cast<float>(softmax_scale_of(spec));
+  const std::array<const void*, 5> pointers{q.get(), k.get(), v.get(), o.get(), with_lse ? stats.get() : nullptr};
+  const auto pack = make_pack(pointers, workspace.get(), &scale, &kNegInfValue, with_lse, spec.causal,
+                              spec.causal_offset() != 0 ? &seq_lengths : nullptr);
+  Events events(2 * kTimedRuns);
+  for (Candidate& c : candidates) {
+    auto execute = [&] {
+      const cudnnStatus_t status = cudnnBackendExecute(handle, c.plan->get(), pack->get());
+      if (status != CUDNN_STATUS_SUCCESS)
+        throw Error(fmt::format("cudnnBackendExecute (timing engine config {}) failed for {}: {}: {}", c.index,
+                                problem_text(spec), cudnnGetErrorString(status), last_cudnn_error()));
+    };
+    execute();
+    for (int r = 0; r < kTimedRuns; ++r) {
+      ATTNPROF_CUDA_CHECK(cudaEventRecord(events[2 * r], stream));
+      execute();
+      ATTNPROF_CUDA_CHECK(cudaEventRecord(events[2 * r + 1], stream));
+    }
+    ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
+    std::vector<double> us(kTimedRuns);
+    for (int r = 0; r < kTimedRuns; ++r) {
+      float ms = 0.0f;
+      ATTNPROF_CUDA_CHECK(cudaEventElapsedTime(&ms, events[2 * r], events[2 * r + 1]));
+      us[static_cast<std::size_t>(r)] = 1000.0 * ms;
+    }
+    std::nth_element(us.begin(), us.begin() + kTimedRuns / 2, us.end());
+    c.median_us = us[kTimedRuns / 2];
+  }
+}
+
 class SdpaCache {
  public:
   SdpaCache() { ATTNPROF_CUDNN_CHECK(cudnnCreate(&handle_)); }
@@ -420,8 +553,14 @@ class SdpaCache {
     if (wanted >= returned)
       throw UsageError(fmt::format("ATTNPROF_CUDNN_ENGINE_CONFIG={}: heuristics offer {} configs for {} (allowed 0..{})",
                                    wanted, returned, problem_text(spec), returned - 1));
-    // The first config whose plan finalizes wins (the NVRTC compile happens at finalize).
-    for (std::int64_t i = wanted < 0 ? 0 : wanted; i < (wanted < 0 ? returned : wanted + 1); ++i) {
+    // Heuristics mode A's order is not PyTorch's choice at every shape (8x16x1024x64 causal D 64:
+    // its first config is knob 32, 64 µs, where PyTorch runs knob 7, 57.5 µs, our second), so the
+    // first kTimedConfigs configs whose plans finalize (NVRTC compiles each at finalize) are timed
+    // on scratch tensors of this geometry and the fastest is kept, as cuDNN's frontend autotuning
+    // does. ATTNPROF_CUDNN_ENGINE_CONFIG=n builds config n alone, untimed.
+    std::vector<Candidate> candidates;
+    for (std::int64_t i = wanted < 0 ? 0 : wanted;
+         i < (wanted < 0 ? returned : wanted + 1) && static_cast<int>(candidates.size()) < kTimedConfigs; ++i) {
       auto plan = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
       cudnnBackendDescriptor_t config = p.configs[static_cast<std::size_t>(i)];
       plan->set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, &config);
@@ -429,15 +568,30 @@ class SdpaCache {
         reasons += (reasons.empty() ? "" : "; ") + last_cudnn_error();
         continue;
       }
-      p.info.workspace_bytes = get_int64(plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE);
-      read_engine_info(config, p.info);
-      p.info.config_index = i;
-      p.info.configs_offered = returned;
-      p.plan = std::move(plan);
-      break;
+      Candidate c;
+      c.index = i;
+      c.plan = std::move(plan);
+      c.workspace_bytes = get_int64(c.plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE);
+      read_engine_info(config, c.info);
+      candidates.push_back(std::move(c));
     }
-    if (!p.plan)
+    if (candidates.empty())
       throw UsageError(fmt::format("cudnn: no execution plan builds for {}: {}", problem_text(spec), reasons));
+    std::size_t best = 0;
+    if (candidates.size() > 1) {
+      time_candidates(candidates, handle_, spec, geometry, with_lse, p.seq_lengths);
+      for (std::size_t i = 1; i < candidates.size(); ++i)
+        if (candidates[i].median_us < candidates[best].median_us) best = i;
+      for (const Candidate& c : candidates)
+        p.info.timed += fmt::format("{}cfg {} {:.1f} µs", p.info.timed.empty() ? "" : ", ", c.info.kernel_cfg, c.median_us);
+    }
+    Candidate& chosen = candidates[best];
+    p.info.engine_id = chosen.info.engine_id;
+    p.info.kernel_cfg = chosen.info.kernel_cfg;
+    p.info.workspace_bytes = chosen.workspace_bytes;
+    p.info.config_index = chosen.index;
+    p.info.configs_offered = returned;
+    p.plan = std::move(chosen.plan);
     // The kernel uses its workspace (a tile counter it memsets): never pass NULL.
     p.workspace_alloc = static_cast<std::size_t>(std::max<std::int64_t>(p.info.workspace_bytes, 256));
     p.workspace = memory::allocate(Device::cuda, p.workspace_alloc);
@@ -455,8 +609,7 @@ SdpaCache& cache() {
 
 constexpr std::size_t kPacksPerPlan = 8;
 
-cudnnBackendDescriptor_t variant_pack(Plan& p, const std::array<const void*, 5>& pointers, const float* scale,
-                                      const float* neg_inf, bool with_lse, bool causal,
+cudnnBackendDescriptor_t variant_pack(Plan& p, const std::array<const void*, 5>& pointers, bool with_lse, bool causal,
                                       const std::array<std::int32_t, 2>* seq_lengths) {
   for (auto it = p.packs.begin(); it != p.packs.end(); ++it) {
     if (it->pointers == pointers) {
@@ -464,29 +617,8 @@ cudnnBackendDescriptor_t variant_pack(Plan& p, const std::array<const void*, 5>&
       return p.packs.front().desc->get();
     }
   }
-  std::vector<std::int64_t> uids{kQ, kK, kV, kO, kScale};
-  std::vector<void*> data{const_cast<void*>(pointers[0]), const_cast<void*>(pointers[1]),
-                          const_cast<void*>(pointers[2]), const_cast<void*>(pointers[3]), const_cast<float*>(scale)};
-  if (causal) {
-    uids.push_back(kNegInf);
-    data.push_back(const_cast<float*>(neg_inf));
-  }
-  if (seq_lengths != nullptr) {  // host pointers to by-value INT32 scalars
-    uids.push_back(kSeqKv);
-    data.push_back(const_cast<std::int32_t*>(&(*seq_lengths)[0]));
-    uids.push_back(kSeqQ);
-    data.push_back(const_cast<std::int32_t*>(&(*seq_lengths)[1]));
-  }
-  if (with_lse) {
-    uids.push_back(kStats);
-    data.push_back(const_cast<void*>(pointers[4]));
-  }
-  auto desc = std::make_unique<Desc>(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-  desc->set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids.data(), static_cast<std::int64_t>(uids.size()));
-  desc->set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, data.data(), static_cast<std::int64_t>(data.size()));
-  desc->set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &p.workspace);
-  desc->finalize();
-  p.packs.push_front(Plan::Pack{pointers, std::move(desc)});
+  p.packs.push_front(
+      Plan::Pack{pointers, make_pack(pointers, p.workspace, &p.scale, &kNegInfValue, with_lse, causal, seq_lengths)});
   if (p.packs.size() > kPacksPerPlan) p.packs.pop_back();
   return p.packs.front().desc->get();
 }
@@ -566,12 +698,8 @@ CudnnPlanInfo cudnn_sdpa_forward(const AttentionSpec& spec, Tensor& out, const T
   std::lock_guard lock(c.mutex());
   const void* lse_rows = lse ? static_cast<const float*>(lse->raw()) + blind : nullptr;
   Plan& plan = c.plan(solvable, solvable_geometry(spec, out, q, k, v, lse_rows), lse != nullptr);
-  // By-value scalars: host pointers read at execute time.
-  static const float neg_inf = -std::numeric_limits<float>::infinity();
-  const float scale = static_cast<float>(softmax_scale_of(spec));
-  plan.scale = scale;  // the pack holds &plan.scale; the scale is fixed by head_dim, which is in the key
   std::array<const void*, 5> pointers{q_rows.raw(), k.raw(), v.raw(), out_rows.raw(), lse_rows};
-  cudnnBackendDescriptor_t pack = variant_pack(plan, pointers, &plan.scale, &neg_inf, lse != nullptr, solvable.causal,
+  cudnnBackendDescriptor_t pack = variant_pack(plan, pointers, lse != nullptr, solvable.causal,
                                                solvable.causal_offset() != 0 ? &plan.seq_lengths : nullptr);
   ATTNPROF_CUDNN_CHECK(cudnnSetStream(c.handle(), stream));
   cudnnStatus_t status = cudnnBackendExecute(c.handle(), plan.plan->get(), pack);

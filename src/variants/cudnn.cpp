@@ -45,10 +45,11 @@ class CudnnVariant final : public Variant {
     if (!info.cache_hit)
       std::fprintf(stderr,
                    "cudnn: plan built in %.1f ms (%s, engine %lld, kernel cfg %lld, heuristics config %lld of %lld, "
-                   "workspace %lld B)\n",
+                   "workspace %lld B%s%s)\n",
                    info.build_ms, info.graph.c_str(), static_cast<long long>(info.engine_id),
                    static_cast<long long>(info.kernel_cfg), static_cast<long long>(info.config_index),
-                   static_cast<long long>(info.configs_offered), static_cast<long long>(info.workspace_bytes));
+                   static_cast<long long>(info.configs_offered), static_cast<long long>(info.workspace_bytes), info.timed.empty() ? "" : "; timed: ",
+                   info.timed.c_str());
   }
   void forward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) override {
     profiler::Range r(trace::Category::cpu_op, "aten::scaled_dot_product_attention", {&q, &k, &v});

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 
 #include "cuda/attention_reference.h"
 #include "cuda/cudnn_sdpa.h"
@@ -79,4 +80,31 @@ TEST(CudnnSdpa, UnsupportedHeadDimIsOneClearLine) {
     EXPECT_EQ(what.find('\n'), std::string::npos);
     EXPECT_NE(what.find("264"), std::string::npos) << what;
   }
+}
+
+// The plan keeps the fastest of the first heuristics configs (at the blog shape mode A's first is
+// knob 32 where PyTorch runs knob 7); ATTNPROF_CUDNN_ENGINE_CONFIG=n builds config n alone.
+TEST(CudnnSdpa, PlanKeepsTheFastestTimedConfigAndTheKnobPicksOne) {
+  ATTNPROF_REQUIRE_GPU();
+  const AttentionSpec spec = make_spec(8, 16, 16, 1024, 1024, 64, true, Layout::bhsd);
+  unsetenv("ATTNPROF_CUDNN_ENGINE_CONFIG");
+  const cuda::CudnnPlanInfo tuned = cuda::cudnn_sdpa_prepare(spec, false);
+  std::printf("cudnn 8x16x1024x64 causal: %lld configs offered, kept index %lld (kernel cfg %lld); timed: %s\n",
+              static_cast<long long>(tuned.configs_offered), static_cast<long long>(tuned.config_index),
+              static_cast<long long>(tuned.kernel_cfg), tuned.timed.c_str());
+  ASSERT_GE(tuned.configs_offered, 2);
+  ASSERT_FALSE(tuned.timed.empty());
+  EXPECT_GE(tuned.config_index, 0);
+  EXPECT_LT(tuned.config_index, 3);
+
+  setenv("ATTNPROF_CUDNN_ENGINE_CONFIG", "1", 1);
+  const cuda::CudnnPlanInfo second = cuda::cudnn_sdpa_prepare(spec, false);
+  EXPECT_FALSE(second.cache_hit);  // the knob is part of the plan key
+  EXPECT_EQ(second.config_index, 1);
+  EXPECT_TRUE(second.timed.empty());
+  setenv("ATTNPROF_CUDNN_ENGINE_CONFIG", "999", 1);
+  EXPECT_THROW(cuda::cudnn_sdpa_prepare(spec, false), UsageError);
+  setenv("ATTNPROF_CUDNN_ENGINE_CONFIG", "x", 1);
+  EXPECT_THROW(cuda::cudnn_sdpa_prepare(spec, false), UsageError);
+  unsetenv("ATTNPROF_CUDNN_ENGINE_CONFIG");
 }
