@@ -40,7 +40,7 @@ if [ "${NCU:-1}" = 1 ]; then
         --section SpeedOfLight --section WarpStateStats --section LaunchStats --section Occupancy --section SchedulerStats \
         --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,smsp__cycles_active.avg.pct_of_peak_sustained_elapsed \
         "$BUILD/bench/gpu_bench" --variants "$v" --shapes "$shape" --reps 3 --warmup 2 2>&1 |
-        grep -vE "^==PROF==|^\{" | grep -E "^  [a-zA-Z]|---|Section|^    [A-Z]|sm__|smsp__|Duration|Registers|Shared|Grid|Block|Warp Cycles|Stall|Issue|Occupancy|Throughput" | head -60
+        grep -vE "^==PROF==|^\{" | grep -E "==ERROR==|==WARNING==|ERR_|^  [a-zA-Z]|---|Section|^    [A-Z]|sm__|smsp__|Duration|Registers|Shared|Grid|Block|Warp Cycles|Stall|Issue|Occupancy|Throughput" | head -60
     done
   done >"$OUT/ncu.txt" 2>&1
   echo "(ncu.txt)"

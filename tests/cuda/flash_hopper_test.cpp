@@ -2,7 +2,7 @@
 // Sq != Sk, D 64 and 128, GQA and MQA, bhsd and bshd, causal (top-left, bottom-right and a negative
 // causal_offset that leaves rows seeing no key) and not, bf16 and fp16, NaN-poisoned outputs (every
 // element must be written), LSE, for every schedule (sm90, sm90-serial, sm90-m128, sm90-persistent,
-// sm90-v5, sm90-v6); then 100 repeated launches that must agree bit for bit (30 for v5/v6). Skips with
+// sm90-v5, sm90-v6, sm90-v7); then 100 repeated launches that must agree bit for bit (30 for v5-v7). Skips with
 // the reason without a GPU or on a device that is not compute capability 9.0.
 #include <attnprof/error.h>
 #include <gtest/gtest.h>
@@ -310,6 +310,35 @@ TEST(FlashHopper, V5MatchesFp64) {
                          {2, 4, 2, 3000, 3000, 64, true, 0, Layout::bhsd, DType::fp16}});   // GQA, 192 tiles
 }
 
+// v7: v5 with O written by TMA stores from a staging tile of its own (rows past Sq clipped by the
+// map, the warpgroup's 64 rows a box), Q released right after the main loop, 3 K/V stages at
+// D 64. The same problems as v5 (many tiles per CTA, so a TMA store of one tile is in flight while
+// the next tile's O is staged), and its bits must be v5's: the arithmetic is the same, only where
+// O goes through differs.
+TEST(FlashHopper, V7MatchesFp64AndV5Bitwise) {
+  ATTNPROF_REQUIRE_HOPPER();
+  check_every_problem(cuda::hopper::FlashKernel::sm90_v7, "flash sm90-v7", 0, many_tile_problems());
+  check_every_problem(cuda::hopper::FlashKernel::sm90_v7, "flash sm90-v7");
+  for (const Problem& p : {Problem{2, 16, 8, 1000, 1000, 128, true, 0, Layout::bhsd, DType::bf16},
+                           Problem{4, 16, 16, 600, 600, 64, true, 0, Layout::bhsd, DType::bf16},
+                           Problem{1, 4, 4, 1023, 777, 64, false, 0, Layout::bshd, DType::fp16}}) {
+    const Inputs in = make_inputs(p, 140);
+    Tensor lse = Tensor::empty({p.B, p.H, p.Sq}, DType::fp32, Device::cuda);
+    const Tensor v5 = run_kernel(p, in, &lse, cuda::hopper::FlashKernel::sm90_v5);
+    const Tensor v5_lse = to_host(lse);
+    const int runs = std::getenv("ATTNPROF_QUICK") != nullptr ? 2 : 30;
+    int differing_runs = 0;
+    for (int run = 0; run < runs; ++run) {
+      const Tensor v7 = run_kernel(p, in, &lse, cuda::hopper::FlashKernel::sm90_v7);
+      const Tensor v7_lse = to_host(lse);
+      if (std::memcmp(v5.raw(), v7.raw(), static_cast<std::size_t>(v5.numel()) * 2) != 0 ||
+          std::memcmp(v5_lse.raw(), v7_lse.raw(), static_cast<std::size_t>(v5_lse.numel()) * 4) != 0)
+        ++differing_runs;
+    }
+    EXPECT_EQ(differing_runs, 0) << describe(p);
+  }
+}
+
 // Host arithmetic only: the tile order v5 and v6 choose at the anchor shapes on 132 SMs. v6: pairs
 // whose K and V fit in 16 MiB (4·Sk·D bytes each). v5: head by head where its snake deal is as even
 // (within 1%) as over the longest-first order, worked out by hand from the busiest CTA's
@@ -459,6 +488,8 @@ TEST(FlashHopper, KernelChoiceFollowsTheEnvironment) {
   EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_v5);
   setenv("ATTNPROF_FLASH_KERNEL", "sm90-v6", 1);
   EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_v6);
+  setenv("ATTNPROF_FLASH_KERNEL", "sm90-v7", 1);
+  EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_v7);
   unsetenv("ATTNPROF_FLASH_KERNEL");
 
   const Problem p{1, 2, 2, 500, 500, 64, true, 0, Layout::bhsd, DType::bf16};

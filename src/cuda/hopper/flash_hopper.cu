@@ -63,6 +63,12 @@
 //      tiles as SMs free up), ordered in L2 sections (pairs whose K and V fit in 16 MiB, longest
 //      first within each): v2's dynamic balance with v5's K/V reuse. Device call 4: 222 / 373 /
 //      570 / 660 / 239 TFLOP/s: no anchor where it wins.
+//   v7 sm90_v7 (opt-in, not yet measured: session 3's device time ended with the look that
+//      motivated it): v5 + a TMA-store epilogue from an O tile of its own (Q released when the main
+//      loop ends; the warpgroup leaves the epilogue after its st.shared) + 3 K/V stages at D 64.
+//      PyTorch's cuDNN kernels (knob 7, 132 persistent CTAs of 384 threads) hold 134,144 B of
+//      shared memory at D 64 and 232,448 at D 128: Q + 3 stages + an O tile, and 2 Q + 2 stages + an
+//      O tile. 168 registers, 0 spills; 144 KiB (D 64) / 224 KiB (D 128) of shared memory.
 #include "cuda/hopper/flash_hopper.h"
 
 #include <attnprof/error.h>
@@ -102,12 +108,13 @@ namespace flash_sm90 {
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr int kWarpgroupThreads = 128;
 
+constexpr int kMaxStages = 3;
 struct PipelineBarriers {
-  // q_empty: the consumers are done with that Q buffer (and the O staged in it). Only v5/v6 use
-  // buffer 1: query tile number `done` of a CTA takes buffer done % kQBuffers.
+  // q_empty: the consumers are done with that Q buffer (and the O staged in it, except in v7).
+  // Only v5-v7 use buffer 1: query tile number `done` of a CTA takes buffer done % kQBuffers.
   std::uint64_t q_full[2], q_empty[2];
-  std::uint64_t k_full[2], k_empty[2];
-  std::uint64_t v_full[2], v_empty[2];
+  std::uint64_t k_full[kMaxStages], k_empty[kMaxStages];
+  std::uint64_t v_full[kMaxStages], v_empty[kMaxStages];
 };
 
 // kV5: the v5/v6 kernel: two Q buffers (the producer loads the next query tile's Q while the
@@ -117,11 +124,17 @@ struct PipelineBarriers {
 // order (CTA i takes the i-th tile of even waves and the i-th from the end of odd ones, so the CTAs
 // that get the longest tile of one wave get the shortest of the next), and the tile order in
 // sections of FlashSm90Params::group_heads pairs (section_pairs).
-template <int kHeadDim_, int kConsumerWarpgroups_, bool kV5_>
+// kTmaStore (v7 = v5 + this): O is staged in a tile of its own and written by TMA stores, so a
+// warpgroup releases Q as soon as its main loop ends and leaves the epilogue after its st.shared
+// (one thread issues the store and waits for it to have read the tile only before the next
+// tile's epilogue); and 3 K/V stages at D 64 (cuDNN's kernels, as PyTorch launches them, hold an
+// O staging tile and, at D 64, 3 K/V stages: bench/RESULTS.md, session 3).
+template <int kHeadDim_, int kConsumerWarpgroups_, bool kV5_, bool kTmaStore_ = false>
 struct FlashSm90TraitsOf {
   static constexpr int kHeadDim = kHeadDim_;
   static constexpr int kConsumerWarpgroups = kConsumerWarpgroups_;  // 64 query rows each
   static constexpr bool kV5 = kV5_;
+  static constexpr bool kTmaStore = kTmaStore_;
   static constexpr int kQBuffers = kV5 ? 2 : 1;
   static constexpr bool kLazyRescale = kV5;
   static constexpr bool kSnakeOrder = kV5;
@@ -138,7 +151,7 @@ struct FlashSm90TraitsOf {
       ((kEntryRegisters * kThreads - kProducerRegisters * kWarpgroupThreads) / kConsumerThreads) / 8 * 8 > 240
           ? 240
           : ((kEntryRegisters * kThreads - kProducerRegisters * kWarpgroupThreads) / kConsumerThreads) / 8 * 8;
-  static constexpr int kStages = 2;
+  static constexpr int kStages = kTmaStore && kHeadDim == 64 ? 3 : 2;
   static constexpr int kAtoms = kHeadDim / 64;  // 64-column (128-byte) swizzle atoms per row
   static constexpr int kQAtomBytes = kBlockM * 128;
   static constexpr int kKVAtomBytes = kBlockN * 128;
@@ -150,9 +163,12 @@ struct FlashSm90TraitsOf {
   static constexpr int kQKSteps = kHeadDim / 16;         // k16 steps of Q·Kᵀ
   static constexpr int kKOffset = kQBuffers * kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKVBytes;
-  static constexpr int kBarrierOffset = kVOffset + kStages * kKVBytes;
+  static constexpr int kOOffset = kVOffset + kStages * kKVBytes;  // v7's O staging tile
+  static constexpr int kBarrierOffset = kOOffset + (kTmaStore ? kQBytes : 0);
   static constexpr int kSmemBytes = 1024 /* alignment slack */ + kBarrierOffset + static_cast<int>(sizeof(PipelineBarriers));
   static_assert(kHeadDim % 64 == 0, "whole swizzle atoms");
+  static_assert(kStages <= kMaxStages, "PipelineBarriers holds kMaxStages stages");
+  static_assert(!kTmaStore || kV5, "the TMA-store epilogue is built on v5");
   static_assert(kSmemBytes <= 227 * 1024, "shared memory per CTA on sm_90");
   static_assert(kProducerRegisters * kWarpgroupThreads + kConsumerRegisters * kConsumerThreads <= kEntryRegisters * kThreads,
                 "setmaxnreg can only redistribute the registers the CTA was launched with");
@@ -162,6 +178,8 @@ template <int kHeadDim, int kConsumerWarpgroups>
 struct FlashSm90Traits : FlashSm90TraitsOf<kHeadDim, kConsumerWarpgroups, false> {};
 template <int kHeadDim, int kConsumerWarpgroups>
 struct FlashSm90V5Traits : FlashSm90TraitsOf<kHeadDim, kConsumerWarpgroups, true> {};
+template <int kHeadDim, int kConsumerWarpgroups>
+struct FlashSm90V7Traits : FlashSm90TraitsOf<kHeadDim, kConsumerWarpgroups, true, true> {};
 
 struct FlashSm90Params {
   void* o = nullptr;
@@ -174,7 +192,7 @@ struct FlashSm90Params {
   int group_heads = 0;
   int causal = 0, causal_offset = 0;
   float softmax_scale = 1.0f, scale_log2 = 1.0f;
-  bool q_seq_inner = true, k_seq_inner = true, v_seq_inner = true;
+  bool q_seq_inner = true, k_seq_inner = true, v_seq_inner = true, o_seq_inner = true;
 };
 
 }  // namespace flash_sm90
@@ -581,8 +599,9 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
 // CTA's earlier query tiles (the Q buffer and its barriers' phase), `slot0` its earlier key tiles
 // (the ring slot).
 template <class Tr, class T, bool kOverlap>
-__device__ __forceinline__ void consume_tile(const FlashSm90Params& p, unsigned char* smem, PipelineBarriers& bars,
-                                             int b, int h, int m0, int n_tiles, int done, int slot0) {
+__device__ __forceinline__ void consume_tile(const CUtensorMap& o_map, const FlashSm90Params& p, unsigned char* smem,
+                                             PipelineBarriers& bars, int b, int h, int m0, int n_tiles, int done,
+                                             int slot0) {
   const int q_buffer = done % Tr::kQBuffers;
   const std::uint32_t q_phase = (done / Tr::kQBuffers) & 1;
   const ConsumerView<Tr> c(smem, m0, q_buffer);
@@ -598,10 +617,19 @@ __device__ __forceinline__ void consume_tile(const FlashSm90Params& p, unsigned 
       mainloop_serial<Tr, T>(o, row_max, row_sum, p, bars, c, n_tiles, slot0);
   }
 
+  const int t = static_cast<int>(threadIdx.x) % kWarpgroupThreads;
+  if constexpr (Tr::kTmaStore) {
+    // This warp's wgmmas have all retired (the main loop waited for each): Q can go back to the
+    // producer now. The O tile is free once this warpgroup's previous TMA store has read it.
+    __syncwarp();
+    if (c.lane == 0) mbarrier_arrive(&bars.q_empty[q_buffer]);
+    if (t == 0) bulk_wait_group_read();
+  }
   // Epilogue. Every warp of this warpgroup must be past its last wgmma reading Q before its rows of
-  // the Q tile are overwritten with O.
+  // the Q tile are overwritten with O (v7: past the wait for the O tile).
   named_barrier_sync(1 + c.consumer, kWarpgroupThreads);
-  const std::uint32_t staging = shared_address(smem) + q_buffer * Tr::kQBytes;
+  const std::uint32_t staging =
+      shared_address(smem) + (Tr::kTmaStore ? static_cast<int>(Tr::kOOffset) : q_buffer * Tr::kQBytes);
   T* out = static_cast<T*>(p.o) + b * p.o_stride[0] + h * p.o_stride[1];
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
@@ -622,9 +650,20 @@ __device__ __forceinline__ void consume_tile(const FlashSm90Params& p, unsigned 
                    : "memory");
     }
   }
+  if constexpr (Tr::kTmaStore) {
+    fence_proxy_async_shared();  // this thread's st.shared, before the TMA store reads them
+    named_barrier_sync(1 + c.consumer, kWarpgroupThreads);
+    if (t == 0) {
+#pragma unroll
+      for (int atom = 0; atom < Tr::kAtoms; ++atom)
+        tma_store_attention_box(smem + Tr::kOOffset + atom * Tr::kQAtomBytes + c.consumer * 64 * 128, o_map,
+                                p.o_seq_inner, atom * 64, c.wg_row0, h, b);
+      bulk_commit_group();
+    }
+    return;
+  }
   named_barrier_sync(1 + c.consumer, kWarpgroupThreads);
   constexpr int kChunksPerRow = Tr::kHeadDim / 8;
-  const int t = static_cast<int>(threadIdx.x) % kWarpgroupThreads;
   for (int i = t; i < 64 * kChunksPerRow; i += kWarpgroupThreads) {
     const int local_row = i / kChunksPerRow, chunk = i % kChunksPerRow;
     const int row = c.wg_row0 + local_row;
@@ -644,22 +683,27 @@ __device__ __forceinline__ void consume_tile(const FlashSm90Params& p, unsigned 
 
 // One consumer warpgroup: every query tile of this CTA (one, unless the grid is persistent).
 template <class Tr, class T, bool kOverlap>
-__device__ __forceinline__ void consume(const FlashSm90Params& p, unsigned char* smem, PipelineBarriers& bars) {
+__device__ __forceinline__ void consume(const CUtensorMap& o_map, const FlashSm90Params& p, unsigned char* smem,
+                                        PipelineBarriers& bars) {
   const int tiles = p.m_blocks * p.batch_heads;
   int slot = 0;
   for (int done = 0, tile = cta_tile<Tr>(0); tile < tiles; tile = cta_tile<Tr>(++done)) {
     const TileCoords t = tile_coords<Tr>(p, tile);
     const int n_tiles = visible_key_tiles<Tr>(p, t.m0);
-    consume_tile<Tr, T, kOverlap>(p, smem, bars, t.b, t.h, t.m0, n_tiles, done, slot);
+    consume_tile<Tr, T, kOverlap>(o_map, p, smem, bars, t.b, t.h, t.m0, n_tiles, done, slot);
     slot += n_tiles;
   }
+  // The last TMA store must be done before the CTA (and its shared memory) goes away.
+  if constexpr (Tr::kTmaStore)
+    if (threadIdx.x % kWarpgroupThreads == 0) bulk_wait_group_all();
 }
 #endif  // ATTNPROF_SM90A
 
 template <class Tr, class T, bool kOverlap>
 __global__ void __launch_bounds__(Tr::kThreads, 1)
     flash_forward_sm90_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
-                              const __grid_constant__ CUtensorMap v_map, const FlashSm90Params p) {
+                              const __grid_constant__ CUtensorMap v_map, const __grid_constant__ CUtensorMap o_map,
+                              const FlashSm90Params p) {
 #if ATTNPROF_SM90A
   extern __shared__ unsigned char smem_raw[];
   // Swizzle atoms must start on 1024-byte boundaries (swizzle.h); the launch adds 1 KiB of slack.
@@ -690,10 +734,11 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
     if (threadIdx.x == Tr::kConsumerThreads) produce<Tr>(q_map, k_map, v_map, p, smem, bars);
   } else {
     setmaxnreg_inc<Tr::kConsumerRegisters>();
-    consume<Tr, T, kOverlap>(p, smem, bars);
+    if constexpr (Tr::kTmaStore) tma_prefetch_map(o_map);
+    consume<Tr, T, kOverlap>(o_map, p, smem, bars);
   }
 #else
-  (void)q_map, (void)k_map, (void)v_map, (void)p;
+  (void)q_map, (void)k_map, (void)v_map, (void)o_map, (void)p;
   __trap();
 #endif
 }
@@ -790,9 +835,16 @@ void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, bool persist
   const AttentionTileMap v = make_attention_tile_map(a.v, element, b, static_cast<std::uint64_t>(a.kv_heads),
                                                      static_cast<std::uint64_t>(a.seq_k), d, a.v_stride[0],
                                                      a.v_stride[1], a.v_stride[2], Tr::kBlockN);
+  // v7 stores O through a map of 64-row boxes (one consumer warpgroup's rows); the others pass Q's
+  // map in that slot, unused, so their O needs no TMA alignment.
+  const AttentionTileMap o = Tr::kTmaStore ? make_attention_tile_map(a.o, element, b, static_cast<std::uint64_t>(a.heads),
+                                                                     static_cast<std::uint64_t>(a.seq_q), d, a.o_stride[0],
+                                                                     a.o_stride[1], a.o_stride[2], 64)
+                                           : q;
   FlashSm90Params p;
   p.o = a.o;
   for (int i = 0; i < 3; ++i) p.o_stride[i] = a.o_stride[i];
+  p.o_seq_inner = o.seq_inner;
   p.lse = a.lse;
   fill_tile_fields<Tr>(p, a);
   p.kv_group = static_cast<int>(a.heads / a.kv_heads);
@@ -813,7 +865,7 @@ void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, bool persist
   const long long tiles = static_cast<long long>(p.batch_heads) * p.m_blocks;
   const long long ctas = persistent ? std::min<long long>(tiles, multiprocessor_count()) : tiles;
   p.group_heads = section_pairs<Tr>(p, a, ctas, persistent, l2_sections);
-  kernel<<<static_cast<unsigned>(ctas), Tr::kThreads, Tr::kSmemBytes, stream>>>(q.map, k.map, v.map, p);
+  kernel<<<static_cast<unsigned>(ctas), Tr::kThreads, Tr::kSmemBytes, stream>>>(q.map, k.map, v.map, o.map, p);
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_forward_sm90_kernel");
 }
 
@@ -913,12 +965,13 @@ FlashKernel flash_kernel_choice() {
   const char* kernel = std::getenv("ATTNPROF_FLASH_KERNEL");
   const std::string want = kernel == nullptr ? "" : kernel;
   if (!want.empty() && want != "sm80" && want != "sm90" && want != "sm90-m128" && want != "sm90-persistent" &&
-      want != "sm90-serial" && want != "sm90-v5" && want != "sm90-v6")
+      want != "sm90-serial" && want != "sm90-v5" && want != "sm90-v6" && want != "sm90-v7")
     throw UsageError(str_cat("ATTNPROF_FLASH_KERNEL=", want,
                              ": allowed sm80 (the mma.sync kernel), sm90 (wgmma + TMA, compute capability 9.0), "
                              "sm90-m128 (the same with 128-row tiles at D 64), sm90-persistent (one CTA per SM), "
                              "sm90-serial (without GEMM/softmax overlap), sm90-v5 (persistent, Q double-buffered, "
-                             "lazy rescale), sm90-v6 (v5's kernel, one CTA per tile), or unset"));
+                             "lazy rescale), sm90-v6 (v5's kernel, one CTA per tile), sm90-v7 (v5 with a TMA-store "
+                             "epilogue and 3 K/V stages at D 64), or unset"));
   if (want == "sm80") return FlashKernel::sm80;
   if (want.empty()) {
     const char* config = std::getenv("ATTNPROF_FLASH_CONFIG");  // a tiling of the sm80 kernel
@@ -932,6 +985,7 @@ FlashKernel flash_kernel_choice() {
   if (want == "sm90-persistent") return FlashKernel::sm90_persistent;
   if (want == "sm90-v5") return FlashKernel::sm90_v5;
   if (want == "sm90-v6") return FlashKernel::sm90_v6;
+  if (want == "sm90-v7") return FlashKernel::sm90_v7;
   if (want == "sm90") return FlashKernel::sm90;
   return FlashKernel::sm90_auto;
 }
@@ -961,6 +1015,14 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
   using D64V5 = FlashSm90V5Traits<64, 2>;  // 128 rows: the D 64 gap to cuDNN is at short sequences
   using D128V5 = FlashSm90V5Traits<128, 2>;
   switch (schedule) {
+    case FlashKernel::sm90_v7:  // v5's grid and order, TMA-store epilogue
+      if (args.head_dim == 64)
+        fp16 ? launch_typed<FlashSm90V7Traits<64, 2>, __half, true>(args, stream, true)
+             : launch_typed<FlashSm90V7Traits<64, 2>, __nv_bfloat16, true>(args, stream, true);
+      else
+        fp16 ? launch_typed<FlashSm90V7Traits<128, 2>, __half, true>(args, stream, true)
+             : launch_typed<FlashSm90V7Traits<128, 2>, __nv_bfloat16, true>(args, stream, true);
+      return;
     case FlashKernel::sm90_v5:  // persistent, snake order over the longest-first order
     case FlashKernel::sm90_v6: {  // one CTA per tile, L2 sections
       const bool v5 = schedule == FlashKernel::sm90_v5;

@@ -29,8 +29,12 @@ namespace attnprof::cuda::hopper {
 // the tiles ordered in L2 sections: as many (batch, head) pairs as fit their K and V in 16 MiB,
 // longest first within a section, so the query blocks that re-read a head's K/V run together
 // (16x32x512x128 otherwise re-reads most K/V tiles from HBM: 134 MB of K/V read up to 4 times).
+// sm90_v7 (opt-in, not yet measured): v5 with O staged in a shared-memory tile of its own and
+// written by TMA stores (Q goes back to the producer as soon as the main loop ends; the warpgroup
+// does not wait for its O to reach global memory) and, at D 64, 3 K/V stages: what cuDNN's kernels
+// hold (bench/RESULTS.md, session 3).
 // sm90_auto (the default on Hopper): one of the above per problem, by auto_flash_kernel.
-enum class FlashKernel { sm80, sm90, sm90_m128, sm90_persistent, sm90_serial, sm90_auto, sm90_v5, sm90_v6 };
+enum class FlashKernel { sm80, sm90, sm90_m128, sm90_persistent, sm90_serial, sm90_auto, sm90_v5, sm90_v6, sm90_v7 };
 
 // The schedule sm90_auto runs, chosen from the H200 measurements of 2026-11-30 (bench/RESULTS.md,
 // causal bf16, every schedule timed in one run, device call 4, ms): D 64 up to 2048 query rows and
@@ -40,7 +44,7 @@ enum class FlashKernel { sm80, sm90, sm90_m128, sm90_persistent, sm90_serial, sm
 FlashKernel auto_flash_kernel(std::int64_t head_dim, std::int64_t seq_q);
 
 // sm90_auto on a compute capability 9.0 device, sm80 elsewhere. ATTNPROF_FLASH_KERNEL=sm80|sm90|sm90-m128|
-// sm90-persistent|sm90-serial|sm90-v5|sm90-v6 overrides it (so one run can time each); ATTNPROF_FLASH_CONFIG (a tiling of the sm80
+// sm90-persistent|sm90-serial|sm90-v5|sm90-v6|sm90-v7 overrides it (so one run can time each); ATTNPROF_FLASH_CONFIG (a tiling of the sm80
 // kernel, gpu_bench's `flash@k`) set to anything but 0 implies sm80 unless ATTNPROF_FLASH_KERNEL is
 // set. Throws UsageError for another ATTNPROF_FLASH_KERNEL value, or for an sm90 one on a device
 // without it.

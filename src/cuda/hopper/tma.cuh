@@ -149,4 +149,57 @@ __device__ __forceinline__ void tma_load_attention_box(void* dst, const CUtensor
     tma_load_4d(dst, map, bar, col, head, row, batch, cache_hint);
 }
 
+// TMA stores (cp.async.bulk.tensor, shared → global, bulk-group completion). Protocol for one
+// store: every thread that wrote the box with st.shared runs fence_proxy_async_shared() (wgmma.cuh;
+// its generic-proxy writes become visible to the async proxy), then a barrier among those threads,
+// then one thread issues the store(s) and bulk_commit_group(). That thread must bulk_wait_group_read
+// before the box's shared memory is written again, and bulk_wait_group_all before the CTA exits.
+// Rows past the map's seq extent are not written.
+__device__ __forceinline__ void tma_store_4d(const void* src, const CUtensorMap& map, int c0, int c1, int c2, int c3) {
+#if ATTNPROF_SM90A
+  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%1, %2, %3, %4}], [%5];" ::"l"(
+                   reinterpret_cast<std::uint64_t>(&map)),
+               "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(shared_address(src))
+               : "memory");
+#else
+  (void)src, (void)map, (void)c0, (void)c1, (void)c2, (void)c3;
+  __trap();
+#endif
+}
+
+// The store counterpart of tma_load_attention_box.
+__device__ __forceinline__ void tma_store_attention_box(const void* src, const CUtensorMap& map, bool seq_inner, int col,
+                                                        int row, int head, int batch) {
+  if (seq_inner)
+    tma_store_4d(src, map, col, row, head, batch);
+  else
+    tma_store_4d(src, map, col, head, row, batch);
+}
+
+__device__ __forceinline__ void bulk_commit_group() {
+#if ATTNPROF_SM90A
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+#else
+  __trap();
+#endif
+}
+
+// Waits until every committed bulk group of this thread has finished reading shared memory.
+__device__ __forceinline__ void bulk_wait_group_read() {
+#if ATTNPROF_SM90A
+  asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+#else
+  __trap();
+#endif
+}
+
+// Waits until every committed bulk group of this thread has completed (its global writes done).
+__device__ __forceinline__ void bulk_wait_group_all() {
+#if ATTNPROF_SM90A
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+#else
+  __trap();
+#endif
+}
+
 }  // namespace attnprof::cuda::hopper
