@@ -155,6 +155,9 @@ SignalDeferral::~SignalDeferral() {
 void install_signal_cleanup() {
   struct sigaction action {};
   action.sa_handler = cleanup_and_exit;
+  // A signal deferred by a SignalDeferral returns from the handler: restart the interrupted call
+  // (a write of the pair being committed) instead of failing it with EINTR.
+  action.sa_flags = SA_RESTART;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
