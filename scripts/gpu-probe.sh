@@ -4,8 +4,10 @@
 #   1. what PyTorch launches for its cuDNN backend (bench/pytorch_kernels.py),
 #   2. the side-by-side benchmark for $PROBE_VARIANTS at $PROBE_SHAPES,
 #   3. Nsight Compute sections for our flash kernel and cuDNN's at $NCU_SHAPES ($NCU=0 skips),
-#   4. `attnprof run --variant cudnn` under our profiler (CPU time per forward, the API calls).
-# Everything lands in $OUT/probe.log (+ ncu.txt, side_by_side.json).
+#   4. `attnprof run --variant cudnn` under our profiler (CPU time per forward, the API calls),
+#   5. the sm90-v7 kernel's own timeline at $PROBE_SHAPES (bench/flash_timeline; its Chrome traces
+#      in timeline_traces.tar.gz).
+# Everything lands in $OUT/probe.log (+ ncu.txt, side_by_side.json, timeline_traces.tar.gz).
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$SRC/out/gpu-probe}
@@ -19,7 +21,7 @@ PREFIX_ARGS=()
 [ -d "$SRC/.deps" ] && PREFIX_ARGS+=(-DCMAKE_PREFIX_PATH="$SRC/.deps")
 cmake -S "$SRC" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNPROF_CUDA=ON "${PREFIX_ARGS[@]}" >"$OUT/configure.log" 2>&1 ||
   { tail -20 "$OUT/configure.log"; exit 1; }
-ninja -C "$BUILD" -j"$(nproc)" attnprof_cli gpu_bench >"$OUT/build.log" 2>&1 || { grep -E "error" -A3 "$OUT/build.log" | head -40; exit 1; }
+ninja -C "$BUILD" -j"$(nproc)" attnprof_cli gpu_bench flash_timeline >"$OUT/build.log" 2>&1 || { grep -E "error" -A3 "$OUT/build.log" | head -40; exit 1; }
 BIN=$(find "$BUILD" -maxdepth 1 -name attnprof -type f)
 echo "== build ok ($(date -u +%T))"
 grep -E "spill|C75[01][0-9]" "$OUT/build.log" | grep -v " 0 bytes spill" | head
@@ -51,4 +53,9 @@ rm -rf "$OUT/run_cudnn"
 "$BIN" run --device cuda --variant cudnn --batch 8 --heads 16 --seq 1024 --head-dim 64 --active 10 --out "$OUT/run_cudnn" 2>&1 | tail -40
 "$BIN" inspect "$OUT/run_cudnn"/*.json.gz 2>&1 | head -60
 rm -rf "$OUT/run_cudnn"
+
+echo "== 5. the sm90-v7 kernel's own timeline"
+TRACES=$(mktemp -d)
+timeout 120 "$BUILD/bench/flash_timeline" --shapes "$SHAPES" --runs 3 --trace "$TRACES"
+tar -czf "$OUT/timeline_traces.tar.gz" -C "$TRACES" . && rm -rf "$TRACES"
 echo "== done ($(date -u +%T))"

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -337,6 +338,33 @@ TEST(FlashHopper, V7MatchesFp64AndV5Bitwise) {
     }
     EXPECT_EQ(differing_runs, 0) << describe(p);
   }
+}
+
+// The timeline build of v7 (clock reads added, nothing else): one record per (query tile, consumer
+// warpgroup), every record written and consistent (decode_flash_timeline checks), the key tiles
+// each pass visited those of its query block, and the output bit for bit v7's.
+TEST(FlashHopper, V7TimelineRecordsEveryPassAndKeepsTheOutput) {
+  ATTNPROF_REQUIRE_HOPPER();
+  const Problem p{2, 16, 16, 600, 600, 64, true, 0, Layout::bhsd, DType::bf16};  // 5 query blocks of 128 rows
+  const Inputs in = make_inputs(p, 150);
+  const Tensor v7 = run_kernel(p, in, nullptr, cuda::hopper::FlashKernel::sm90_v7);
+  Tensor out = empty_in_layout({p.B, p.H, p.Sq, p.D}, p.dtype, p.layout);
+  poison(out);
+  const std::vector<cuda::hopper::FlashTileTiming> timings =
+      cuda::hopper::run_flash_timeline_sm90(args_of(p, in, out, nullptr), cuda::backend_stream());
+  const Tensor timed = to_host(out);
+  EXPECT_EQ(std::memcmp(v7.raw(), timed.raw(), static_cast<std::size_t>(v7.numel()) * 2), 0);
+  ASSERT_EQ(timings.size(), static_cast<std::size_t>(p.B * p.H * 5 * 2));
+  std::vector<int> key_tiles_seen(6, 0);
+  for (const auto& t : timings) {
+    ASSERT_GE(t.key_tiles, 1);
+    ASSERT_LE(t.key_tiles, 5);
+    ++key_tiles_seen[static_cast<std::size_t>(t.key_tiles)];
+  }
+  for (int n = 1; n <= 5; ++n) EXPECT_EQ(key_tiles_seen[static_cast<std::size_t>(n)], p.B * p.H * 2) << n;  // block n−1 sees n
+  const auto summary = cuda::hopper::summarize_flash_timeline(timings);
+  std::printf("v7 timeline, 2x16x600x64 causal:\n%s", cuda::hopper::flash_timeline_text(summary, 256.0).c_str());
+  EXPECT_GT(summary.mainloop_cycles_per_key_tile, 0.0);
 }
 
 // Host arithmetic only: the tile order v5 and v6 choose at the anchor shapes on 132 SMs. v6: pairs

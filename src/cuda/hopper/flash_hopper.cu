@@ -69,7 +69,11 @@
 //      PyTorch's cuDNN kernels (knob 7, 132 persistent CTAs of 384 threads) hold 134,144 B of
 //      shared memory at D 64 and 232,448 at D 128: Q + 3 stages + an O tile, and 2 Q + 2 stages + an
 //      O tile. 168 registers, 0 spills; 144 KiB (D 64) / 224 KiB (D 128) of shared memory.
+//      Its timeline build (FlashSm90V7TimelineTraits, bf16) adds clock reads at each pass's start,
+//      Q arrival, main loop end and epilogue end (flash_timeline.h, bench/flash_timeline), so the
+//      next measurement says where the per-tile time goes at short sequences.
 #include "cuda/hopper/flash_hopper.h"
+#include "cuda/hopper/flash_timeline.h"
 
 #include <attnprof/error.h>
 #include <cuda.h>
@@ -129,9 +133,13 @@ struct PipelineBarriers {
 // (one thread issues the store and waits for it to have read the tile only before the next
 // tile's epilogue); and 3 K/V stages at D 64 (cuDNN's kernels, as PyTorch launches them, hold an
 // O staging tile and, at D 64, 3 K/V stages: bench/RESULTS.md, session 3).
-template <int kHeadDim_, int kConsumerWarpgroups_, bool kV5_, bool kTmaStore_ = false>
+// kTimeline: v7 that also records, per consumer warpgroup and query tile, the SM clock at the
+// tile's start, once Q is there, at the main loop's end and at the epilogue's end
+// (run_flash_timeline_sm90; a separate instantiation, so v7 itself carries no clock reads).
+template <int kHeadDim_, int kConsumerWarpgroups_, bool kV5_, bool kTmaStore_ = false, bool kTimeline_ = false>
 struct FlashSm90TraitsOf {
   static constexpr int kHeadDim = kHeadDim_;
+  static constexpr bool kTimeline = kTimeline_;
   static constexpr int kConsumerWarpgroups = kConsumerWarpgroups_;  // 64 query rows each
   static constexpr bool kV5 = kV5_;
   static constexpr bool kTmaStore = kTmaStore_;
@@ -169,6 +177,7 @@ struct FlashSm90TraitsOf {
   static_assert(kHeadDim % 64 == 0, "whole swizzle atoms");
   static_assert(kStages <= kMaxStages, "PipelineBarriers holds kMaxStages stages");
   static_assert(!kTmaStore || kV5, "the TMA-store epilogue is built on v5");
+  static_assert(!kTimeline || kTmaStore, "the timeline build is v7's");
   static_assert(kSmemBytes <= 227 * 1024, "shared memory per CTA on sm_90");
   static_assert(kProducerRegisters * kWarpgroupThreads + kConsumerRegisters * kConsumerThreads <= kEntryRegisters * kThreads,
                 "setmaxnreg can only redistribute the registers the CTA was launched with");
@@ -180,6 +189,8 @@ template <int kHeadDim, int kConsumerWarpgroups>
 struct FlashSm90V5Traits : FlashSm90TraitsOf<kHeadDim, kConsumerWarpgroups, true> {};
 template <int kHeadDim, int kConsumerWarpgroups>
 struct FlashSm90V7Traits : FlashSm90TraitsOf<kHeadDim, kConsumerWarpgroups, true, true> {};
+template <int kHeadDim, int kConsumerWarpgroups>
+struct FlashSm90V7TimelineTraits : FlashSm90TraitsOf<kHeadDim, kConsumerWarpgroups, true, true, true> {};
 
 struct FlashSm90Params {
   void* o = nullptr;
@@ -193,6 +204,8 @@ struct FlashSm90Params {
   int causal = 0, causal_offset = 0;
   float softmax_scale = 1.0f, scale_log2 = 1.0f;
   bool q_seq_inner = true, k_seq_inner = true, v_seq_inner = true, o_seq_inner = true;
+  // Timeline build only: kTimelineWords words per (query tile in grid order, consumer warpgroup).
+  std::uint64_t* timeline = nullptr;
 };
 
 }  // namespace flash_sm90
@@ -243,7 +256,30 @@ __host__ __device__ __forceinline__ TileCoords tile_coords(const FlashSm90Params
   return {bh / p.heads, bh % p.heads, m_block * Tr::kBlockM};
 }
 
+// The timeline build's record of one consumer warpgroup's pass over one query tile (host:
+// FlashTileTiming): meta (SM << 40 | warpgroup << 32 | key tiles), then the SM clock at the tile's
+// start, once its Q is there, at the main loop's end and at the epilogue's end, then the global
+// timer (ns) at the start and at the epilogue's end.
+
 #if ATTNPROF_SM90A
+__device__ __forceinline__ std::uint64_t global_timer_ns() {
+  std::uint64_t ns;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  return ns;
+}
+__device__ __forceinline__ std::uint32_t sm_id() {
+  std::uint32_t id;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  return id;
+}
+// Writes word `word` of this warpgroup's record of `tile` (one thread per warpgroup calls it).
+template <class Tr>
+__device__ __forceinline__ void timeline_mark(const FlashSm90Params& p, int tile, int consumer, int word,
+                                              std::uint64_t value) {
+  if constexpr (Tr::kTimeline)
+    p.timeline[(static_cast<std::int64_t>(tile) * Tr::kConsumerWarpgroups + consumer) * kTimelineWords + word] = value;
+}
+
 template <int kRegisters>
 __device__ __forceinline__ void setmaxnreg_dec() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
@@ -601,15 +637,26 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
 template <class Tr, class T, bool kOverlap>
 __device__ __forceinline__ void consume_tile(const CUtensorMap& o_map, const FlashSm90Params& p, unsigned char* smem,
                                              PipelineBarriers& bars, int b, int h, int m0, int n_tiles, int done,
-                                             int slot0) {
+                                             int slot0, int tile) {
   const int q_buffer = done % Tr::kQBuffers;
   const std::uint32_t q_phase = (done / Tr::kQBuffers) & 1;
   const ConsumerView<Tr> c(smem, m0, q_buffer);
+  const int t = static_cast<int>(threadIdx.x) % kWarpgroupThreads;
+  if constexpr (Tr::kTimeline)
+    if (t == 0) {
+      timeline_mark<Tr>(p, tile, c.consumer, 0,
+                        (static_cast<std::uint64_t>(sm_id()) << 40) | (static_cast<std::uint64_t>(c.consumer) << 32) |
+                            static_cast<std::uint32_t>(n_tiles));
+      timeline_mark<Tr>(p, tile, c.consumer, 1, clock64());
+      timeline_mark<Tr>(p, tile, c.consumer, 5, global_timer_ns());
+    }
   float o[Tr::kOAccumulators];
 #pragma unroll
   for (int v = 0; v < Tr::kOAccumulators; ++v) o[v] = 0.0f;
   float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
   mbarrier_wait_parity(&bars.q_full[q_buffer], q_phase);  // also for a blind tile: keeps the Q phases in step
+  if constexpr (Tr::kTimeline)
+    if (t == 0) timeline_mark<Tr>(p, tile, c.consumer, 2, clock64());
   if (n_tiles > 0) {
     if constexpr (kOverlap)
       mainloop_overlapped<Tr, T>(o, row_max, row_sum, p, bars, c, n_tiles, slot0);
@@ -617,7 +664,8 @@ __device__ __forceinline__ void consume_tile(const CUtensorMap& o_map, const Fla
       mainloop_serial<Tr, T>(o, row_max, row_sum, p, bars, c, n_tiles, slot0);
   }
 
-  const int t = static_cast<int>(threadIdx.x) % kWarpgroupThreads;
+  if constexpr (Tr::kTimeline)
+    if (t == 0) timeline_mark<Tr>(p, tile, c.consumer, 3, clock64());
   if constexpr (Tr::kTmaStore) {
     // This warp's wgmmas have all retired (the main loop waited for each): Q can go back to the
     // producer now. The O tile is free once this warpgroup's previous TMA store has read it.
@@ -659,6 +707,10 @@ __device__ __forceinline__ void consume_tile(const CUtensorMap& o_map, const Fla
         tma_store_attention_box(smem + Tr::kOOffset + atom * Tr::kQAtomBytes + c.consumer * 64 * 128, o_map,
                                 p.o_seq_inner, atom * 64, c.wg_row0, h, b);
       bulk_commit_group();
+      if constexpr (Tr::kTimeline) {
+        timeline_mark<Tr>(p, tile, c.consumer, 4, clock64());
+        timeline_mark<Tr>(p, tile, c.consumer, 6, global_timer_ns());
+      }
     }
     return;
   }
@@ -690,7 +742,7 @@ __device__ __forceinline__ void consume(const CUtensorMap& o_map, const FlashSm9
   for (int done = 0, tile = cta_tile<Tr>(0); tile < tiles; tile = cta_tile<Tr>(++done)) {
     const TileCoords t = tile_coords<Tr>(p, tile);
     const int n_tiles = visible_key_tiles<Tr>(p, t.m0);
-    consume_tile<Tr, T, kOverlap>(o_map, p, smem, bars, t.b, t.h, t.m0, n_tiles, done, slot);
+    consume_tile<Tr, T, kOverlap>(o_map, p, smem, bars, t.b, t.h, t.m0, n_tiles, done, slot, tile);
     slot += n_tiles;
   }
   // The last TMA store must be done before the CTA (and its shared memory) goes away.
@@ -822,7 +874,8 @@ int section_pairs(const FlashSm90Params& p, const FusedAttentionArgs& a, long lo
 }
 
 template <class Tr, class T, bool kOverlap>
-void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, bool persistent, bool l2_sections = false) {
+void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, bool persistent, bool l2_sections = false,
+                  std::uint64_t* timeline = nullptr) {
   const CUtensorMapDataType element = std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                                                 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   const auto b = static_cast<std::uint64_t>(a.batch), d = static_cast<std::uint64_t>(a.head_dim);
@@ -845,6 +898,7 @@ void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, bool persist
   p.o = a.o;
   for (int i = 0; i < 3; ++i) p.o_stride[i] = a.o_stride[i];
   p.o_seq_inner = o.seq_inner;
+  p.timeline = timeline;
   p.lse = a.lse;
   fill_tile_fields<Tr>(p, a);
   p.kv_group = static_cast<int>(a.heads / a.kv_heads);
@@ -1074,6 +1128,37 @@ int flash_v5_section_pairs(const FusedAttentionArgs& args, FlashKernel schedule,
     return section_pairs<Tr>(p, args, v5 ? std::min<long long>(tiles, multiprocessors) : tiles, v5, !v5);
   };
   return args.head_dim == 64 ? pairs(FlashSm90V5Traits<64, 2>{}) : pairs(FlashSm90V5Traits<128, 2>{});
+}
+
+std::vector<FlashTileTiming> run_flash_timeline_sm90(const FusedAttentionArgs& args, cudaStream_t stream) {
+  if (args.dtype != DType::bf16)
+    throw UsageError(str_cat("--dtype ", dtype_name(args.dtype), ": the flash timeline build takes bf16"));
+  if (args.head_dim != 64 && args.head_dim != 128)
+    throw UsageError(str_cat("--head-dim ", args.head_dim, ": the flash timeline build takes 64 or 128"));
+  if (auto why = current_device_not_hopper()) throw Error(str_cat("run_flash_timeline_sm90: ", *why));
+  constexpr int kConsumers = 2;
+  const std::int64_t tiles = args.batch * args.heads * ((args.seq_q + 127) / 128);  // 128-row CTAs at both head dims
+  if (tiles > 0x7fffffffll) throw Error("run_flash_timeline_sm90: the problem exceeds the kernel's grid");
+  const std::size_t words = static_cast<std::size_t>(tiles) * kConsumers * kTimelineWords;
+  std::uint64_t* device_words = nullptr;
+  ATTNPROF_CUDA_CHECK(cudaMalloc(&device_words, words * sizeof(std::uint64_t)));
+  std::vector<std::uint64_t> host(words);
+  try {
+    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(device_words, 0, words * sizeof(std::uint64_t), stream));
+    if (args.head_dim == 64)
+      launch_typed<FlashSm90V7TimelineTraits<64, kConsumers>, __nv_bfloat16, true>(args, stream, true, false, device_words);
+    else
+      launch_typed<FlashSm90V7TimelineTraits<128, kConsumers>, __nv_bfloat16, true>(args, stream, true, false,
+                                                                                    device_words);
+    ATTNPROF_CUDA_CHECK(cudaMemcpyAsync(host.data(), device_words, words * sizeof(std::uint64_t),
+                                        cudaMemcpyDeviceToHost, stream));
+    ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
+  } catch (...) {
+    cudaFree(device_words);
+    throw;
+  }
+  ATTNPROF_CUDA_CHECK(cudaFree(device_words));
+  return decode_flash_timeline(host, kConsumers);
 }
 
 void run_flash_gemm_probe(float* s_out, float* o_out, const void* q, const void* k, const void* v,

@@ -5,8 +5,10 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "cuda/fused_attention.h"
+#include "cuda/hopper/flash_timeline.h"
 
 namespace attnprof::cuda::hopper {
 
@@ -62,6 +64,11 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
 // many as fit their K and V in 16 MiB of L2; v5 1 (head by head) when its snake deal over that
 // order is within 1% as even as over the longest-first order, else batch·heads (that order).
 int flash_v5_section_pairs(const FusedAttentionArgs& args, FlashKernel schedule, int multiprocessors);
+
+// One sm90-v7 forward through its timeline build (the same kernel plus clock reads at each pass's
+// start, Q arrival, main loop end and epilogue end; flash_timeline.h), returning a record per
+// (query tile, consumer warpgroup). bf16, head_dim 64 or 128 (UsageError otherwise); synchronises.
+std::vector<FlashTileTiming> run_flash_timeline_sm90(const FusedAttentionArgs& args, cudaStream_t stream);
 
 // The kernel's two GEMMs alone, on one consumer warpgroup, to localise a failure of the whole kernel:
 // q, k, v are device bf16 [128 × head_dim] row-major (one head; q rows 64.. unused), p_matrix is bf16

@@ -1,0 +1,151 @@
+#include "cuda/hopper/flash_timeline.h"
+
+#include <attnprof/error.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+namespace attnprof::cuda::hopper {
+
+std::vector<FlashTileTiming> decode_flash_timeline(const std::vector<std::uint64_t>& words, int consumers) {
+  if (consumers < 1 || words.size() % static_cast<std::size_t>(kTimelineWords * consumers) != 0)
+    throw Error(fmt::format("flash timeline: {} words is not a whole number of {}-word records of {} warpgroups",
+                            words.size(), kTimelineWords, consumers));
+  std::vector<FlashTileTiming> out;
+  out.reserve(words.size() / kTimelineWords);
+  for (std::size_t r = 0; r * kTimelineWords < words.size(); ++r) {
+    const std::uint64_t* w = words.data() + r * kTimelineWords;
+    FlashTileTiming t;
+    t.tile = static_cast<int>(r / static_cast<std::size_t>(consumers));
+    t.consumer = static_cast<int>((w[0] >> 32) & 0xff);
+    t.sm = static_cast<int>(w[0] >> 40);
+    t.key_tiles = static_cast<int>(w[0] & 0xffffffffu);
+    t.begin = w[1];
+    t.q_ready = w[2];
+    t.mainloop_end = w[3];
+    t.epilogue_end = w[4];
+    t.begin_ns = w[5];
+    t.end_ns = w[6];
+    if (t.begin == 0 || t.begin_ns == 0 || t.end_ns == 0)
+      throw Error(fmt::format("flash timeline: tile {} warpgroup {} was never recorded", t.tile,
+                              r % static_cast<std::size_t>(consumers)));
+    if (t.consumer != static_cast<int>(r % static_cast<std::size_t>(consumers)) || t.q_ready < t.begin ||
+        t.mainloop_end < t.q_ready || t.epilogue_end < t.mainloop_end || t.end_ns < t.begin_ns)
+      throw Error(fmt::format("flash timeline: tile {} warpgroup {} is inconsistent (clocks run backwards or the "
+                              "record names warpgroup {})",
+                              t.tile, r % static_cast<std::size_t>(consumers), t.consumer));
+    out.push_back(t);
+  }
+  return out;
+}
+
+FlashTimelineSummary summarize_flash_timeline(const std::vector<FlashTileTiming>& timings) {
+  FlashTimelineSummary s;
+  if (timings.empty()) throw Error("flash timeline: no records");
+  // Passes of one warpgroup of one SM, in the order they ran.
+  std::map<std::pair<int, int>, std::vector<const FlashTileTiming*>> lanes;
+  for (const FlashTileTiming& t : timings) lanes[{t.sm, t.consumer}].push_back(&t);
+  double q_wait = 0, mainloop = 0, epilogue = 0, between = 0, lane_spans = 0;
+  std::int64_t gaps = 0;
+  for (auto& [key, passes] : lanes) {
+    std::sort(passes.begin(), passes.end(), [](const auto* a, const auto* b) { return a->begin < b->begin; });
+    for (std::size_t i = 0; i < passes.size(); ++i) {
+      const FlashTileTiming& t = *passes[i];
+      q_wait += static_cast<double>(t.q_ready - t.begin);
+      mainloop += static_cast<double>(t.mainloop_end - t.q_ready);
+      epilogue += static_cast<double>(t.epilogue_end - t.mainloop_end);
+      s.key_tiles += t.key_tiles;
+      if (i > 0 && t.begin >= passes[i - 1]->epilogue_end) {
+        between += static_cast<double>(t.begin - passes[i - 1]->epilogue_end);
+        ++gaps;
+      }
+    }
+    lane_spans += static_cast<double>(passes.back()->epilogue_end - passes.front()->begin);
+  }
+  s.passes = static_cast<std::int64_t>(timings.size());
+  s.q_wait_cycles = q_wait / static_cast<double>(s.passes);
+  s.epilogue_cycles = epilogue / static_cast<double>(s.passes);
+  s.mainloop_cycles_per_key_tile = s.key_tiles > 0 ? mainloop / static_cast<double>(s.key_tiles) : 0.0;
+  s.between_cycles = gaps > 0 ? between / static_cast<double>(gaps) : 0.0;
+  if (lane_spans > 0) {
+    s.share_q_wait = q_wait / lane_spans;
+    s.share_mainloop = mainloop / lane_spans;
+    s.share_epilogue = epilogue / lane_spans;
+    s.share_between = between / lane_spans;
+  }
+  // Per SM, on the global timer.
+  std::map<int, std::pair<std::uint64_t, std::uint64_t>> sm_window;  // first start, last end
+  for (const FlashTileTiming& t : timings) {
+    auto [it, fresh] = sm_window.try_emplace(t.sm, t.begin_ns, t.end_ns);
+    if (!fresh) {
+      it->second.first = std::min(it->second.first, t.begin_ns);
+      it->second.second = std::max(it->second.second, t.end_ns);
+    }
+  }
+  s.sms = static_cast<std::int64_t>(sm_window.size());
+  std::uint64_t first = UINT64_MAX, last = 0, first_end = UINT64_MAX;
+  for (const auto& [sm, window] : sm_window) {
+    first = std::min(first, window.first);
+    last = std::max(last, window.second);
+    first_end = std::min(first_end, window.second);
+  }
+  s.span_ns = static_cast<double>(last - first);
+  s.end_spread_ns = static_cast<double>(last - first_end);
+  if (s.span_ns > 0) {
+    double idle = 0;
+    for (const auto& [sm, window] : sm_window)
+      idle += static_cast<double>((window.first - first) + (last - window.second));
+    s.idle_share = idle / (s.span_ns * static_cast<double>(s.sms));
+  }
+  return s;
+}
+
+std::string flash_timeline_text(const FlashTimelineSummary& s, double tensor_core_cycles_per_key_tile) {
+  std::string text = fmt::format(
+      "{} passes (query tile × consumer warpgroup) on {} SMs, {} key tiles\n"
+      "  per pass: wait for Q {:.0f} cycles, main loop {:.0f} cycles a key tile{}, epilogue {:.0f} cycles, "
+      "{:.0f} cycles between passes\n"
+      "  warpgroup time: {:.1f}% waiting for Q, {:.1f}% main loop, {:.1f}% epilogue, {:.1f}% between passes\n"
+      "  SMs: {:.1f} µs from the first start to the last end; {:.1f}% of it idle (before their first or after "
+      "their last pass); the last SM ends {:.1f} µs after the first\n",
+      s.passes, s.sms, s.key_tiles, s.q_wait_cycles, s.mainloop_cycles_per_key_tile,
+      tensor_core_cycles_per_key_tile > 0
+          ? fmt::format(" (the CTA's GEMMs at the tensor cores' peak: {:.0f})", tensor_core_cycles_per_key_tile)
+          : std::string(),
+      s.epilogue_cycles, s.between_cycles, 100 * s.share_q_wait, 100 * s.share_mainloop, 100 * s.share_epilogue,
+      100 * s.share_between, s.span_ns / 1000, 100 * s.idle_share, s.end_spread_ns / 1000);
+  return text;
+}
+
+std::string flash_timeline_chrome_trace(const std::vector<FlashTileTiming>& timings) {
+  std::uint64_t origin = UINT64_MAX;
+  for (const FlashTileTiming& t : timings) origin = std::min(origin, t.begin_ns);
+  nlohmann::json events = nlohmann::json::array();
+  for (const FlashTileTiming& t : timings) {
+    const double cycles = static_cast<double>(t.epilogue_end - t.begin);
+    const double ns = static_cast<double>(t.end_ns - t.begin_ns);
+    const double ns_per_cycle = cycles > 0 ? ns / cycles : 0.0;
+    auto at_us = [&](std::uint64_t clock) {
+      return (static_cast<double>(t.begin_ns - origin) + static_cast<double>(clock - t.begin) * ns_per_cycle) / 1000;
+    };
+    auto slice = [&](const char* name, std::uint64_t from, std::uint64_t to) {
+      events.push_back({{"ph", "X"},
+                        {"name", name},
+                        {"pid", t.sm},
+                        {"tid", t.consumer},
+                        {"ts", at_us(from)},
+                        {"dur", at_us(to) - at_us(from)},
+                        {"args", {{"tile", t.tile}, {"key tiles", t.key_tiles}, {"cycles", to - from}}}});
+    };
+    slice("wait for Q", t.begin, t.q_ready);
+    slice("main loop", t.q_ready, t.mainloop_end);
+    slice("epilogue", t.mainloop_end, t.epilogue_end);
+  }
+  nlohmann::json doc = {{"traceEvents", events}, {"displayTimeUnit", "ns"}};
+  return doc.dump() + "\n";
+}
+
+}  // namespace attnprof::cuda::hopper
