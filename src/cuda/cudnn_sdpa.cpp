@@ -383,7 +383,6 @@ std::unique_ptr<Desc> make_pack(const std::array<const void*, 5>& pointers, void
 
 const float kNegInfValue = -std::numeric_limits<float>::infinity();
 
-
 // One finalized engine config, and its time on scratch tensors when there was a choice.
 struct Candidate {
   std::int64_t index = -1;
@@ -395,29 +394,12 @@ struct Candidate {
 constexpr int kTimedConfigs = 3;
 constexpr int kTimedRuns = 5;
 
-// Bytes a tensor of these dims and strides spans from its first element.
-std::size_t span_bytes(const Geometry& g, std::size_t element_bytes) {
+// Elements a tensor of these dims and strides spans from its first element.
+std::int64_t span_elements(const Geometry& g) {
   std::int64_t last = 0;
-  for (int i = 0; i < 4; ++i) last += (g.dims[static_cast<std::size_t>(i)] - 1) * g.strides[static_cast<std::size_t>(i)];
-  return static_cast<std::size_t>(last + 1) * element_bytes;
+  for (std::size_t i = 0; i < 4; ++i) last += (g.dims[i] - 1) * g.strides[i];
+  return last + 1;
 }
-
-// Device scratch freed on every path.
-class Scratch {
- public:
-  explicit Scratch(std::size_t bytes) : bytes_(std::max<std::size_t>(bytes, 256)) {
-    ptr_ = memory::allocate(Device::cuda, bytes_);
-  }
-  ~Scratch() { memory::release(Device::cuda, ptr_, bytes_); }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  void* get() const { return ptr_; }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  std::size_t bytes_;
-  void* ptr_ = nullptr;
-};
 
 class Events {
  public:
@@ -441,20 +423,23 @@ class Events {
 // records the median in µs.
 void time_candidates(std::vector<Candidate>& candidates, cudnnHandle_t handle, const AttentionSpec& spec,
                      const ProblemGeometry& geometry, bool with_lse, const std::array<std::int32_t, 2>& seq_lengths) {
-  const std::size_t element = dtype_size(spec.dtype);
-  Scratch q(span_bytes(geometry.q, element)), k(span_bytes(geometry.k, element)), v(span_bytes(geometry.v, element)),
-      o(span_bytes(geometry.o, element));
-  Scratch stats(with_lse ? static_cast<std::size_t>(spec.batch * spec.heads * geometry.stats_seq_stride) * sizeof(float) : 0);
-  std::int64_t workspace_bytes = 0;
+  // Device tensors own the scratch (the stream-ordered allocator frees it after the runs).
+  const Tensor q = Tensor::empty({span_elements(geometry.q)}, spec.dtype, Device::cuda);
+  const Tensor k = Tensor::empty({span_elements(geometry.k)}, spec.dtype, Device::cuda);
+  const Tensor v = Tensor::empty({span_elements(geometry.v)}, spec.dtype, Device::cuda);
+  const Tensor o = Tensor::empty({span_elements(geometry.o)}, spec.dtype, Device::cuda);
+  const Tensor stats =
+      Tensor::empty({with_lse ? spec.batch * spec.heads * geometry.stats_seq_stride : 1}, DType::fp32, Device::cuda);
+  std::int64_t workspace_bytes = 256;
   for (const Candidate& c : candidates) workspace_bytes = std::max(workspace_bytes, c.workspace_bytes);
-  Scratch workspace(static_cast<std::size_t>(workspace_bytes));
+  const Tensor workspace = Tensor::empty({(workspace_bytes + 3) / 4}, DType::fp32, Device::cuda);
   cudaStream_t stream = backend_stream();
-  for (const Scratch* t : {&q, &k, &v, &o, &stats})
-    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(t->get(), 0, t->bytes(), stream));
+  for (const Tensor* t : {&q, &k, &v, &o, &stats})
+    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(t->raw(), 0, static_cast<std::size_t>(t->numel()) * dtype_size(t->dtype()), stream));
   ATTNPROF_CUDNN_CHECK(cudnnSetStream(handle, stream));
   const float scale = static_cast<float>(softmax_scale_of(spec));
-  const std::array<const void*, 5> pointers{q.get(), k.get(), v.get(), o.get(), with_lse ? stats.get() : nullptr};
-  const auto pack = make_pack(pointers, workspace.get(), &scale, &kNegInfValue, with_lse, spec.causal,
+  const std::array<const void*, 5> pointers{q.raw(), k.raw(), v.raw(), o.raw(), with_lse ? stats.raw() : nullptr};
+  const auto pack = make_pack(pointers, workspace.raw(), &scale, &kNegInfValue, with_lse, spec.causal,
                               spec.causal_offset() != 0 ? &seq_lengths : nullptr);
   Events events(2 * kTimedRuns);
   for (Candidate& c : candidates) {

@@ -76,6 +76,7 @@
 #include "cuda/hopper/flash_timeline.h"
 
 #include <attnprof/error.h>
+#include <attnprof/tensor.h>
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -1140,24 +1141,18 @@ std::vector<FlashTileTiming> run_flash_timeline_sm90(const FusedAttentionArgs& a
   const std::int64_t tiles = args.batch * args.heads * ((args.seq_q + 127) / 128);  // 128-row CTAs at both head dims
   if (tiles > 0x7fffffffll) throw Error("run_flash_timeline_sm90: the problem exceeds the kernel's grid");
   const std::size_t words = static_cast<std::size_t>(tiles) * kConsumers * kTimelineWords;
-  std::uint64_t* device_words = nullptr;
-  ATTNPROF_CUDA_CHECK(cudaMalloc(&device_words, words * sizeof(std::uint64_t)));
+  // 8-byte words in a device tensor (freed in stream order); zeros mark what was never written.
+  const Tensor device_words = Tensor::empty({static_cast<std::int64_t>(words)}, DType::fp64, Device::cuda);
+  auto* records = static_cast<std::uint64_t*>(device_words.raw());
+  ATTNPROF_CUDA_CHECK(cudaMemsetAsync(records, 0, words * sizeof(std::uint64_t), stream));
+  if (args.head_dim == 64)
+    launch_typed<FlashSm90V7TimelineTraits<64, kConsumers>, __nv_bfloat16, true>(args, stream, true, false, records);
+  else
+    launch_typed<FlashSm90V7TimelineTraits<128, kConsumers>, __nv_bfloat16, true>(args, stream, true, false, records);
   std::vector<std::uint64_t> host(words);
-  try {
-    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(device_words, 0, words * sizeof(std::uint64_t), stream));
-    if (args.head_dim == 64)
-      launch_typed<FlashSm90V7TimelineTraits<64, kConsumers>, __nv_bfloat16, true>(args, stream, true, false, device_words);
-    else
-      launch_typed<FlashSm90V7TimelineTraits<128, kConsumers>, __nv_bfloat16, true>(args, stream, true, false,
-                                                                                    device_words);
-    ATTNPROF_CUDA_CHECK(cudaMemcpyAsync(host.data(), device_words, words * sizeof(std::uint64_t),
-                                        cudaMemcpyDeviceToHost, stream));
-    ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
-  } catch (...) {
-    cudaFree(device_words);
-    throw;
-  }
-  ATTNPROF_CUDA_CHECK(cudaFree(device_words));
+  ATTNPROF_CUDA_CHECK(
+      cudaMemcpyAsync(host.data(), records, words * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream));
+  ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
   return decode_flash_timeline(host, kConsumers);
 }
 
