@@ -390,6 +390,7 @@ struct Candidate {
   std::int64_t workspace_bytes = 0;
   CudnnPlanInfo info;  // engine id and kernel cfg
   double median_us = 0.0;
+  std::string failure;  // cuDNN's reason when it finalized but would not execute (then not kept)
 };
 constexpr int kTimedConfigs = 3;
 constexpr int kTimedRuns = 5;
@@ -443,19 +444,22 @@ void time_candidates(std::vector<Candidate>& candidates, cudnnHandle_t handle, c
                               spec.causal_offset() != 0 ? &seq_lengths : nullptr);
   Events events(2 * kTimedRuns);
   for (Candidate& c : candidates) {
+    // A config that finalized but does not execute is left out with cuDNN's reason (the others
+    // still compete); its status is an error code, not a sticky CUDA fault.
     auto execute = [&] {
       const cudnnStatus_t status = cudnnBackendExecute(handle, c.plan->get(), pack->get());
-      if (status != CUDNN_STATUS_SUCCESS)
-        throw Error(fmt::format("cudnnBackendExecute (timing engine config {}) failed for {}: {}: {}", c.index,
-                                problem_text(spec), cudnnGetErrorString(status), last_cudnn_error()));
+      if (status != CUDNN_STATUS_SUCCESS && c.failure.empty())
+        c.failure = fmt::format("{}: {}", cudnnGetErrorString(status), last_cudnn_error());
+      return status == CUDNN_STATUS_SUCCESS;
     };
-    execute();
+    if (!execute()) continue;
     for (int r = 0; r < kTimedRuns; ++r) {
       ATTNPROF_CUDA_CHECK(cudaEventRecord(events[2 * r], stream));
       execute();
       ATTNPROF_CUDA_CHECK(cudaEventRecord(events[2 * r + 1], stream));
     }
     ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (!c.failure.empty()) continue;
     std::vector<double> us(kTimedRuns);
     for (int r = 0; r < kTimedRuns; ++r) {
       float ms = 0.0f;
@@ -565,10 +569,16 @@ class SdpaCache {
     std::size_t best = 0;
     if (candidates.size() > 1) {
       time_candidates(candidates, handle_, spec, geometry, with_lse, p.seq_lengths);
-      for (std::size_t i = 1; i < candidates.size(); ++i)
-        if (candidates[i].median_us < candidates[best].median_us) best = i;
-      for (const Candidate& c : candidates)
-        p.info.timed += fmt::format("{}cfg {} {:.1f} µs", p.info.timed.empty() ? "" : ", ", c.info.kernel_cfg, c.median_us);
+      best = candidates.size();
+      for (std::size_t i = 0; i < candidates.size(); ++i) {
+        const Candidate& c = candidates[i];
+        p.info.timed += p.info.timed.empty() ? "" : ", ";
+        p.info.timed += c.failure.empty() ? fmt::format("cfg {} {:.1f} µs", c.info.kernel_cfg, c.median_us)
+                                          : fmt::format("cfg {} does not execute ({})", c.info.kernel_cfg, c.failure);
+        if (c.failure.empty() && (best == candidates.size() || c.median_us < candidates[best].median_us)) best = i;
+      }
+      if (best == candidates.size())
+        throw UsageError(fmt::format("cudnn: no engine config executes {}: {}", problem_text(spec), p.info.timed));
     }
     Candidate& chosen = candidates[best];
     p.info.engine_id = chosen.info.engine_id;
