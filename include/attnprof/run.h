@@ -31,6 +31,9 @@ struct RunResult {
   AttentionSpec spec;
   double median_ns = 0;          // per forward: device time on the GPU (kernels), wall time on the CPU
   double cpu_ns = 0;             // CPU time per forward (the attn_fwd range)
+  // Once per shape, before the first forward and outside every per-forward time: the variant's
+  // prepare() to a device synchronize (cuDNN's plan build and config timing, naive's mask).
+  double setup_ns = 0;
   std::int64_t peak_extra_bytes = 0;  // peak device bytes of one forward beyond inputs and output
   double rel_err = 0;            // ‖out − ref‖ / ‖ref‖ against fp64, over the rows that see a key
   std::string err_scope;         // "all 1024 rows" or "64 sampled rows of 131072" (+ " + N fully masked rows")

@@ -29,6 +29,8 @@ void print_text(const RunResult& r) {
   fmt::print("  {:<26}{}\n", "what it runs", r.summary);
   fmt::print("  {:<26}{}  ({})\n", "median time / forward", report::format_duration_ns(r.median_ns), r.timing_source);
   fmt::print("  {:<26}{}\n", "CPU time / forward", report::format_duration_ns(r.cpu_ns));
+  fmt::print("  {:<26}{}  (prepare, once per shape, before the first forward)\n", "one-time setup",
+             report::format_duration_ns(r.setup_ns));
   double rate = r.median_ns > 0 ? r.flops / r.median_ns : 0;  // GFLOP/s
   fmt::print("  {:<26}{:.1f} GFLOP/s\n", "throughput", rate);
   fmt::print("  {:<26}{}\n", "peak extra memory", report::format_bytes(static_cast<double>(r.peak_extra_bytes)));

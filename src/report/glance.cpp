@@ -76,6 +76,7 @@ GlanceRow glance_row(const RunResult& result, double peak_tflops) {
   row.memset_per_forward = result.memset_per_forward;
   row.device_ms = result.median_ns / 1e6;
   row.cpu_ms = result.cpu_ns / 1e6;
+  row.setup_ms = result.setup_ns / 1e6;
   row.peak_extra_bytes = result.peak_extra_bytes;
   row.tflops = result.tflops;
   row.pct_of_peak = peak_tflops > 0 ? 100.0 * result.tflops / peak_tflops : 0;
@@ -91,6 +92,7 @@ GlanceRow glance_row(const RunResult& result, double peak_tflops) {
   } else if (auto nan = rules::nan_output(facts)) {
     row.insights.push_back(*nan);
   }
+  if (auto setup = rules::one_time_setup(result.setup_ns, result.median_ns)) row.insights.push_back(*setup);
   if (result.determinism_runs > 0) {
     row.insights.push_back(result.determinism_mismatches == 0
                                ? Insight{"deterministic", fmt::format("{} runs on the same inputs were bit-identical",
@@ -218,7 +220,7 @@ nlohmann::json glance_row_json(const GlanceRow& row) {
   if (row.refusal) {
     j["refused"] = *row.refusal;
     for (const char* key : {"kernels_per_forward", "memcpy_per_forward", "memset_per_forward", "device_ms", "cpu_ms",
-                            "peak_extra_bytes", "tflops", "pct_of_peak", "rel_err"}) {
+                            "setup_ms", "peak_extra_bytes", "tflops", "pct_of_peak", "rel_err"}) {
       j[key] = nullptr;
     }
   } else {
@@ -227,6 +229,7 @@ nlohmann::json glance_row_json(const GlanceRow& row) {
     j["memset_per_forward"] = row.memset_per_forward;
     j["device_ms"] = row.device_ms;
     j["cpu_ms"] = row.cpu_ms;
+    j["setup_ms"] = row.setup_ms;
     j["peak_extra_bytes"] = row.peak_extra_bytes;
     j["tflops"] = row.tflops;
     j["pct_of_peak"] = row.pct_of_peak;
@@ -270,6 +273,7 @@ GlanceRow glance_row_from_json(const nlohmann::json& j) {
   row.memset_per_forward = number_or_zero(j, "memset_per_forward");
   row.device_ms = number_or_zero(j, "device_ms");
   row.cpu_ms = number_or_zero(j, "cpu_ms");
+  row.setup_ms = number_or_zero(j, "setup_ms");
   row.peak_extra_bytes = static_cast<std::int64_t>(number_or_zero(j, "peak_extra_bytes"));
   row.tflops = number_or_zero(j, "tflops");
   row.pct_of_peak = number_or_zero(j, "pct_of_peak");

@@ -23,6 +23,7 @@ struct GlanceRow {
   double memset_per_forward = 0;
   double device_ms = 0;              // per forward (device time on the GPU, wall time on the CPU)
   double cpu_ms = 0;                 // CPU time per forward
+  double setup_ms = 0;               // once per shape, before the first forward (RunResult::setup_ns)
   std::int64_t peak_extra_bytes = 0;
   double tflops = 0;
   double pct_of_peak = 0;            // of the measured matmul ceiling; 0 when none was measured
@@ -49,7 +50,7 @@ std::string glance_text(const std::vector<GlanceRow>& rows, int width = 120);
 // {"rows": [{"variant", "kernels_per_forward", "memcpy_per_forward", "memset_per_forward",
 //   "device_ms", "cpu_ms", "peak_extra_bytes", "tflops", "pct_of_peak", "rel_err",
 //   "insights": [{"code", "text"}]}]} — plus "summary", "nan_output", "fully_masked_rows",
-// "fully_masked_rows_nan", "nan_only_in_masked_rows", "trace_path" and, for a refusal, "refused"
+// "fully_masked_rows_nan", "nan_only_in_masked_rows", "trace_path", "setup_ms" and, for a refusal, "refused"
 // with the reason and null numbers. rel_err is null when it is undefined (NaN in a defined row).
 nlohmann::json glance_json(const std::vector<GlanceRow>& rows);
 nlohmann::json glance_row_json(const GlanceRow& row);

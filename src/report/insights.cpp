@@ -456,6 +456,16 @@ std::optional<Insight> nan_output(const RunFacts& facts) {
   return Insight{"nan_output", "the output holds NaN or Inf, so its error against fp64 is undefined"};
 }
 
+std::optional<Insight> one_time_setup(double setup_ns, double device_ns_per_forward) {
+  if (!(setup_ns >= kNotableSetupNs)) return std::nullopt;
+  std::string text = fmt::format("{:.1f} ms of one-time setup before the first forward (prepare: a plan build, a "
+                                 "mask), in none of the per-forward times",
+                                 setup_ns / 1e6);
+  if (device_ns_per_forward > 0)
+    text += fmt::format("; as long as {:.0f} forwards", setup_ns / device_ns_per_forward);
+  return Insight{"one_time_setup", text};
+}
+
 }  // namespace rules
 
 std::optional<std::int64_t> peak_extra_from_memory_events(const trace::Trace& trace, const TraceWork& work) {

@@ -18,7 +18,8 @@ namespace attnprof::report {
 
 struct Insight {
   std::string code;  // hidden_copy, fp32_gemm_cuda_cores, mask_rebuilt, safe_softmax, s2_materialized,
-                     // single_fused_kernel, low_occupancy_by_design, driver_api_launch, cpu_bound, nan_output
+                     // single_fused_kernel, low_occupancy_by_design, driver_api_launch, cpu_bound, nan_output,
+                     // one_time_setup (from the run, not the trace)
   std::string text;
 };
 
@@ -53,7 +54,13 @@ std::optional<Insight> driver_api_launch(const trace::Trace& trace, const TraceW
 std::optional<Insight> warp_specialized(const trace::Trace& trace, const TraceWork& work);
 std::optional<Insight> cpu_bound(const TraceWork& work, const RunFacts& facts);
 std::optional<Insight> nan_output(const RunFacts& facts);
+// A run's one-time setup (Variant::prepare, RunResult::setup_ns) when it reaches
+// kNotableSetupNs: named, with how many forwards' device time it equals, since no per-forward
+// number shows it.
+std::optional<Insight> one_time_setup(double setup_ns, double device_ns_per_forward);
 }  // namespace rules
+
+inline constexpr double kNotableSetupNs = 1e6;  // 1 ms
 
 // Occupancy at or below this is "low" (a quarter of the SM's warps).
 inline constexpr double kLowOccupancyPercent = 25.0;

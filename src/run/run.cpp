@@ -117,7 +117,10 @@ RunResult run_variant(const RunOptions& options) {
   reject_nonfinite(in);
   Tensor out = make_output(spec);
   ops::Backend& device = ops::backend(spec.device);
+  const auto setup_start = std::chrono::steady_clock::now();
   variant->prepare(spec);
+  device.synchronize();
+  result.setup_ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - setup_start).count();
 
   // 1. Correctness: every element written (NaN-poisoned first), error against fp64.
   poison(out);

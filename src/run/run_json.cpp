@@ -21,6 +21,7 @@ nlohmann::json run_result_json(const RunResult& r) {
   j["layout"] = std::string(layout_name(s.layout));
   j["median_ms"] = r.median_ns / 1e6;
   j["cpu_ms"] = r.cpu_ns / 1e6;
+  j["setup_ms"] = r.setup_ns / 1e6;
   j["peak_extra_bytes"] = r.peak_extra_bytes;
   // JSON has no NaN: an error that is NaN (NaN in rows that see a key) is null.
   j["rel_err"] = std::isfinite(r.rel_err) ? nlohmann::json(r.rel_err) : nlohmann::json(nullptr);

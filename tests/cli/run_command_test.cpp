@@ -53,6 +53,10 @@ TEST(RunCommand, JsonHasTheDocumentedKeys) {
   }
   EXPECT_EQ(j["variant"], "naive");
   EXPECT_LE(j["rel_err"].get<double>(), 1e-2);
+  // naive's prepare builds its mask: a measured, positive one-time setup, far below a second here.
+  ASSERT_TRUE(j.contains("setup_ms"));
+  EXPECT_GT(j["setup_ms"].get<double>(), 0.0);
+  EXPECT_LT(j["setup_ms"].get<double>(), 1000.0);
   EXPECT_TRUE(std::filesystem::exists(j["trace"].get<std::string>()));
   std::filesystem::remove_all(r.work_dir);
 }

@@ -50,6 +50,27 @@ TEST(Glance, RowCarriesNumbersAndInsights) {
   EXPECT_FALSE(codes.count("cpu_bound"));  // 0.315 ms of CPU against 1.123 ms on the GPU
 }
 
+// prepare()'s time: a column of the JSON, and an insight from 1 ms on (with how many forwards'
+// device time it equals), none below.
+TEST(Glance, OneTimeSetupIsNamedFromOneMillisecond) {
+  RunResult r = naive_result();
+  r.setup_ns = 64.1e6;  // 64.1 ms: a cuDNN plan build; 64.1 / 1.123 = 57.08 forwards
+  GlanceRow row = glance_row(r, 807.0);
+  EXPECT_DOUBLE_EQ(row.setup_ms, 64.1);
+  const Insight* setup = nullptr;
+  for (const auto& i : row.insights)
+    if (i.code == "one_time_setup") setup = &i;
+  ASSERT_NE(setup, nullptr);
+  EXPECT_NE(setup->text.find("64.1 ms of one-time setup"), std::string::npos) << setup->text;
+  EXPECT_NE(setup->text.find("as long as 57 forwards"), std::string::npos) << setup->text;
+  EXPECT_EQ(glance_row_json(row)["setup_ms"], 64.1);
+  EXPECT_DOUBLE_EQ(glance_row_from_json(glance_row_json(row)).setup_ms, 64.1);
+  r.setup_ns = 0.99e6;
+  for (const auto& i : glance_row(r, 807.0).insights) EXPECT_NE(i.code, "one_time_setup");
+  EXPECT_FALSE(rules::one_time_setup(0.0, 1.0e6).has_value());
+  EXPECT_EQ(rules::one_time_setup(2.0e6, 0.0)->text.find("forwards"), std::string::npos);  // no device time: no ratio
+}
+
 TEST(Glance, NoPeakMeansNoPercent) {
   EXPECT_DOUBLE_EQ(glance_row(naive_result(), 0).pct_of_peak, 0.0);
 }
@@ -60,7 +81,7 @@ TEST(Glance, JsonHasTheDocumentedKeys) {
   ASSERT_EQ(j["rows"].size(), 2u);
   const auto& row = j["rows"][0];
   for (const char* key : {"variant", "kernels_per_forward", "memcpy_per_forward", "memset_per_forward", "device_ms",
-                          "cpu_ms", "peak_extra_bytes", "tflops", "pct_of_peak", "rel_err", "insights"}) {
+                          "cpu_ms", "setup_ms", "peak_extra_bytes", "tflops", "pct_of_peak", "rel_err", "insights"}) {
     EXPECT_TRUE(row.contains(key)) << key;
   }
   EXPECT_EQ(row["variant"], "naive");
