@@ -4,7 +4,9 @@
 PyTorch side: the blog's modules (naive, inplace), torch.compile of the in-place module (compile,
 paired with our `fused`), and F.scaled_dot_product_attention pinned with sdpa_kernel to one
 backend (math, efficient, flash, cudnn). Three input sets rotated, CUDA events, median of 30 runs
-(10 at S=16384). Our side: the gpu_bench executable timing the registered variants (the objects `attnprof run`
+(10 at S=16384), the stream held while they are queued (device time alone on both sides, since
+session 3; before, a call whose CPU time exceeded its kernel's timed the CPU: PyTorch's cuDNN at
+8x16x1024x64 read 0.060 to 0.134 ms across runs for a 57.5 us kernel). Our side: the gpu_bench executable timing the registered variants (the objects `attnprof run`
 runs; same method, JSON lines), run from here.
 Prints ours, PyTorch's and the ratio PyTorch/ours (> 1: ours is faster), and writes JSON.
 
@@ -72,6 +74,17 @@ def torch_forward(name, b, h, s, d):
                  "flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}[name])
 
 
+# The GPU is held (a spin kernel of about 20 ms) while the timed forwards are queued, so each
+# event pair times the forward's device work alone: where PyTorch's CPU time per call (36-120 us)
+# exceeds the kernel's (57 us for cuDNN at 8x16x1024x64), an event pair around a call made on an
+# idle GPU would time the CPU instead. gpu_bench holds its stream the same way.
+HOLD_CYCLES = 40_000_000
+
+
+def hold_stream_while_queueing():
+    torch.cuda._sleep(HOLD_CYCLES)
+
+
 def time_torch(name, b, h, s, d, reps):
     torch.manual_seed(0)
     sets = [tuple(torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3)) for _ in range(3)]
@@ -96,6 +109,7 @@ def time_torch(name, b, h, s, d, reps):
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         host = []
+        hold_stream_while_queueing()
         for i in range(reps):
             starts[i].record()
             t0 = time.perf_counter()
