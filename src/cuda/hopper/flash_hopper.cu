@@ -787,7 +787,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
     if (threadIdx.x == Tr::kConsumerThreads) produce<Tr>(q_map, k_map, v_map, p, smem, bars);
   } else {
     setmaxnreg_inc<Tr::kConsumerRegisters>();
-    if constexpr (Tr::kTmaStore) tma_prefetch_map(o_map);
+    if constexpr (Tr::kTmaStore)
+      if (threadIdx.x == 0) tma_prefetch_map(o_map);
     consume<Tr, T, kOverlap>(o_map, p, smem, bars);
   }
 #else
