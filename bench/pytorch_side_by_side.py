@@ -129,6 +129,10 @@ def run_ours(bench, variants, shapes, reps):
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         print(proc.stderr, file=sys.stderr)
+    else:  # the one-time work our variants report (cuDNN's plan: engine, knob, the configs timed)
+        for line in proc.stderr.splitlines():
+            if line.startswith("cudnn: plan built"):
+                print(line, flush=True)
     rows = {}
     for line in proc.stdout.splitlines():
         if line.startswith("{"):
