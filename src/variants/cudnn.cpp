@@ -44,9 +44,11 @@ class CudnnVariant final : public Variant {
     cuda::CudnnPlanInfo info = cuda::cudnn_sdpa_prepare(spec, false);
     if (!info.cache_hit)
       std::fprintf(stderr,
-                   "cudnn: plan built in %.1f ms (%s, engine %lld, kernel cfg %lld, heuristics config %lld of %lld, "
-                   "workspace %lld B%s%s)\n",
-                   info.build_ms, info.graph.c_str(), static_cast<long long>(info.engine_id),
+                   "cudnn: plan built for %lldx%lldx%lldx%lld%s in %.1f ms (%s, engine %lld, kernel cfg %lld, "
+                   "heuristics config %lld of %lld, workspace %lld B%s%s)\n",
+                   static_cast<long long>(spec.batch), static_cast<long long>(spec.heads),
+                   static_cast<long long>(spec.seq_q), static_cast<long long>(spec.head_dim),
+                   spec.causal ? " causal" : "", info.build_ms, info.graph.c_str(), static_cast<long long>(info.engine_id),
                    static_cast<long long>(info.kernel_cfg), static_cast<long long>(info.config_index),
                    static_cast<long long>(info.configs_offered), static_cast<long long>(info.workspace_bytes), info.timed.empty() ? "" : "; timed: ",
                    info.timed.c_str());
