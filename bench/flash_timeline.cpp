@@ -10,10 +10,10 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench_text.h"
 #include "core/atomic_file.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/fused_attention.h"
@@ -24,14 +24,7 @@ using namespace attnprof;
 
 namespace {
 
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> parts;
-  std::stringstream in(text);
-  std::string part;
-  while (std::getline(in, part, sep))
-    if (!part.empty()) parts.push_back(part);
-  return parts;
-}
+using bench::split;
 
 std::int64_t dimension(const std::string& shape, const std::string& text) {
   std::size_t used = 0;

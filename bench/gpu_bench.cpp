@@ -23,11 +23,11 @@
 #include <fmt/format.h>
 #include <functional>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench_text.h"
 #include "core/atomic_file.h"
 #include "cuda/attention_reference.h"
 #include "cuda/check.h"
@@ -45,14 +45,7 @@ struct Inputs {
 
 ops::Backend& be() { return gpu(); }
 
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> parts;
-  std::stringstream in(text);
-  std::string part;
-  while (std::getline(in, part, sep))
-    if (!part.empty()) parts.push_back(part);
-  return parts;
-}
+using bench::split;
 
 AttentionSpec parse_shape(const std::string& text, bool causal, DType dtype) {
   auto dims = split(text, 'x');

@@ -98,6 +98,12 @@ Tensor run_kernel(const Problem& p, const Inputs& in, Tensor* lse,
   return to_host(out);
 }
 
+// Host tensors holding the same bits (same element count and size).
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.numel() == b.numel() && a.dtype() == b.dtype() &&
+         std::memcmp(a.raw(), b.raw(), static_cast<std::size_t>(a.numel()) * dtype_size(a.dtype())) == 0;
+}
+
 struct Check {
   double rel_error = 0, baseline_rel_error = 0, lse_max_abs_error = 0;
   std::int64_t non_finite = 0, lse_nan = 0;  // over the whole output / LSE (NaN poison left = unwritten)
@@ -332,8 +338,7 @@ TEST(FlashHopper, V7MatchesFp64AndV5Bitwise) {
     for (int run = 0; run < runs; ++run) {
       const Tensor v7 = run_kernel(p, in, &lse, cuda::hopper::FlashKernel::sm90_v7);
       const Tensor v7_lse = to_host(lse);
-      if (std::memcmp(v5.raw(), v7.raw(), static_cast<std::size_t>(v5.numel()) * 2) != 0 ||
-          std::memcmp(v5_lse.raw(), v7_lse.raw(), static_cast<std::size_t>(v5_lse.numel()) * 4) != 0)
+      if (!same_bits(v5, v7) || !same_bits(v5_lse, v7_lse))
         ++differing_runs;
     }
     EXPECT_EQ(differing_runs, 0) << describe(p);
@@ -353,7 +358,7 @@ TEST(FlashHopper, V7TimelineRecordsEveryPassAndKeepsTheOutput) {
   const std::vector<cuda::hopper::FlashTileTiming> timings =
       cuda::hopper::run_flash_timeline_sm90(args_of(p, in, out, nullptr), cuda::backend_stream());
   const Tensor timed = to_host(out);
-  EXPECT_EQ(std::memcmp(v7.raw(), timed.raw(), static_cast<std::size_t>(v7.numel()) * 2), 0);
+  EXPECT_TRUE(same_bits(v7, timed));
   ASSERT_EQ(timings.size(), static_cast<std::size_t>(p.B * p.H * 5 * 2));
   std::vector<int> key_tiles_seen(6, 0);
   for (const auto& t : timings) {
@@ -428,7 +433,6 @@ TEST(FlashHopper, V5RunsAreBitwiseIdentical) {
     Tensor lse = Tensor::empty({p.B, p.H, p.Sq}, DType::fp32, Device::cuda);
     const Tensor first = run_kernel(p, in, &lse, cuda::hopper::FlashKernel::sm90_v5);
     const Tensor first_lse = to_host(lse);
-    const std::size_t bytes = static_cast<std::size_t>(first.numel()) * 2;
     int differing_runs = 0;
     const int runs = std::getenv("ATTNPROF_QUICK") != nullptr ? 3 : 30;  // 3 under compute-sanitizer
     for (int run = 1; run < runs; ++run) {
@@ -436,8 +440,7 @@ TEST(FlashHopper, V5RunsAreBitwiseIdentical) {
       const Tensor again =
           run_kernel(p, in, &lse, grid ? cuda::hopper::FlashKernel::sm90_v6 : cuda::hopper::FlashKernel::sm90_v5);
       const Tensor again_lse = to_host(lse);
-      if (std::memcmp(first.raw(), again.raw(), bytes) != 0 ||
-          std::memcmp(first_lse.raw(), again_lse.raw(), static_cast<std::size_t>(first_lse.numel()) * 4) != 0)
+      if (!same_bits(first, again) || !same_bits(first_lse, again_lse))
         ++differing_runs;
     }
     EXPECT_EQ(differing_runs, 0) << describe(p);
@@ -453,7 +456,7 @@ TEST(FlashHopper, WithoutLseGivesTheSameOutput) {
   Tensor lse = Tensor::empty({p.B, p.H, p.Sq}, DType::fp32, Device::cuda);
   const Tensor with = run_kernel(p, in, &lse), without = run_kernel(p, in, nullptr);
   ASSERT_EQ(with.numel(), without.numel());
-  EXPECT_EQ(std::memcmp(with.raw(), without.raw(), static_cast<std::size_t>(with.numel()) * 2), 0);
+  EXPECT_TRUE(same_bits(with, without));
 }
 
 // Repeated launches on NaN-poisoned outputs give identical bits: no race on the K/V ring, no
@@ -467,7 +470,6 @@ TEST(FlashHopper, HundredRunsAreBitwiseIdentical) {
     Tensor lse = Tensor::empty({p.B, p.H, p.Sq}, DType::fp32, Device::cuda);
     const Tensor first = run_kernel(p, in, &lse);
     const Tensor first_lse = to_host(lse);
-    const std::size_t bytes = static_cast<std::size_t>(first.numel()) * 2;
     int differing_runs = 0;
     const int runs = std::getenv("ATTNPROF_QUICK") != nullptr ? 10 : 100;  // 10 under compute-sanitizer
     for (int run = 1; run < runs; ++run) {
@@ -477,8 +479,7 @@ TEST(FlashHopper, HundredRunsAreBitwiseIdentical) {
                                       run % 3 == 0 ? cuda::hopper::FlashKernel::sm90_persistent
                                                    : cuda::hopper::FlashKernel::sm90);
       const Tensor again_lse = to_host(lse);
-      if (std::memcmp(first.raw(), again.raw(), bytes) != 0 ||
-          std::memcmp(first_lse.raw(), again_lse.raw(), static_cast<std::size_t>(first_lse.numel()) * 4) != 0)
+      if (!same_bits(first, again) || !same_bits(first_lse, again_lse))
         ++differing_runs;
     }
     EXPECT_EQ(differing_runs, 0) << describe(p);
@@ -545,7 +546,7 @@ TEST(FlashHopper, KernelChoiceFollowsTheEnvironment) {
     EXPECT_EQ(c.non_finite, 0) << kernel;
     EXPECT_LE(c.rel_error, 2.0 * c.baseline_rel_error + 2e-4) << kernel;
     if (std::string(kernel) == "sm90")  // the same kernel as the direct launch: the same bits
-      EXPECT_EQ(std::memcmp(host.raw(), direct.raw(), static_cast<std::size_t>(host.numel()) * 2), 0);
+      EXPECT_TRUE(same_bits(host, direct));
   }
   unsetenv("ATTNPROF_FLASH_KERNEL");
 }
