@@ -171,23 +171,39 @@ def main():
                 row["ratio_torch_over_ours"] = theirs["median_ms"] / mine["median_ms"]
             results.append(row)
             torch.cuda.empty_cache()
+        # Issue 6's bar: every row of this shape against PyTorch's cuDNN backend, when it was timed.
+        cudnn = torch_rows.get("cudnn", {})
+        for row in results[-len(variants):]:
+            if "median_ms" in row["ours"] and "median_ms" in cudnn:
+                row["ratio_torch_cudnn_over_ours"] = cudnn["median_ms"] / row["ours"]["median_ms"]
     flops = lambda r: 4 * r["B"] * r["H"] * r["S"] * r["S"] * r["D"] / 2  # noqa: E731
-    print(f"\n{'shape':>16} {'variant':>9} {'ours ms':>9} {'torch ms':>9} {'ratio':>6} {'ours TF/s':>9} "
+    print(f"\n{'shape':>16} {'variant':>13} {'ours ms':>9} {'torch ms':>9} {'ratio':>6} {'x cudnn':>7} {'ours TF/s':>9} "
           f"{'ours MiB':>9} {'torch MiB':>9} {'ours err':>9} {'torch err':>9}")
+    wrong = []
     for r in results:
         o, t = r["ours"], r["torch"]
         shape = f"{r['B']}x{r['H']}x{r['S']}x{r['D']}"
         if "median_ms" not in o or "median_ms" not in t:
-            print(f"{shape:>16} {r['variant']:>9}  ours: {o.get('error', '')[:60]}  torch: {t.get('error', '')[:60]}")
+            print(f"{shape:>16} {r['variant']:>13}  ours: {o.get('error', '')[:60]}  torch: {t.get('error', '')[:60]}")
             continue
-        print(f"{shape:>16} {r['variant']:>9} {o['median_ms']:9.3f} {t['median_ms']:9.3f} {r['ratio_torch_over_ours']:6.2f} "
-              f"{flops(r) / o['median_ms'] / 1e9:9.1f} {o['peak_extra_mib']:9.1f} {t['peak_extra_mib']:9.1f} "
-              f"{o['rel_err_vs_fp64']:9.1e} {t['rel_err_vs_fp64']:9.1e}")
+        # The issues' correctness bar: error vs fp64 at most 2x PyTorch's same backend's (+2e-4 of slack
+        # for rounding at tiny errors). A speed measured on wrong outputs is not a result.
+        r["correct"] = o["rel_err_vs_fp64"] <= 2 * t["rel_err_vs_fp64"] + 2e-4
+        if not r["correct"]:
+            wrong.append(f"{shape} {r['variant']}")
+        vs_cudnn = f"{r['ratio_torch_cudnn_over_ours']:7.2f}" if "ratio_torch_cudnn_over_ours" in r else f"{'-':>7}"
+        print(f"{shape:>16} {r['variant']:>13} {o['median_ms']:9.3f} {t['median_ms']:9.3f} {r['ratio_torch_over_ours']:6.2f} "
+              f"{vs_cudnn} {flops(r) / o['median_ms'] / 1e9:9.1f} {o['peak_extra_mib']:9.1f} {t['peak_extra_mib']:9.1f} "
+              f"{o['rel_err_vs_fp64']:9.1e} {t['rel_err_vs_fp64']:9.1e}{'' if r['correct'] else '  WRONG'}")
     if args.out:
         tmp = args.out + ".tmp"
         with open(tmp, "w") as f:
             json.dump(results, f, indent=1)
         os.replace(tmp, args.out)
+    if wrong:
+        print(f"error: outputs beyond 2x PyTorch's error vs fp64 (their speeds are not results): {', '.join(wrong)}",
+              file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

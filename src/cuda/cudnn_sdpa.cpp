@@ -305,7 +305,9 @@ struct Plan {
   CudnnPlanInfo info;
   void* workspace = nullptr;
   std::size_t workspace_alloc = 0;
-  float scale = 1.0f;
+  // The by-value softmax scale: every variant pack holds &scale, read at execute time. NaN until
+  // build sets it, so a pack made before that shows as NaN outputs rather than a plausible 1.0.
+  float scale = std::numeric_limits<float>::quiet_NaN();
   std::array<std::int32_t, 2> seq_lengths{};  // the by-value kSeqKv and kSeqQ of a bottom-right graph
   // Variant packs for the last few pointer sets (repeated forwards reuse them: no per-call descriptors).
   struct Pack {
@@ -423,7 +425,8 @@ class Events {
 // scratch tensors of the plan's geometry (attention's time does not depend on the values), and
 // records the median in µs.
 void time_candidates(std::vector<Candidate>& candidates, cudnnHandle_t handle, const AttentionSpec& spec,
-                     const ProblemGeometry& geometry, bool with_lse, const std::array<std::int32_t, 2>& seq_lengths) {
+                     const ProblemGeometry& geometry, bool with_lse, const float& scale,
+                     const std::array<std::int32_t, 2>& seq_lengths) {
   // Device tensors own the scratch (the stream-ordered allocator frees it after the runs).
   const Tensor q = Tensor::empty({span_elements(geometry.q)}, spec.dtype, Device::cuda);
   const Tensor k = Tensor::empty({span_elements(geometry.k)}, spec.dtype, Device::cuda);
@@ -438,7 +441,6 @@ void time_candidates(std::vector<Candidate>& candidates, cudnnHandle_t handle, c
   for (const Tensor* t : {&q, &k, &v, &o, &stats})
     ATTNPROF_CUDA_CHECK(cudaMemsetAsync(t->raw(), 0, static_cast<std::size_t>(t->numel()) * dtype_size(t->dtype()), stream));
   ATTNPROF_CUDNN_CHECK(cudnnSetStream(handle, stream));
-  const float scale = static_cast<float>(softmax_scale_of(spec));
   const std::array<const void*, 5> pointers{q.raw(), k.raw(), v.raw(), o.raw(), with_lse ? stats.raw() : nullptr};
   const auto pack = make_pack(pointers, workspace.raw(), &scale, &kNegInfValue, with_lse, spec.causal,
                               spec.causal_offset() != 0 ? &seq_lengths : nullptr);
@@ -510,6 +512,7 @@ class SdpaCache {
                    : spec.causal_offset() == 0 ? "composite causal graph (14 ops)"
                                                : "composite causal graph, bottom-right (16 ops)";
     p.seq_lengths = {static_cast<std::int32_t>(spec.seq_k), static_cast<std::int32_t>(spec.seq_q)};
+    p.scale = static_cast<float>(softmax_scale_of(spec));  // head_dim fixes it, and head_dim is in the key
     p.operation_graph = std::make_unique<Desc>(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
     std::vector<cudnnBackendDescriptor_t> raw_ops;
     for (auto& op : ops) raw_ops.push_back(op->get());
@@ -568,7 +571,7 @@ class SdpaCache {
       throw UsageError(fmt::format("cudnn: no execution plan builds for {}: {}", problem_text(spec), reasons));
     std::size_t best = 0;
     if (candidates.size() > 1) {
-      time_candidates(candidates, handle_, spec, geometry, with_lse, p.seq_lengths);
+      time_candidates(candidates, handle_, spec, geometry, with_lse, p.scale, p.seq_lengths);
       best = candidates.size();
       for (std::size_t i = 0; i < candidates.size(); ++i) {
         const Candidate& c = candidates[i];
