@@ -137,10 +137,13 @@ elif PYTHONUNBUFFERED=1 timeout "${BENCH_TIMEOUT:-420}" python3 "$SRC/bench/pyto
 else
   status[bench]="FAILED (side_by_side.log)"
 fi
-# TIMELINE=1: the sm90-v7 kernel's own timeline at the anchors (where each warpgroup's time goes).
+# TIMELINE=1: the sm90-v8 kernel's own timeline at the anchors (where each warpgroup's time goes),
+# then v7's static deal at the short ones beside it.
 if [ "${TIMELINE:-0}" = 1 ] && [ $build_rc -eq 0 ]; then
   if timeout 180 "$BUILD/bench/flash_timeline" --shapes "${TIMELINE_SHAPES:-8x16x1024x64,4x16x4096x64,4x16x4096x128,1x16x16384x128,16x32x512x128}" \
-       >"$OUT/flash_timeline.log" 2>&1; then
+       >"$OUT/flash_timeline.log" 2>&1 &&
+     timeout 60 "$BUILD/bench/flash_timeline" --kernel sm90-v7 --shapes 8x16x1024x64,16x32x512x128 \
+       >>"$OUT/flash_timeline.log" 2>&1; then
     status[timeline]="ok (flash_timeline.log)"
   else
     status[timeline]="FAILED (flash_timeline.log)"; tail -5 "$OUT/flash_timeline.log"

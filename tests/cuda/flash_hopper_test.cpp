@@ -2,7 +2,7 @@
 // Sq != Sk, D 64 and 128, GQA and MQA, bhsd and bshd, causal (top-left, bottom-right and a negative
 // causal_offset that leaves rows seeing no key) and not, bf16 and fp16, NaN-poisoned outputs (every
 // element must be written), LSE, for every schedule (sm90, sm90-serial, sm90-m128, sm90-persistent,
-// sm90-v5, sm90-v6, sm90-v7); then 100 repeated launches that must agree bit for bit (30 for v5-v7). Skips with
+// sm90-v5, sm90-v6, sm90-v7, sm90-v8); then 100 repeated launches that must agree bit for bit (30 for v5-v8). Skips with
 // the reason without a GPU or on a device that is not compute capability 9.0.
 #include <attnprof/error.h>
 #include <gtest/gtest.h>
@@ -328,31 +328,65 @@ TEST(FlashHopper, V7MatchesFp64) {
   check_every_problem(cuda::hopper::FlashKernel::sm90_v7, "flash sm90-v7");
 }
 
-// The timeline build of v7 (clock reads added, nothing else): one record per (query tile, consumer
-// warpgroup), every record written and consistent (decode_flash_timeline checks), the key tiles
-// each pass visited those of its query block, and the output bit for bit v7's.
-TEST(FlashHopper, V7TimelineRecordsEveryPassAndKeepsTheOutput) {
+// v8: v7's kernel with the tiles drawn from a device counter, in L2 sections (v6's order): the
+// many-tile problems (every CTA draws several tiles, blind ones among them), the usual ones (fewer
+// tiles than SMs: every CTA draws the end at once) and, in full runs, v6's sectioned problems.
+TEST(FlashHopper, V8MatchesFp64) {
+  ATTNPROF_REQUIRE_HOPPER();
+  check_every_problem(cuda::hopper::FlashKernel::sm90_v8, "flash sm90-v8", 0, many_tile_problems());
+  check_every_problem(cuda::hopper::FlashKernel::sm90_v8, "flash sm90-v8");
+  if (std::getenv("ATTNPROF_QUICK") != nullptr) return;
+  check_every_problem(cuda::hopper::FlashKernel::sm90_v8, "flash sm90-v8", 0,
+                      {{1, 6, 3, 300, 8192, 128, true, 8192 - 300, Layout::bshd, DType::bf16},
+                       {1, 5, 5, 150, 16384, 64, false, 0, Layout::bhsd, DType::fp16}});
+}
+
+// The counter goes back to zero after every launch (the last CTA resets it): launches of v8 in a
+// row over different tile counts each compute every tile, bit for bit v5's. A counter left at k
+// would make the next launch skip tiles (NaN-poisoned rows) and hand CTAs tiles past the end.
+TEST(FlashHopper, V8CounterStartsEveryLaunchAtZero) {
+  ATTNPROF_REQUIRE_HOPPER();
+  for (const Problem& p : {Problem{4, 16, 16, 600, 600, 64, true, 0, Layout::bhsd, DType::bf16},    // 320 tiles
+                           Problem{1, 2, 2, 300, 300, 128, true, 0, Layout::bhsd, DType::bf16},     // 6 tiles
+                           Problem{2, 16, 8, 1000, 1000, 128, true, 0, Layout::bhsd, DType::bf16}}) {  // 256 tiles
+    const Inputs in = make_inputs(p, 170);
+    const Tensor v5 = run_kernel(p, in, nullptr, cuda::hopper::FlashKernel::sm90_v5);
+    for (int run = 0; run < 4; ++run)
+      EXPECT_TRUE(same_bits(v5, run_kernel(p, in, nullptr, cuda::hopper::FlashKernel::sm90_v8))) << describe(p) << " run " << run;
+  }
+}
+
+// The timeline build (v7's kernel plus clock reads; v8's counter by default): one record per
+// (query tile, consumer warpgroup), every record written and consistent with its lane's anchors
+// (decode_flash_timeline checks), the key tiles each pass visited those of its query block, and
+// the output bit for bit v7's, on the counter and on v7's static deal.
+TEST(FlashHopper, TimelineRecordsEveryPassAndKeepsTheOutput) {
   ATTNPROF_REQUIRE_HOPPER();
   const Problem p{2, 16, 16, 600, 600, 64, true, 0, Layout::bhsd, DType::bf16};  // 5 query blocks of 128 rows
   const Inputs in = make_inputs(p, 150);
   const Tensor v7 = run_kernel(p, in, nullptr, cuda::hopper::FlashKernel::sm90_v7);
-  Tensor out = empty_in_layout({p.B, p.H, p.Sq, p.D}, p.dtype, p.layout);
-  poison(out);
-  const std::vector<cuda::hopper::FlashTileTiming> timings =
-      cuda::hopper::run_flash_timeline_sm90(args_of(p, in, out, nullptr), cuda::backend_stream());
-  const Tensor timed = to_host(out);
-  EXPECT_TRUE(same_bits(v7, timed));
-  ASSERT_EQ(timings.size(), static_cast<std::size_t>(p.B * p.H * 5 * 2));
-  std::vector<int> key_tiles_seen(6, 0);
-  for (const auto& t : timings) {
-    ASSERT_GE(t.key_tiles, 1);
-    ASSERT_LE(t.key_tiles, 5);
-    ++key_tiles_seen[static_cast<std::size_t>(t.key_tiles)];
+  for (const auto schedule : {cuda::hopper::FlashKernel::sm90_v8, cuda::hopper::FlashKernel::sm90_v7}) {
+    Tensor out = empty_in_layout({p.B, p.H, p.Sq, p.D}, p.dtype, p.layout);
+    poison(out);
+    const std::vector<cuda::hopper::FlashTileTiming> timings =
+        cuda::hopper::run_flash_timeline_sm90(args_of(p, in, out, nullptr), cuda::backend_stream(), schedule);
+    const Tensor timed = to_host(out);
+    EXPECT_TRUE(same_bits(v7, timed));
+    ASSERT_EQ(timings.size(), static_cast<std::size_t>(p.B * p.H * 5 * 2));
+    std::vector<int> key_tiles_seen(6, 0);
+    for (const auto& t : timings) {
+      ASSERT_GE(t.key_tiles, 1);
+      ASSERT_LE(t.key_tiles, 5);
+      ASSERT_LE(t.begin_ns, t.end_ns);
+      ++key_tiles_seen[static_cast<std::size_t>(t.key_tiles)];
+    }
+    for (int n = 1; n <= 5; ++n) EXPECT_EQ(key_tiles_seen[static_cast<std::size_t>(n)], p.B * p.H * 2) << n;  // block n−1 sees n
+    const auto summary = cuda::hopper::summarize_flash_timeline(timings);
+    std::printf("%s timeline, 2x16x600x64 causal:\n%s",
+                schedule == cuda::hopper::FlashKernel::sm90_v8 ? "v8" : "v7",
+                cuda::hopper::flash_timeline_text(summary, 256.0).c_str());
+    EXPECT_GT(summary.mainloop_cycles_per_key_tile, 0.0);
   }
-  for (int n = 1; n <= 5; ++n) EXPECT_EQ(key_tiles_seen[static_cast<std::size_t>(n)], p.B * p.H * 2) << n;  // block n−1 sees n
-  const auto summary = cuda::hopper::summarize_flash_timeline(timings);
-  std::printf("v7 timeline, 2x16x600x64 causal:\n%s", cuda::hopper::flash_timeline_text(summary, 256.0).c_str());
-  EXPECT_GT(summary.mainloop_cycles_per_key_tile, 0.0);
 }
 
 // Host arithmetic only: the tile order v5 and v6 choose at the anchor shapes on 132 SMs. v6: pairs
@@ -403,8 +437,8 @@ TEST(FlashHopper, V6MatchesFp64) {
 }
 
 // v5 repeated on NaN-poisoned outputs gives identical bits, and the same bits as v6 (the same
-// kernel and tiles on another grid, in another order) and v7 (the same arithmetic, O through a TMA
-// store): whichever CTA, whichever Q buffer and whichever epilogue computes a tile.
+// kernel and tiles on another grid, in another order), v7 (the same arithmetic, O through a TMA
+// store) and v8 (v7 on the tile counter): whichever CTA, whichever Q buffer and whichever epilogue computes a tile.
 // The lazy rescale may differ from sm90 in the last bit (rescale 1 where sm90's FFMA gives exp2 of
 // a rounding error), so these are not compared with sm90.
 TEST(FlashHopper, V5RunsAreBitwiseIdentical) {
@@ -419,9 +453,11 @@ TEST(FlashHopper, V5RunsAreBitwiseIdentical) {
     int differing_runs = 0;
     const int runs = std::getenv("ATTNPROF_QUICK") != nullptr ? 3 : 30;  // 3 under compute-sanitizer
     for (int run = 1; run < runs; ++run) {
-      // v7, v6 (v5's kernel on a CTA per tile), v5 in turn: under compute-sanitizer runs 1-2 take v7 and v6.
-      const cuda::hopper::FlashKernel schedule = run % 3 == 1   ? cuda::hopper::FlashKernel::sm90_v7
-                                                 : run % 3 == 2 ? cuda::hopper::FlashKernel::sm90_v6
+      // v7, v8 (v7's kernel on the tile counter), v6 (v5's kernel on a CTA per tile), v5 in turn:
+      // under compute-sanitizer runs 1-2 take v7 and v8.
+      const cuda::hopper::FlashKernel schedule = run % 4 == 1   ? cuda::hopper::FlashKernel::sm90_v7
+                                                 : run % 4 == 2 ? cuda::hopper::FlashKernel::sm90_v8
+                                                 : run % 4 == 3 ? cuda::hopper::FlashKernel::sm90_v6
                                                                 : cuda::hopper::FlashKernel::sm90_v5;
       const Tensor again = run_kernel(p, in, &lse, schedule);
       const Tensor again_lse = to_host(lse);
@@ -504,6 +540,8 @@ TEST(FlashHopper, KernelChoiceFollowsTheEnvironment) {
   EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_v6);
   setenv("ATTNPROF_FLASH_KERNEL", "sm90-v7", 1);
   EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_v7);
+  setenv("ATTNPROF_FLASH_KERNEL", "sm90-v8", 1);
+  EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_v8);
   unsetenv("ATTNPROF_FLASH_KERNEL");
 
   const Problem p{1, 2, 2, 500, 500, 64, true, 0, Layout::bhsd, DType::bf16};

@@ -37,14 +37,31 @@ std::vector<FlashTileTiming> sample() {
           pass(2, 0, 0, 1, 2350, 2400, 2900, 3000, 13000, 14000), pass(2, 0, 1, 1, 2400, 2450, 2950, 3050, 13000, 14500)};
 }
 
+// The kernel's words for `timings`: each (SM, warpgroup) lane's first pass carries its begin_ns as
+// the start anchor, its last the end_ns and epilogue_end as the end anchor (so decoding must place
+// the passes between on the line through those two points).
 std::vector<std::uint64_t> words_of(const std::vector<FlashTileTiming>& timings) {
   std::vector<std::uint64_t> words;
   for (const FlashTileTiming& t : timings) {
+    bool first = true, last = true;
+    for (const FlashTileTiming& other : timings) {
+      if (other.sm != t.sm || other.consumer != t.consumer) continue;
+      first = first && other.begin >= t.begin;
+      last = last && other.begin <= t.begin;
+    }
     words.push_back((static_cast<std::uint64_t>(t.sm) << 40) | (static_cast<std::uint64_t>(t.consumer) << 32) |
                     static_cast<std::uint64_t>(t.key_tiles));
-    for (std::uint64_t w : {t.begin, t.q_ready, t.mainloop_end, t.epilogue_end, t.begin_ns, t.end_ns}) words.push_back(w);
+    for (std::uint64_t w : {t.begin, t.q_ready, t.mainloop_end, t.epilogue_end, first ? t.begin_ns : 0,
+                            last ? t.end_ns : 0, last ? t.epilogue_end : 0})
+      words.push_back(w);
   }
   return words;
+}
+
+// One lane at 2 ns a cycle: passes at clocks 1000..3000 and 3500..4000, anchors 10000 ns at clock
+// 1000 and 16000 ns at clock 4000.
+std::vector<FlashTileTiming> two_ns_per_cycle() {
+  return {pass(0, 3, 0, 2, 1000, 1100, 2800, 3000, 10000, 0), pass(1, 3, 0, 1, 3500, 3600, 3900, 4000, 0, 16000)};
 }
 
 }  // namespace
@@ -59,8 +76,26 @@ TEST(FlashTimeline, DecodesTheKernelsWords) {
     EXPECT_EQ(out[i].consumer, in[i].consumer);
     EXPECT_EQ(out[i].key_tiles, in[i].key_tiles);
     EXPECT_EQ(out[i].mainloop_end, in[i].mainloop_end);
-    EXPECT_EQ(out[i].end_ns, in[i].end_ns);
   }
+  // The lanes' first start and last end are their anchors.
+  EXPECT_EQ(out[0].begin_ns, 10000u);  // SM 0 warpgroup 0, first pass
+  EXPECT_EQ(out[4].end_ns, 14000u);    // its last pass
+  // SM 0 warpgroup 0 runs clocks 1000..3000 over 10000..14000 ns: 2 ns a cycle, so its first
+  // pass ends (clock 2300) at 12600 ns and its second starts (2350) at 12700.
+  EXPECT_EQ(out[0].end_ns, 12600u);
+  EXPECT_EQ(out[4].begin_ns, 12700u);
+  // One lane of one pass: both anchors on it.
+  EXPECT_EQ(out[2].begin_ns, 11000u);
+  EXPECT_EQ(out[2].end_ns, 13000u);
+}
+
+TEST(FlashTimeline, PlacesPassesBetweenTheAnchorsOfTheirLane) {
+  const std::vector<FlashTileTiming> out = cuda::hopper::decode_flash_timeline(words_of(two_ns_per_cycle()), 1);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].begin_ns, 10000u);
+  EXPECT_EQ(out[0].end_ns, 14000u);  // clock 3000: 2000 cycles in
+  EXPECT_EQ(out[1].begin_ns, 15000u);  // clock 3500
+  EXPECT_EQ(out[1].end_ns, 16000u);
 }
 
 TEST(FlashTimeline, UnwrittenOrInconsistentRecordsAreErrors) {
@@ -74,6 +109,13 @@ TEST(FlashTimeline, UnwrittenOrInconsistentRecordsAreErrors) {
   EXPECT_THROW(cuda::hopper::decode_flash_timeline(backwards, 2), Error);
   // Read as tiles of 3 warpgroups, the third record (warpgroup 2 of tile 0) names warpgroup 0.
   EXPECT_THROW(cuda::hopper::decode_flash_timeline(words, 3), Error);
+  // A lane without its start anchor, or without its end anchor.
+  std::vector<std::uint64_t> no_start = words_of(two_ns_per_cycle());
+  no_start[5] = 0;
+  EXPECT_THROW(cuda::hopper::decode_flash_timeline(no_start, 1), Error);
+  std::vector<std::uint64_t> no_end = words_of(two_ns_per_cycle());
+  no_end[cuda::hopper::kTimelineWords + 6] = 0;
+  EXPECT_THROW(cuda::hopper::decode_flash_timeline(no_end, 1), Error);
 }
 
 TEST(FlashTimeline, SummaryMatchesTheHandWorkedNumbers) {

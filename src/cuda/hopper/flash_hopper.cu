@@ -120,6 +120,10 @@ struct PipelineBarriers {
   std::uint64_t q_full[2], q_empty[2];
   std::uint64_t k_full[kMaxStages], k_empty[kMaxStages];
   std::uint64_t v_full[kMaxStages], v_empty[kMaxStages];
+  // v7/v8: the query tile each Q buffer holds, written by the producer before it arrives on
+  // q_full (so a consumer reads it after its q_full wait) and -1 when there are no more tiles: the
+  // producer alone decides which tile comes next (v8 draws it from a device counter).
+  int q_tile[2];
 };
 
 // kV5: the v5/v6 kernel: two Q buffers (the producer loads the next query tile's Q while the
@@ -153,7 +157,7 @@ struct FlashSm90TraitsOf {
   static constexpr int kConsumerThreads = kWarpgroupThreads * kConsumerWarpgroups;
   static constexpr int kThreads = kConsumerThreads + kWarpgroupThreads;  // + the producer warpgroup
   static constexpr int kEntryRegisters = (65536 / kThreads) / 8 * 8;  // ptxas's count under __launch_bounds__(kThreads, 1)
-  static constexpr int kProducerRegisters = 24;
+  static constexpr int kProducerRegisters = kTmaStore ? 32 : 24;
   // What setmaxnreg can give each consumer thread out of the CTA's total: 240 with 2 consumer
   // warpgroups (FA3's 24/240), 160 with 3.
   static constexpr int kConsumerRegisters =
@@ -207,6 +211,9 @@ struct FlashSm90Params {
   bool q_seq_inner = true, k_seq_inner = true, v_seq_inner = true, o_seq_inner = true;
   // Timeline build only: kTimelineWords words per (query tile in grid order, consumer warpgroup).
   std::uint64_t* timeline = nullptr;
+  // v8 (v7's kernel): {next, retired} for the dynamic tile scheduler (tile_counter_for); null: the
+  // static snake deal.
+  int* tile_counter = nullptr;
 };
 
 }  // namespace flash_sm90
@@ -294,6 +301,14 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// A shared-memory word another thread wrote before an mbarrier arrive this thread has waited on
+// (the asm keeps the load after the wait, which is asm volatile with a memory clobber).
+__device__ __forceinline__ int ld_shared_s32(const int* address) {
+  int value;
+  asm volatile("ld.shared.s32 %0, [%1];\n" : "=r"(value) : "r"(shared_address(address)) : "memory");
+  return value;
+}
+
 __device__ __forceinline__ float fast_exp2(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
@@ -339,6 +354,28 @@ __device__ __forceinline__ int cta_tile(int wave) {
   return wave * ctas + (Tr::kSnakeOrder && (wave & 1) != 0 ? ctas - 1 - cta : cta);
 }
 
+// The CTA's query tile number `done` (its first is blockIdx.x either way). Static (v5-v7): the
+// snake deal. Dynamic (v8, a tile counter): the next tile of the order not yet taken by any CTA,
+// so a CTA that drew short tiles takes more of them (FA3's scheduler; longest first within each L2
+// section makes it longest-processing-time-first greedy).
+template <class Tr>
+__device__ __forceinline__ int next_tile(const FlashSm90Params& p, int done) {
+  if constexpr (Tr::kTmaStore)  // v7's kernel only: the others keep the producer's registers as they were
+    if (p.tile_counter != nullptr) return atomicAdd(p.tile_counter, 1) + static_cast<int>(gridDim.x);
+  return cta_tile<Tr>(done);
+}
+
+// Once a CTA has drawn past the last tile it draws no more; the last CTA to get there sets the
+// counter back to zero for the next launch on the stream (kernels on one stream never overlap), so
+// a forward needs no memset. The fence orders this CTA's last draw before its retirement.
+__device__ __forceinline__ void retire_tile_counter(int* counter) {
+  __threadfence();
+  if (atomicAdd(counter + 1, 1) == static_cast<int>(gridDim.x) - 1) {
+    atomicExch(counter, 0);
+    atomicExch(counter + 1, 0);
+  }
+}
+
 // One thread, for each query tile of this CTA: Q (once the consumers are done with the Q buffer's
 // previous tile and the O staged in it), then K and V of key tiles n-1 .. 0 into the ring. A stage is refilled
 // only after every consumer warp released it. First rounds pass because a fresh barrier counts as
@@ -351,11 +388,20 @@ __device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensor
   tma_prefetch_map(v_map);
   const int tiles = p.m_blocks * p.batch_heads;
   int slot = 0;
-  for (int done = 0, tile = cta_tile<Tr>(0); tile < tiles; tile = cta_tile<Tr>(++done)) {
-    const TileCoords t = tile_coords<Tr>(p, tile);
-    const int n_tiles = visible_key_tiles<Tr>(p, t.m0), kv_h = t.h / p.kv_group, slot0 = slot;
+  for (int done = 0, tile = cta_tile<Tr>(0);; ++done) {
     const int q_buffer = done % Tr::kQBuffers;
     const std::uint32_t q_phase = (done / Tr::kQBuffers) & 1;
+    if (tile >= tiles) {
+      if constexpr (Tr::kTmaStore) {  // tell the consumers there is no next tile
+        mbarrier_wait_parity(&bars.q_empty[q_buffer], q_phase ^ 1);
+        bars.q_tile[q_buffer] = -1;
+        mbarrier_arrive(&bars.q_full[q_buffer]);
+        if (p.tile_counter != nullptr) retire_tile_counter(p.tile_counter);
+      }
+      return;
+    }
+    const TileCoords t = tile_coords<Tr>(p, tile);
+    const int n_tiles = visible_key_tiles<Tr>(p, t.m0), kv_h = t.h / p.kv_group, slot0 = slot;
     auto load = [&](int it, bool is_k) {  // key tile n_tiles-1-it into ring slot slot0 + it
       const RingSlot<Tr> r(slot0 + it);
       mbarrier_wait_parity(is_k ? &bars.k_empty[r.stage] : &bars.v_empty[r.stage], r.phase ^ 1);
@@ -371,8 +417,10 @@ __device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensor
     // it, so they can never be two q_empty phases ahead of this thread (the parity only tells
     // consecutive phases apart).
     mbarrier_wait_parity(&bars.q_empty[q_buffer], q_phase ^ 1);
+    if constexpr (Tr::kTmaStore) bars.q_tile[q_buffer] = tile;
     if (n_tiles == 0) {
       mbarrier_arrive(&bars.q_full[q_buffer]);  // nothing to load: release the consumers at once
+      tile = next_tile<Tr>(p, done + 1);
       continue;
     }
     load_q<Tr>(q_map, p.q_seq_inner, smem + q_buffer * Tr::kQBytes, &bars.q_full[q_buffer], t.b, t.h, t.m0);
@@ -381,6 +429,10 @@ __device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensor
       load(it, false);
     }
     slot += n_tiles;
+    // v8 draws here, once this tile's last load is issued: the stages ahead of the consumers (and
+    // the epilogue) cover the atomic's round trip to L2. (Drawn before the loads, the result
+    // would stay live across them, over the producer's 24 registers.)
+    tile = next_tile<Tr>(p, done + 1);
   }
 }
 
@@ -634,30 +686,30 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
 
 // One consumer warpgroup, one query tile: the main loop, then the epilogue. `done` counts this
 // CTA's earlier query tiles (the Q buffer and its barriers' phase), `slot0` its earlier key tiles
-// (the ring slot).
+// (the ring slot). v7/v8 (kTmaStore) come in with Q already there (consume waited for it to learn
+// the tile); `begin` is the clock before that wait (timeline build).
 template <class Tr, class T, bool kOverlap>
 __device__ __forceinline__ void consume_tile(const CUtensorMap& o_map, const FlashSm90Params& p, unsigned char* smem,
                                              PipelineBarriers& bars, int b, int h, int m0, int n_tiles, int done,
-                                             int slot0, int tile) {
+                                             int slot0, int tile, std::uint64_t begin) {
   const int q_buffer = done % Tr::kQBuffers;
   const std::uint32_t q_phase = (done / Tr::kQBuffers) & 1;
   const ConsumerView<Tr> c(smem, m0, q_buffer);
   const int t = static_cast<int>(threadIdx.x) % kWarpgroupThreads;
+  float o[Tr::kOAccumulators];
+#pragma unroll
+  for (int v = 0; v < Tr::kOAccumulators; ++v) o[v] = 0.0f;
+  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
+  if constexpr (!Tr::kTmaStore)
+    mbarrier_wait_parity(&bars.q_full[q_buffer], q_phase);  // also for a blind tile: keeps the Q phases in step
   if constexpr (Tr::kTimeline)
     if (t == 0) {
       timeline_mark<Tr>(p, tile, c.consumer, 0,
                         (static_cast<std::uint64_t>(sm_id()) << 40) | (static_cast<std::uint64_t>(c.consumer) << 32) |
                             static_cast<std::uint32_t>(n_tiles));
-      timeline_mark<Tr>(p, tile, c.consumer, 1, clock64());
-      timeline_mark<Tr>(p, tile, c.consumer, 5, global_timer_ns());
+      timeline_mark<Tr>(p, tile, c.consumer, 1, begin);
+      timeline_mark<Tr>(p, tile, c.consumer, 2, clock64());
     }
-  float o[Tr::kOAccumulators];
-#pragma unroll
-  for (int v = 0; v < Tr::kOAccumulators; ++v) o[v] = 0.0f;
-  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
-  mbarrier_wait_parity(&bars.q_full[q_buffer], q_phase);  // also for a blind tile: keeps the Q phases in step
-  if constexpr (Tr::kTimeline)
-    if (t == 0) timeline_mark<Tr>(p, tile, c.consumer, 2, clock64());
   if (n_tiles > 0) {
     if constexpr (kOverlap)
       mainloop_overlapped<Tr, T>(o, row_max, row_sum, p, bars, c, n_tiles, slot0);
@@ -708,10 +760,7 @@ __device__ __forceinline__ void consume_tile(const CUtensorMap& o_map, const Fla
         tma_store_attention_box(smem + Tr::kOOffset + atom * Tr::kQAtomBytes + c.consumer * 64 * 128, o_map,
                                 p.o_seq_inner, atom * 64, c.wg_row0, h, b);
       bulk_commit_group();
-      if constexpr (Tr::kTimeline) {
-        timeline_mark<Tr>(p, tile, c.consumer, 4, clock64());
-        timeline_mark<Tr>(p, tile, c.consumer, 6, global_timer_ns());
-      }
+      if constexpr (Tr::kTimeline) timeline_mark<Tr>(p, tile, c.consumer, 4, clock64());
     }
     return;
   }
@@ -740,15 +789,48 @@ __device__ __forceinline__ void consume(const CUtensorMap& o_map, const FlashSm9
                                         PipelineBarriers& bars) {
   const int tiles = p.m_blocks * p.batch_heads;
   int slot = 0;
-  for (int done = 0, tile = cta_tile<Tr>(0); tile < tiles; tile = cta_tile<Tr>(++done)) {
-    const TileCoords t = tile_coords<Tr>(p, tile);
-    const int n_tiles = visible_key_tiles<Tr>(p, t.m0);
-    consume_tile<Tr, T, kOverlap>(o_map, p, smem, bars, t.b, t.h, t.m0, n_tiles, done, slot, tile);
-    slot += n_tiles;
-  }
-  // The last TMA store must be done before the CTA (and its shared memory) goes away.
-  if constexpr (Tr::kTmaStore)
+  if constexpr (Tr::kTmaStore) {
+    // The producer names each tile in shared memory (PipelineBarriers::q_tile): read it once Q is there.
+    const bool recorder = Tr::kTimeline && threadIdx.x % kWarpgroupThreads == 0;
+    int last_tile = -1;
+    std::uint64_t first_begin_ns = 0;
+    for (int done = 0;; ++done) {
+      const int q_buffer = done % Tr::kQBuffers;
+      const std::uint64_t begin = recorder ? clock64() : 0;
+      // The lane's global-timer anchors (timeline build): read at its first start and its end
+      // only, since a %globaltimer read costs hundreds of cycles; the host places the other
+      // clocks between them.
+      if (recorder && done == 0) first_begin_ns = global_timer_ns();
+      mbarrier_wait_parity(&bars.q_full[q_buffer], (done / Tr::kQBuffers) & 1);
+      const int tile = ld_shared_s32(&bars.q_tile[q_buffer]);
+      if (tile < 0) {
+        if constexpr (Tr::kTimeline)
+          if (recorder && last_tile >= 0) {
+            const int consumer = static_cast<int>(threadIdx.x) / kWarpgroupThreads;
+            timeline_mark<Tr>(p, last_tile, consumer, 7, clock64());
+            timeline_mark<Tr>(p, last_tile, consumer, 6, global_timer_ns());
+          }
+        break;
+      }
+      const TileCoords t = tile_coords<Tr>(p, tile);
+      const int n_tiles = visible_key_tiles<Tr>(p, t.m0);
+      consume_tile<Tr, T, kOverlap>(o_map, p, smem, bars, t.b, t.h, t.m0, n_tiles, done, slot, tile, begin);
+      if constexpr (Tr::kTimeline)
+        if (recorder && done == 0)
+          timeline_mark<Tr>(p, tile, static_cast<int>(threadIdx.x) / kWarpgroupThreads, 5, first_begin_ns);
+      slot += n_tiles;
+      last_tile = tile;
+    }
+    // The last TMA store must be done before the CTA (and its shared memory) goes away.
     if (threadIdx.x % kWarpgroupThreads == 0) bulk_wait_group_all();
+  } else {
+    for (int done = 0, tile = cta_tile<Tr>(0); tile < tiles; tile = cta_tile<Tr>(++done)) {
+      const TileCoords t = tile_coords<Tr>(p, tile);
+      const int n_tiles = visible_key_tiles<Tr>(p, t.m0);
+      consume_tile<Tr, T, kOverlap>(o_map, p, smem, bars, t.b, t.h, t.m0, n_tiles, done, slot, tile, 0);
+      slot += n_tiles;
+    }
+  }
 }
 #endif  // ATTNPROF_SM90A
 
@@ -877,7 +959,7 @@ int section_pairs(const FlashSm90Params& p, const FusedAttentionArgs& a, long lo
 
 template <class Tr, class T, bool kOverlap>
 void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, bool persistent, bool l2_sections = false,
-                  std::uint64_t* timeline = nullptr) {
+                  std::uint64_t* timeline = nullptr, int* tile_counter = nullptr) {
   const CUtensorMapDataType element = std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                                                 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   const auto b = static_cast<std::uint64_t>(a.batch), d = static_cast<std::uint64_t>(a.head_dim);
@@ -901,6 +983,7 @@ void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, bool persist
   for (int i = 0; i < 3; ++i) p.o_stride[i] = a.o_stride[i];
   p.o_seq_inner = o.seq_inner;
   p.timeline = timeline;
+  p.tile_counter = tile_counter;
   p.lse = a.lse;
   fill_tile_fields<Tr>(p, a);
   p.kv_group = static_cast<int>(a.heads / a.kv_heads);
@@ -923,6 +1006,26 @@ void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, bool persist
   p.group_heads = section_pairs<Tr>(p, a, ctas, persistent, l2_sections);
   kernel<<<static_cast<unsigned>(ctas), Tr::kThreads, Tr::kSmemBytes, stream>>>(q.map, k.map, v.map, o.map, p);
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_forward_sm90_kernel");
+}
+
+// v8's tile counter for launches on `stream` of the current device: two ints, zeroed once (in
+// stream order) and set back to zero by each launch's last CTA (retire_tile_counter). One per
+// stream because launches on one stream never overlap, while two streams' launches may; kept for
+// the process (8 bytes a stream).
+int* tile_counter_for(cudaStream_t stream) {
+  int device = 0;
+  ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
+  static std::mutex mutex;
+  static std::map<std::pair<int, cudaStream_t>, int*> counters;
+  std::lock_guard<std::mutex> lock(mutex);
+  int*& counter = counters[{device, stream}];
+  if (counter == nullptr) {
+    void* memory = nullptr;
+    ATTNPROF_CUDA_CHECK(cudaMalloc(&memory, 2 * sizeof(int)));
+    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(memory, 0, 2 * sizeof(int), stream));
+    counter = static_cast<int*>(memory);
+  }
+  return counter;
 }
 
 // The kernel's two GEMMs alone, for run_flash_gemm_probe: one consumer warpgroup (consumer 0 of
@@ -1021,13 +1124,14 @@ FlashKernel flash_kernel_choice() {
   const char* kernel = std::getenv("ATTNPROF_FLASH_KERNEL");
   const std::string want = kernel == nullptr ? "" : kernel;
   if (!want.empty() && want != "sm80" && want != "sm90" && want != "sm90-m128" && want != "sm90-persistent" &&
-      want != "sm90-serial" && want != "sm90-v5" && want != "sm90-v6" && want != "sm90-v7")
+      want != "sm90-serial" && want != "sm90-v5" && want != "sm90-v6" && want != "sm90-v7" && want != "sm90-v8")
     throw UsageError(str_cat("ATTNPROF_FLASH_KERNEL=", want,
                              ": allowed sm80 (the mma.sync kernel), sm90 (wgmma + TMA, compute capability 9.0), "
                              "sm90-m128 (the same with 128-row tiles at D 64), sm90-persistent (one CTA per SM), "
                              "sm90-serial (without GEMM/softmax overlap), sm90-v5 (persistent, Q double-buffered, "
                              "lazy rescale), sm90-v6 (v5's kernel, one CTA per tile), sm90-v7 (v5 with a TMA-store "
-                             "epilogue and 3 K/V stages at D 64), or unset"));
+                             "epilogue and 3 K/V stages at D 64), sm90-v8 (v7 with tiles drawn from a counter), or "
+                             "unset"));
   if (want == "sm80") return FlashKernel::sm80;
   if (want.empty()) {
     const char* config = std::getenv("ATTNPROF_FLASH_CONFIG");  // a tiling of the sm80 kernel
@@ -1042,13 +1146,14 @@ FlashKernel flash_kernel_choice() {
   if (want == "sm90-v5") return FlashKernel::sm90_v5;
   if (want == "sm90-v6") return FlashKernel::sm90_v6;
   if (want == "sm90-v7") return FlashKernel::sm90_v7;
+  if (want == "sm90-v8") return FlashKernel::sm90_v8;
   if (want == "sm90") return FlashKernel::sm90;
   return FlashKernel::sm90_auto;
 }
 
 FlashKernel auto_flash_kernel(std::int64_t head_dim, std::int64_t seq_q) {
-  if (head_dim == 64) return seq_q <= 2048 ? FlashKernel::sm90_v5 : FlashKernel::sm90;
-  return seq_q <= 4096 ? FlashKernel::sm90_v5 : FlashKernel::sm90;
+  if (head_dim == 64) return seq_q <= 2048 ? FlashKernel::sm90_v8 : FlashKernel::sm90;
+  return seq_q <= 4096 ? FlashKernel::sm90_v8 : FlashKernel::sm90;
 }
 
 void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t stream, FlashKernel schedule) {
@@ -1071,14 +1176,18 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
   using D64V5 = FlashSm90V5Traits<64, 2>;  // 128 rows: the D 64 gap to cuDNN is at short sequences
   using D128V5 = FlashSm90V5Traits<128, 2>;
   switch (schedule) {
-    case FlashKernel::sm90_v7:  // v5's grid and order, TMA-store epilogue
+    case FlashKernel::sm90_v7:    // v5's grid and order, TMA-store epilogue
+    case FlashKernel::sm90_v8: {  // the same kernel, tiles drawn from a counter in L2 sections
+      const bool v8 = schedule == FlashKernel::sm90_v8;
+      int* counter = v8 ? tile_counter_for(stream) : nullptr;
       if (args.head_dim == 64)
-        fp16 ? launch_typed<FlashSm90V7Traits<64, 2>, __half, true>(args, stream, true)
-             : launch_typed<FlashSm90V7Traits<64, 2>, __nv_bfloat16, true>(args, stream, true);
+        fp16 ? launch_typed<FlashSm90V7Traits<64, 2>, __half, true>(args, stream, true, v8, nullptr, counter)
+             : launch_typed<FlashSm90V7Traits<64, 2>, __nv_bfloat16, true>(args, stream, true, v8, nullptr, counter);
       else
-        fp16 ? launch_typed<FlashSm90V7Traits<128, 2>, __half, true>(args, stream, true)
-             : launch_typed<FlashSm90V7Traits<128, 2>, __nv_bfloat16, true>(args, stream, true);
+        fp16 ? launch_typed<FlashSm90V7Traits<128, 2>, __half, true>(args, stream, true, v8, nullptr, counter)
+             : launch_typed<FlashSm90V7Traits<128, 2>, __nv_bfloat16, true>(args, stream, true, v8, nullptr, counter);
       return;
+    }
     case FlashKernel::sm90_v5:  // persistent, snake order over the longest-first order
     case FlashKernel::sm90_v6: {  // one CTA per tile, L2 sections
       const bool v5 = schedule == FlashKernel::sm90_v5;
@@ -1132,7 +1241,10 @@ int flash_v5_section_pairs(const FusedAttentionArgs& args, FlashKernel schedule,
   return args.head_dim == 64 ? pairs(FlashSm90V5Traits<64, 2>{}) : pairs(FlashSm90V5Traits<128, 2>{});
 }
 
-std::vector<FlashTileTiming> run_flash_timeline_sm90(const FusedAttentionArgs& args, cudaStream_t stream) {
+std::vector<FlashTileTiming> run_flash_timeline_sm90(const FusedAttentionArgs& args, cudaStream_t stream,
+                                                     FlashKernel schedule) {
+  if (schedule != FlashKernel::sm90_v7 && schedule != FlashKernel::sm90_v8)
+    throw Error("run_flash_timeline_sm90: the timeline build is v7's kernel (sm90_v7, or sm90_v8's counter)");
   if (args.dtype != DType::bf16)
     throw UsageError(str_cat("--dtype ", dtype_name(args.dtype), ": the flash timeline build takes bf16"));
   if (args.head_dim != 64 && args.head_dim != 128)
@@ -1146,10 +1258,13 @@ std::vector<FlashTileTiming> run_flash_timeline_sm90(const FusedAttentionArgs& a
   const Tensor device_words = Tensor::empty({static_cast<std::int64_t>(words)}, DType::fp64, Device::cuda);
   auto* records = static_cast<std::uint64_t*>(device_words.raw());
   ATTNPROF_CUDA_CHECK(cudaMemsetAsync(records, 0, words * sizeof(std::uint64_t), stream));
+  const bool v8 = schedule == FlashKernel::sm90_v8;
+  int* counter = v8 ? tile_counter_for(stream) : nullptr;
   if (args.head_dim == 64)
-    launch_typed<FlashSm90V7TimelineTraits<64, kConsumers>, __nv_bfloat16, true>(args, stream, true, false, records);
+    launch_typed<FlashSm90V7TimelineTraits<64, kConsumers>, __nv_bfloat16, true>(args, stream, true, v8, records, counter);
   else
-    launch_typed<FlashSm90V7TimelineTraits<128, kConsumers>, __nv_bfloat16, true>(args, stream, true, false, records);
+    launch_typed<FlashSm90V7TimelineTraits<128, kConsumers>, __nv_bfloat16, true>(args, stream, true, v8, records,
+                                                                                  counter);
   std::vector<std::uint64_t> host(words);
   ATTNPROF_CUDA_CHECK(
       cudaMemcpyAsync(host.data(), records, words * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream));

@@ -36,7 +36,11 @@ namespace attnprof::cuda::hopper {
 // does not wait for its O to reach global memory) and, at D 64, 3 K/V stages: what cuDNN's kernels
 // hold (bench/RESULTS.md, session 3).
 // sm90_auto (the default on Hopper): one of the above per problem, by auto_flash_kernel.
-enum class FlashKernel { sm80, sm90, sm90_m128, sm90_persistent, sm90_serial, sm90_auto, sm90_v5, sm90_v6, sm90_v7 };
+// sm90_v8: v7's kernel with FA3's dynamic scheduler: each CTA's producer draws its next query tile
+// from a device counter (atomicAdd) a tile ahead, over v6's L2-section order (longest first within
+// a section), so a CTA that drew short tiles takes more and the SMs end together; the last CTA
+// sets the counter back to zero, so a forward stays one kernel with no memset.
+enum class FlashKernel { sm80, sm90, sm90_m128, sm90_persistent, sm90_serial, sm90_auto, sm90_v5, sm90_v6, sm90_v7, sm90_v8 };
 
 // The schedule sm90_auto runs, chosen from the H200 measurements of 2026-11-30 (bench/RESULTS.md,
 // causal bf16, every schedule timed in one run, device call 4, ms): D 64 up to 2048 query rows and
@@ -68,7 +72,8 @@ int flash_v5_section_pairs(const FusedAttentionArgs& args, FlashKernel schedule,
 // One sm90-v7 forward through its timeline build (the same kernel plus clock reads at each pass's
 // start, Q arrival, main loop end and epilogue end; flash_timeline.h), returning a record per
 // (query tile, consumer warpgroup). bf16, head_dim 64 or 128 (UsageError otherwise); synchronises.
-std::vector<FlashTileTiming> run_flash_timeline_sm90(const FusedAttentionArgs& args, cudaStream_t stream);
+std::vector<FlashTileTiming> run_flash_timeline_sm90(const FusedAttentionArgs& args, cudaStream_t stream,
+                                                     FlashKernel schedule = FlashKernel::sm90_v8);
 
 // The kernel's two GEMMs alone, on one consumer warpgroup, to localise a failure of the whole kernel:
 // q, k, v are device bf16 [128 × head_dim] row-major (one head; q rows 64.. unused), p_matrix is bf16

@@ -14,7 +14,11 @@ std::vector<FlashTileTiming> decode_flash_timeline(const std::vector<std::uint64
   if (consumers < 1 || words.size() % static_cast<std::size_t>(kTimelineWords * consumers) != 0)
     throw Error(fmt::format("flash timeline: {} words is not a whole number of {}-word records of {} warpgroups",
                             words.size(), kTimelineWords, consumers));
+  struct Anchors {
+    std::uint64_t begin_ns = 0, end_ns = 0, end_clock = 0;
+  };
   std::vector<FlashTileTiming> out;
+  std::vector<Anchors> anchors;
   out.reserve(words.size() / kTimelineWords);
   for (std::size_t r = 0; r * kTimelineWords < words.size(); ++r) {
     const std::uint64_t* w = words.data() + r * kTimelineWords;
@@ -27,17 +31,53 @@ std::vector<FlashTileTiming> decode_flash_timeline(const std::vector<std::uint64
     t.q_ready = w[2];
     t.mainloop_end = w[3];
     t.epilogue_end = w[4];
-    t.begin_ns = w[5];
-    t.end_ns = w[6];
-    if (t.begin == 0 || t.begin_ns == 0 || t.end_ns == 0)
+    if (t.begin == 0)
       throw Error(fmt::format("flash timeline: tile {} warpgroup {} was never recorded", t.tile,
                               r % static_cast<std::size_t>(consumers)));
     if (t.consumer != static_cast<int>(r % static_cast<std::size_t>(consumers)) || t.q_ready < t.begin ||
-        t.mainloop_end < t.q_ready || t.epilogue_end < t.mainloop_end || t.end_ns < t.begin_ns)
+        t.mainloop_end < t.q_ready || t.epilogue_end < t.mainloop_end || (w[7] != 0 && w[7] < t.epilogue_end))
       throw Error(fmt::format("flash timeline: tile {} warpgroup {} is inconsistent (clocks run backwards or the "
                               "record names warpgroup {})",
                               t.tile, r % static_cast<std::size_t>(consumers), t.consumer));
     out.push_back(t);
+    anchors.push_back({w[5], w[6], w[7]});
+  }
+  // Each (SM, warpgroup) lane in clock order: runs of passes from a start anchor to an end anchor
+  // (one per CTA that ran there), the clocks between placed linearly on the global timer.
+  std::map<std::pair<int, int>, std::vector<std::size_t>> lanes;
+  for (std::size_t i = 0; i < out.size(); ++i) lanes[{out[i].sm, out[i].consumer}].push_back(i);
+  for (auto& [lane, passes] : lanes) {
+    std::sort(passes.begin(), passes.end(), [&](std::size_t a, std::size_t b) { return out[a].begin < out[b].begin; });
+    for (std::size_t first = 0; first < passes.size();) {
+      const FlashTileTiming& start = out[passes[first]];
+      if (anchors[passes[first]].begin_ns == 0)
+        throw Error(fmt::format("flash timeline: SM {} warpgroup {}: tile {} starts its passes without a global-timer "
+                                "anchor",
+                                lane.first, lane.second, start.tile));
+      std::size_t last = first;
+      while (anchors[passes[last]].end_ns == 0) {
+        ++last;
+        if (last == passes.size() || anchors[passes[last]].begin_ns != 0)
+          throw Error(fmt::format("flash timeline: SM {} warpgroup {}: the passes from tile {} have no end anchor",
+                                  lane.first, lane.second, start.tile));
+      }
+      const Anchors& a0 = anchors[passes[first]];
+      const Anchors& a1 = anchors[passes[last]];
+      if (a1.end_ns < a0.begin_ns || a1.end_clock <= start.begin)
+        throw Error(fmt::format("flash timeline: SM {} warpgroup {}: its anchors run backwards", lane.first,
+                                lane.second));
+      const double ns_per_cycle =
+          static_cast<double>(a1.end_ns - a0.begin_ns) / static_cast<double>(a1.end_clock - start.begin);
+      auto at_ns = [&](std::uint64_t clock) {
+        return a0.begin_ns + static_cast<std::uint64_t>(static_cast<double>(clock - start.begin) * ns_per_cycle + 0.5);
+      };
+      for (std::size_t k = first; k <= last; ++k) {
+        FlashTileTiming& t = out[passes[k]];
+        t.begin_ns = at_ns(t.begin);
+        t.end_ns = at_ns(t.epilogue_end);
+      }
+      first = last + 1;
+    }
   }
   return out;
 }

@@ -1,8 +1,10 @@
 #pragma once
-// The sm90-v7 kernel's own timeline: its timeline build (FlashSm90V7TimelineTraits, flash_hopper.cu)
-// records, for each consumer warpgroup's pass over a query tile, the SM clock when the pass starts,
-// when its Q is in shared memory, when its main loop ends and when its epilogue ends (the TMA store
-// issued), with the SM, the key tiles visited and the global timer at both ends. What no outside
+// The sm90-v7/v8 kernel's own timeline: its timeline build (FlashSm90V7TimelineTraits,
+// flash_hopper.cu) records, for each consumer warpgroup's pass over a query tile, the SM clock when
+// the pass starts, when its Q is in shared memory, when its main loop ends and when its epilogue
+// ends (the TMA store issued), with the SM and the key tiles visited; and, once per warpgroup of a
+// CTA, the global timer beside the clock at its first start and at its end (a %globaltimer read
+// costs hundreds of cycles: read per pass, it inflated the very gaps it measured). What no outside
 // profiler shows: where a warp-specialised kernel's time goes inside one launch. Plain host code
 // (decoding, summary, Chrome trace), tested without a GPU.
 #include <cstdint>
@@ -11,17 +13,24 @@
 
 namespace attnprof::cuda::hopper {
 
-inline constexpr int kTimelineWords = 7;  // the kernel's words per (query tile, consumer warpgroup)
+// The kernel's words per (query tile, consumer warpgroup): meta (SM << 40 | warpgroup << 32 | key
+// tiles), the clock at the pass's start, Q there, main loop end, epilogue end; then the global
+// timer at the start (a warpgroup's first pass of its CTA only, else 0), the global timer and the
+// clock at the warpgroup's end (its last pass only, else 0).
+inline constexpr int kTimelineWords = 8;
 
 struct FlashTileTiming {
   int tile = 0;  // position in the grid's tile order
   int sm = 0, consumer = 0, key_tiles = 0;
   std::uint64_t begin = 0, q_ready = 0, mainloop_end = 0, epilogue_end = 0;  // SM clock cycles
-  std::uint64_t begin_ns = 0, end_ns = 0;                                    // global timer
+  // Global timer at the pass's start and epilogue end: the lane's anchors, the clocks between them
+  // placed by the lane's cycles per ns.
+  std::uint64_t begin_ns = 0, end_ns = 0;
 };
 
 // The kernel's words (kTimelineWords per record, record = tile · consumers + consumer) → timings.
-// Throws Error for a record that was never written (all zero) or whose clocks run backwards.
+// Throws Error for a record that was never written (all zero), whose clocks run backwards, or
+// whose warpgroup's passes lack a start or an end anchor.
 std::vector<FlashTileTiming> decode_flash_timeline(const std::vector<std::uint64_t>& words, int consumers);
 
 struct FlashTimelineSummary {
