@@ -15,8 +15,9 @@ namespace {
 
 FlashTileTiming pass(int tile, int sm, int consumer, int key_tiles, std::uint64_t begin, std::uint64_t q_ready,
                      std::uint64_t mainloop_end, std::uint64_t epilogue_end, std::uint64_t begin_ns,
-                     std::uint64_t end_ns) {
+                     std::uint64_t end_ns, std::uint64_t q_issued) {
   FlashTileTiming t;
+  t.q_issued = q_issued;
   t.tile = tile;
   t.sm = sm;
   t.consumer = consumer;
@@ -32,9 +33,12 @@ FlashTileTiming pass(int tile, int sm, int consumer, int key_tiles, std::uint64_
 
 // Tiles 0 and 2 on SM 0, tile 1 on SM 1, two warpgroups each.
 std::vector<FlashTileTiming> sample() {
-  return {pass(0, 0, 0, 2, 1000, 1100, 2100, 2300, 10000, 12000), pass(0, 0, 1, 2, 1000, 1200, 2200, 2400, 10000, 12500),
-          pass(1, 1, 0, 2, 5000, 5100, 6100, 6200, 11000, 13000), pass(1, 1, 1, 2, 5000, 5100, 6100, 6300, 11000, 13500),
-          pass(2, 0, 0, 1, 2350, 2400, 2900, 3000, 13000, 14000), pass(2, 0, 1, 1, 2400, 2450, 2950, 3050, 13000, 14500)};
+  return {pass(0, 0, 0, 2, 1000, 1100, 2100, 2300, 10000, 12000, 900),
+          pass(0, 0, 1, 2, 1000, 1200, 2200, 2400, 10000, 12500, 900),
+          pass(1, 1, 0, 2, 5000, 5100, 6100, 6200, 11000, 13000, 4800),
+          pass(1, 1, 1, 2, 5000, 5100, 6100, 6300, 11000, 13500, 4800),
+          pass(2, 0, 0, 1, 2350, 2400, 2900, 3000, 13000, 14000, 2300),
+          pass(2, 0, 1, 1, 2400, 2450, 2950, 3050, 13000, 14500, 2300)};
 }
 
 // The kernel's words for `timings`: each (SM, warpgroup) lane's first pass carries its begin_ns as
@@ -52,7 +56,7 @@ std::vector<std::uint64_t> words_of(const std::vector<FlashTileTiming>& timings)
     words.push_back((static_cast<std::uint64_t>(t.sm) << 40) | (static_cast<std::uint64_t>(t.consumer) << 32) |
                     static_cast<std::uint64_t>(t.key_tiles));
     for (std::uint64_t w : {t.begin, t.q_ready, t.mainloop_end, t.epilogue_end, first ? t.begin_ns : 0,
-                            last ? t.end_ns : 0, last ? t.epilogue_end : 0})
+                            last ? t.end_ns : 0, last ? t.epilogue_end : 0, t.q_issued})
       words.push_back(w);
   }
   return words;
@@ -61,7 +65,7 @@ std::vector<std::uint64_t> words_of(const std::vector<FlashTileTiming>& timings)
 // One lane at 2 ns a cycle: passes at clocks 1000..3000 and 3500..4000, anchors 10000 ns at clock
 // 1000 and 16000 ns at clock 4000.
 std::vector<FlashTileTiming> two_ns_per_cycle() {
-  return {pass(0, 3, 0, 2, 1000, 1100, 2800, 3000, 10000, 0), pass(1, 3, 0, 1, 3500, 3600, 3900, 4000, 0, 16000)};
+  return {pass(0, 3, 0, 2, 1000, 1100, 2800, 3000, 10000, 0, 900), pass(1, 3, 0, 1, 3500, 3600, 3900, 4000, 0, 16000, 3400)};
 }
 
 }  // namespace
@@ -107,6 +111,9 @@ TEST(FlashTimeline, UnwrittenOrInconsistentRecordsAreErrors) {
   std::vector<std::uint64_t> backwards = words;
   backwards[3] = backwards[2] - 1;  // main loop ends before Q arrived
   EXPECT_THROW(cuda::hopper::decode_flash_timeline(backwards, 2), Error);
+  std::vector<std::uint64_t> q_after_ready = words;
+  q_after_ready[8] = q_after_ready[2] + 1;  // the producer's issue after the consumer saw Q
+  EXPECT_THROW(cuda::hopper::decode_flash_timeline(q_after_ready, 2), Error);
   // Read as tiles of 3 warpgroups, the third record (warpgroup 2 of tile 0) names warpgroup 0.
   EXPECT_THROW(cuda::hopper::decode_flash_timeline(words, 3), Error);
   // A lane without its start anchor, or without its end anchor.
@@ -127,6 +134,9 @@ TEST(FlashTimeline, SummaryMatchesTheHandWorkedNumbers) {
   EXPECT_DOUBLE_EQ(s.mainloop_cycles_per_key_tile, 500.0);  // 5000 / 10
   EXPECT_DOUBLE_EQ(s.epilogue_cycles, 150.0);               // 900 / 6
   EXPECT_DOUBLE_EQ(s.between_cycles, 25.0);                 // SM 0: 2350−2300 and 2400−2400
+  EXPECT_DOUBLE_EQ(s.later_q_wait_cycles, 50.0);            // tile 2 on both lanes of SM 0: 50 and 50
+  EXPECT_DOUBLE_EQ(s.q_issue_lead_cycles, 125.0);           // (100+100+200+200+50+100) / 6
+  EXPECT_DOUBLE_EQ(s.q_issue_to_ready_cycles, 225.0);       // (200+300+300+300+100+150) / 6
   // Lane spans 2000 + 2050 + 1200 + 1300 = 6550 cycles; the four parts fill them exactly.
   EXPECT_DOUBLE_EQ(s.share_q_wait, 600.0 / 6550);
   EXPECT_DOUBLE_EQ(s.share_mainloop, 5000.0 / 6550);
@@ -142,6 +152,7 @@ TEST(FlashTimeline, SummaryMatchesTheHandWorkedNumbers) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("22.2% of it idle"), std::string::npos) << text;
+  EXPECT_NE(text.find("Q: 50 cycles of wait after a warpgroup's first pass; issued 125 cycles before"), std::string::npos) << text;
   EXPECT_THROW(cuda::hopper::summarize_flash_timeline({}), Error);
 }
 

@@ -214,6 +214,9 @@ struct FlashSm90Params {
   // v8 (v7's kernel): {next, retired} for the dynamic tile scheduler (tile_counter_for); null: the
   // static snake deal.
   int* tile_counter = nullptr;
+  // v8: once tile t's Q is issued, the producer draws tile t+1 and prefetches its Q into L2, so
+  // t+1's Q load waits on L2 rather than HBM (v7 stays the static baseline it was measured as).
+  bool prefetch_next_q = false;
 };
 
 }  // namespace flash_sm90
@@ -286,6 +289,14 @@ __device__ __forceinline__ void timeline_mark(const FlashSm90Params& p, int tile
                                               std::uint64_t value) {
   if constexpr (Tr::kTimeline)
     p.timeline[(static_cast<std::int64_t>(tile) * Tr::kConsumerWarpgroups + consumer) * kTimelineWords + word] = value;
+}
+
+// The producer's word: the clock when it handed tile `tile`'s Q to the TMA (or, for a tile that
+// sees no key, released the consumers), in every consumer warpgroup's record of the tile.
+template <class Tr>
+__device__ __forceinline__ void timeline_q_issued(const FlashSm90Params& p, int tile, std::uint64_t clock) {
+  if constexpr (Tr::kTimeline)
+    for (int consumer = 0; consumer < Tr::kConsumerWarpgroups; ++consumer) timeline_mark<Tr>(p, tile, consumer, 8, clock);
 }
 
 template <int kRegisters>
@@ -419,20 +430,33 @@ __device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensor
     mbarrier_wait_parity(&bars.q_empty[q_buffer], q_phase ^ 1);
     if constexpr (Tr::kTmaStore) bars.q_tile[q_buffer] = tile;
     if (n_tiles == 0) {
+      if constexpr (Tr::kTimeline) timeline_q_issued<Tr>(p, tile, clock64());
       mbarrier_arrive(&bars.q_full[q_buffer]);  // nothing to load: release the consumers at once
       tile = next_tile<Tr>(p, done + 1);
       continue;
     }
     load_q<Tr>(q_map, p.q_seq_inner, smem + q_buffer * Tr::kQBytes, &bars.q_full[q_buffer], t.b, t.h, t.m0);
+    if constexpr (Tr::kTimeline) timeline_q_issued<Tr>(p, tile, clock64());
+    int next = tiles;
+    if constexpr (Tr::kTmaStore)
+      if (p.prefetch_next_q) {
+        next = next_tile<Tr>(p, done + 1);
+        if (next < tiles) {
+          const TileCoords n = tile_coords<Tr>(p, next);
+#pragma unroll
+          for (int atom = 0; atom < Tr::kAtoms; ++atom)
+            tma_prefetch_l2_attention_box(q_map, p.q_seq_inner, atom * 64, n.m0, n.h, n.b);
+        }
+      }
     for (int it = 0; it < n_tiles; ++it) {
       if (it > 0) load(it, true);
       load(it, false);
     }
     slot += n_tiles;
-    // v8 draws here, once this tile's last load is issued: the stages ahead of the consumers (and
-    // the epilogue) cover the atomic's round trip to L2. (Drawn before the loads, the result
-    // would stay live across them, over the producer's 24 registers.)
-    tile = next_tile<Tr>(p, done + 1);
+    // Without the prefetch the next tile is drawn here, once this tile's last load is issued (the
+    // stages ahead of the consumers and the epilogue cover an atomic's round trip to L2).
+    if (!(Tr::kTmaStore && p.prefetch_next_q)) next = next_tile<Tr>(p, done + 1);
+    tile = next;
   }
 }
 
@@ -802,7 +826,11 @@ __device__ __forceinline__ void consume(const CUtensorMap& o_map, const FlashSm9
       // clocks between them.
       if (recorder && done == 0) first_begin_ns = global_timer_ns();
       mbarrier_wait_parity(&bars.q_full[q_buffer], (done / Tr::kQBuffers) & 1);
-      const int tile = ld_shared_s32(&bars.q_tile[q_buffer]);
+      // Lane 0 reads it (the lane that later arrives on q_empty, so the read is ordered before the
+      // producer's next write by program order alone) and hands it to the warp.
+      int tile = 0;
+      if (threadIdx.x % 32 == 0) tile = ld_shared_s32(&bars.q_tile[q_buffer]);
+      tile = __shfl_sync(0xffffffffu, tile, 0);
       if (tile < 0) {
         if constexpr (Tr::kTimeline)
           if (recorder && last_tile >= 0) {
@@ -984,6 +1012,7 @@ void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, bool persist
   p.o_seq_inner = o.seq_inner;
   p.timeline = timeline;
   p.tile_counter = tile_counter;
+  p.prefetch_next_q = tile_counter != nullptr;  // v8: the counter and the prefetch of the next Q
   p.lse = a.lse;
   fill_tile_fields<Tr>(p, a);
   p.kv_group = static_cast<int>(a.heads / a.kv_heads);
@@ -1153,7 +1182,7 @@ FlashKernel flash_kernel_choice() {
 
 FlashKernel auto_flash_kernel(std::int64_t head_dim, std::int64_t seq_q) {
   if (head_dim == 64) return seq_q <= 2048 ? FlashKernel::sm90_v8 : FlashKernel::sm90;
-  return seq_q <= 4096 ? FlashKernel::sm90_v8 : FlashKernel::sm90;
+  return FlashKernel::sm90_v8;
 }
 
 void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t stream, FlashKernel schedule) {

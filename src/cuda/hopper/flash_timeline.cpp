@@ -31,11 +31,13 @@ std::vector<FlashTileTiming> decode_flash_timeline(const std::vector<std::uint64
     t.q_ready = w[2];
     t.mainloop_end = w[3];
     t.epilogue_end = w[4];
-    if (t.begin == 0)
+    t.q_issued = w[8];
+    if (t.begin == 0 || t.q_issued == 0)
       throw Error(fmt::format("flash timeline: tile {} warpgroup {} was never recorded", t.tile,
                               r % static_cast<std::size_t>(consumers)));
     if (t.consumer != static_cast<int>(r % static_cast<std::size_t>(consumers)) || t.q_ready < t.begin ||
-        t.mainloop_end < t.q_ready || t.epilogue_end < t.mainloop_end || (w[7] != 0 && w[7] < t.epilogue_end))
+        t.mainloop_end < t.q_ready || t.epilogue_end < t.mainloop_end || (w[7] != 0 && w[7] < t.epilogue_end) ||
+        t.q_ready < t.q_issued)
       throw Error(fmt::format("flash timeline: tile {} warpgroup {} is inconsistent (clocks run backwards or the "
                               "record names warpgroup {})",
                               t.tile, r % static_cast<std::size_t>(consumers), t.consumer));
@@ -88,13 +90,17 @@ FlashTimelineSummary summarize_flash_timeline(const std::vector<FlashTileTiming>
   // Passes of one warpgroup of one SM, in the order they ran.
   std::map<std::pair<int, int>, std::vector<const FlashTileTiming*>> lanes;
   for (const FlashTileTiming& t : timings) lanes[{t.sm, t.consumer}].push_back(&t);
-  double q_wait = 0, mainloop = 0, epilogue = 0, between = 0, lane_spans = 0;
+  double q_wait = 0, mainloop = 0, epilogue = 0, between = 0, lane_spans = 0, later_q_wait = 0, lead = 0,
+         issue_to_ready = 0;
   std::int64_t gaps = 0;
   for (auto& [key, passes] : lanes) {
     std::sort(passes.begin(), passes.end(), [](const auto* a, const auto* b) { return a->begin < b->begin; });
     for (std::size_t i = 0; i < passes.size(); ++i) {
       const FlashTileTiming& t = *passes[i];
       q_wait += static_cast<double>(t.q_ready - t.begin);
+      lead += static_cast<double>(t.begin) - static_cast<double>(t.q_issued);
+      issue_to_ready += static_cast<double>(t.q_ready - t.q_issued);
+      if (i > 0) later_q_wait += static_cast<double>(t.q_ready - t.begin);
       mainloop += static_cast<double>(t.mainloop_end - t.q_ready);
       epilogue += static_cast<double>(t.epilogue_end - t.mainloop_end);
       s.key_tiles += t.key_tiles;
@@ -110,6 +116,10 @@ FlashTimelineSummary summarize_flash_timeline(const std::vector<FlashTileTiming>
   s.epilogue_cycles = epilogue / static_cast<double>(s.passes);
   s.mainloop_cycles_per_key_tile = s.key_tiles > 0 ? mainloop / static_cast<double>(s.key_tiles) : 0.0;
   s.between_cycles = gaps > 0 ? between / static_cast<double>(gaps) : 0.0;
+  const auto later_passes = static_cast<double>(s.passes - static_cast<std::int64_t>(lanes.size()));
+  s.later_q_wait_cycles = later_passes > 0 ? later_q_wait / later_passes : 0.0;
+  s.q_issue_lead_cycles = lead / static_cast<double>(s.passes);
+  s.q_issue_to_ready_cycles = issue_to_ready / static_cast<double>(s.passes);
   if (lane_spans > 0) {
     s.share_q_wait = q_wait / lane_spans;
     s.share_mainloop = mainloop / lane_spans;
@@ -148,6 +158,8 @@ std::string flash_timeline_text(const FlashTimelineSummary& s, double tensor_cor
       "{} passes (query tile × consumer warpgroup) on {} SMs, {} key tiles\n"
       "  per pass: wait for Q {:.0f} cycles, main loop {:.0f} cycles a key tile{}, epilogue {:.0f} cycles, "
       "{:.0f} cycles between passes\n"
+      "  Q: {:.0f} cycles of wait after a warpgroup's first pass; issued {:.0f} cycles before the warpgroup asked "
+      "for it, in shared memory {:.0f} cycles after its issue\n"
       "  warpgroup time: {:.1f}% waiting for Q, {:.1f}% main loop, {:.1f}% epilogue, {:.1f}% between passes\n"
       "  SMs: {:.1f} µs from the first start to the last end; {:.1f}% of it idle (before their first or after "
       "their last pass); the last SM ends {:.1f} µs after the first\n",
@@ -155,7 +167,8 @@ std::string flash_timeline_text(const FlashTimelineSummary& s, double tensor_cor
       tensor_core_cycles_per_key_tile > 0
           ? fmt::format(" (the CTA's GEMMs at the tensor cores' peak: {:.0f})", tensor_core_cycles_per_key_tile)
           : std::string(),
-      s.epilogue_cycles, s.between_cycles, 100 * s.share_q_wait, 100 * s.share_mainloop, 100 * s.share_epilogue,
+      s.epilogue_cycles, s.between_cycles, s.later_q_wait_cycles, s.q_issue_lead_cycles, s.q_issue_to_ready_cycles,
+      100 * s.share_q_wait, 100 * s.share_mainloop, 100 * s.share_epilogue,
       100 * s.share_between, s.span_ns / 1000, 100 * s.idle_share, s.end_spread_ns / 1000);
   return text;
 }

@@ -16,13 +16,15 @@ namespace attnprof::cuda::hopper {
 // The kernel's words per (query tile, consumer warpgroup): meta (SM << 40 | warpgroup << 32 | key
 // tiles), the clock at the pass's start, Q there, main loop end, epilogue end; then the global
 // timer at the start (a warpgroup's first pass of its CTA only, else 0), the global timer and the
-// clock at the warpgroup's end (its last pass only, else 0).
-inline constexpr int kTimelineWords = 8;
+// clock at the warpgroup's end (its last pass only, else 0); then the producer's clock when it
+// issued the tile's Q (or released the consumers of a tile that sees no key).
+inline constexpr int kTimelineWords = 9;
 
 struct FlashTileTiming {
   int tile = 0;  // position in the grid's tile order
   int sm = 0, consumer = 0, key_tiles = 0;
   std::uint64_t begin = 0, q_ready = 0, mainloop_end = 0, epilogue_end = 0;  // SM clock cycles
+  std::uint64_t q_issued = 0;  // the producer's clock (the same SM's) when it issued this tile's Q
   // Global timer at the pass's start and epilogue end: the lane's anchors, the clocks between them
   // placed by the lane's cycles per ns.
   std::uint64_t begin_ns = 0, end_ns = 0;
@@ -38,6 +40,10 @@ struct FlashTimelineSummary {
   // Means per pass, in SM cycles: start → Q there; main loop per key tile (Σ main loop / Σ key
   // tiles); epilogue; and from a warpgroup's previous pass end to its next start.
   double q_wait_cycles = 0, mainloop_cycles_per_key_tile = 0, epilogue_cycles = 0, between_cycles = 0;
+  // The wait for Q over the passes after each lane's first (the first waits for the kernel's start);
+  // how long before the warpgroup asked for it the producer issued the Q (negative: after); and
+  // issue → the warpgroup past its wait (the load's latency, when it was issued late).
+  double later_q_wait_cycles = 0, q_issue_lead_cycles = 0, q_issue_to_ready_cycles = 0;
   // Shares of the warpgroups' summed time from their first start to their last end.
   double share_q_wait = 0, share_mainloop = 0, share_epilogue = 0, share_between = 0;
   // By the global timer: first start to last end over all SMs; the SMs' idle share of that span

@@ -149,6 +149,29 @@ __device__ __forceinline__ void tma_load_attention_box(void* dst, const CUtensor
     tma_load_4d(dst, map, bar, col, head, row, batch, cache_hint);
 }
 
+// Fetches the rank-4 box at (c0, c1, c2, c3) into L2 only (no shared memory, no barrier), so a
+// later tma_load_4d of it waits on L2 instead of HBM.
+__device__ __forceinline__ void tma_prefetch_l2_4d(const CUtensorMap& map, int c0, int c1, int c2, int c3) {
+#if ATTNPROF_SM90A
+  asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global [%0, {%1, %2, %3, %4}];" ::"l"(
+                   reinterpret_cast<std::uint64_t>(&map)),
+               "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
+#else
+  (void)map, (void)c0, (void)c1, (void)c2, (void)c3;
+  __trap();
+#endif
+}
+
+// The L2 prefetch counterpart of tma_load_attention_box.
+__device__ __forceinline__ void tma_prefetch_l2_attention_box(const CUtensorMap& map, bool seq_inner, int col, int row,
+                                                              int head, int batch) {
+  if (seq_inner)
+    tma_prefetch_l2_4d(map, col, row, head, batch);
+  else
+    tma_prefetch_l2_4d(map, col, head, row, batch);
+}
+
 // TMA stores (cp.async.bulk.tensor, shared → global, bulk-group completion). Protocol for one
 // store: every thread that wrote the box with st.shared runs fence_proxy_async_shared() (wgmma.cuh;
 // its generic-proxy writes become visible to the async proxy), then a barrier among those threads,
