@@ -214,9 +214,9 @@ struct FlashSm90Params {
   // v8 (v7's kernel): {next, retired} for the dynamic tile scheduler (tile_counter_for); null: the
   // static snake deal.
   int* tile_counter = nullptr;
-  // v8: once tile t's Q is issued, the producer draws tile t+1 and prefetches its Q into L2, so
-  // t+1's Q load waits on L2 rather than HBM (v7 stays the static baseline it was measured as).
-  bool prefetch_next_q = false;
+  // v8: the producer draws tile t+1 once tile t's Q is out and issues t+1's Q as soon as its
+  // buffer is free (v7 stays the static baseline it was measured as).
+  bool early_next_q = false;
 };
 
 }  // namespace flash_sm90
@@ -398,6 +398,19 @@ __device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensor
   tma_prefetch_map(k_map);
   tma_prefetch_map(v_map);
   const int tiles = p.m_blocks * p.batch_heads;
+  // Hands tile `tile`'s Q to the consumers in `buffer` (whose q_empty phase has completed): its
+  // number (v7/v8), then its TMA load, or for a tile that sees no key an arrive alone.
+  auto hand_q = [&](int tile, int buffer) {
+    if constexpr (Tr::kTmaStore) bars.q_tile[buffer] = tile;
+    const TileCoords t = tile_coords<Tr>(p, tile);
+    if constexpr (Tr::kTimeline) timeline_q_issued<Tr>(p, tile, clock64());
+    if (visible_key_tiles<Tr>(p, t.m0) == 0)
+      mbarrier_arrive(&bars.q_full[buffer]);  // nothing to load: release the consumers at once
+    else
+      load_q<Tr>(q_map, p.q_seq_inner, smem + buffer * Tr::kQBytes, &bars.q_full[buffer], t.b, t.h, t.m0);
+  };
+  const bool early_q = Tr::kTmaStore && p.early_next_q;
+  bool q_handed = false;  // early_q: this tile's Q went out during the previous tile's loads
   int slot = 0;
   for (int done = 0, tile = cta_tile<Tr>(0);; ++done) {
     const int q_buffer = done % Tr::kQBuffers;
@@ -423,39 +436,33 @@ __device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensor
     // The first K tile goes before the wait for Q, so it lands while the previous tile's epilogue
     // runs (its stage was released in an earlier main loop: this wait never depends on Q).
     if (n_tiles > 0) load(0, true);
-    // A buffer's two Q barriers go through one phase per tile it holds, blind tiles (no key
-    // visible) included: the consumers stage a blind tile's zeros in Q too, and wait on q_full for
-    // it, so they can never be two q_empty phases ahead of this thread (the parity only tells
-    // consecutive phases apart).
-    mbarrier_wait_parity(&bars.q_empty[q_buffer], q_phase ^ 1);
-    if constexpr (Tr::kTmaStore) bars.q_tile[q_buffer] = tile;
-    if (n_tiles == 0) {
-      if constexpr (Tr::kTimeline) timeline_q_issued<Tr>(p, tile, clock64());
-      mbarrier_arrive(&bars.q_full[q_buffer]);  // nothing to load: release the consumers at once
-      tile = next_tile<Tr>(p, done + 1);
-      continue;
+    if (!q_handed) {
+      // A buffer's two Q barriers go through one phase per tile it holds, blind tiles (no key
+      // visible) included: the consumers stage a blind tile's zeros in Q too, and wait on q_full
+      // for it, so they can never be two q_empty phases ahead of this thread (the parity only
+      // tells consecutive phases apart).
+      mbarrier_wait_parity(&bars.q_empty[q_buffer], q_phase ^ 1);
+      hand_q(tile, q_buffer);
     }
-    load_q<Tr>(q_map, p.q_seq_inner, smem + q_buffer * Tr::kQBytes, &bars.q_full[q_buffer], t.b, t.h, t.m0);
-    if constexpr (Tr::kTimeline) timeline_q_issued<Tr>(p, tile, clock64());
+    q_handed = false;
+    // v8 draws the next tile now and hands its Q out as soon as its buffer is free (the end of the
+    // previous tile's main loop), polled between this tile's K/V loads: the timeline measured
+    // about 5,900 cycles from a Q's issue to the consumers seeing it, more than the 4,500 of lead
+    // that issuing it after this tile's loads gave. Others draw after the loads.
     int next = tiles;
-    if constexpr (Tr::kTmaStore)
-      if (p.prefetch_next_q) {
-        next = next_tile<Tr>(p, done + 1);
-        if (next < tiles) {
-          const TileCoords n = tile_coords<Tr>(p, next);
-#pragma unroll
-          for (int atom = 0; atom < Tr::kAtoms; ++atom)
-            tma_prefetch_l2_attention_box(q_map, p.q_seq_inner, atom * 64, n.m0, n.h, n.b);
-        }
-      }
+    if (early_q) next = next_tile<Tr>(p, done + 1);
+    const int next_buffer = (done + 1) % Tr::kQBuffers;
+    const std::uint32_t next_phase = ((done + 1) / Tr::kQBuffers) & 1;
     for (int it = 0; it < n_tiles; ++it) {
       if (it > 0) load(it, true);
+      if (early_q && !q_handed && next < tiles && mbarrier_test_wait_parity(&bars.q_empty[next_buffer], next_phase ^ 1)) {
+        hand_q(next, next_buffer);
+        q_handed = true;
+      }
       load(it, false);
     }
     slot += n_tiles;
-    // Without the prefetch the next tile is drawn here, once this tile's last load is issued (the
-    // stages ahead of the consumers and the epilogue cover an atomic's round trip to L2).
-    if (!(Tr::kTmaStore && p.prefetch_next_q)) next = next_tile<Tr>(p, done + 1);
+    if (!early_q) next = next_tile<Tr>(p, done + 1);
     tile = next;
   }
 }
@@ -1012,7 +1019,7 @@ void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, bool persist
   p.o_seq_inner = o.seq_inner;
   p.timeline = timeline;
   p.tile_counter = tile_counter;
-  p.prefetch_next_q = tile_counter != nullptr;  // v8: the counter and the prefetch of the next Q
+  p.early_next_q = tile_counter != nullptr;  // v8: the counter and the next Q issued early
   p.lse = a.lse;
   fill_tile_fields<Tr>(p, a);
   p.kv_group = static_cast<int>(a.heads / a.kv_heads);

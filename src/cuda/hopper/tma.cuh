@@ -77,6 +77,27 @@ __device__ __forceinline__ bool mbarrier_try_wait_parity(std::uint64_t* bar, std
 #endif
 }
 
+// Whether the barrier's phase `phase` has completed, without waiting (acquire, like try_wait).
+__device__ __forceinline__ bool mbarrier_test_wait_parity(std::uint64_t* bar, std::uint32_t phase) {
+#if ATTNPROF_SM90A
+  std::uint32_t done = 0;
+  asm volatile(
+      "{\n"
+      ".reg .pred complete;\n"
+      "mbarrier.test_wait.parity.shared::cta.b64 complete, [%1], %2;\n"
+      "selp.u32 %0, 1, 0, complete;\n"
+      "}\n"
+      : "=r"(done)
+      : "r"(shared_address(bar)), "r"(phase)
+      : "memory");
+  return done != 0;
+#else
+  (void)bar, (void)phase;
+  __trap();
+  return false;
+#endif
+}
+
 // Spins until the barrier's phase `phase` has completed. A wrong transaction count or parity would
 // hang the GPU instead of failing a test, so after ~2^31 cycles (about a second at H200 clocks) it
 // stores to address 0 on purpose: the kernel dies with cudaErrorIllegalAddress ("an illegal memory
@@ -147,29 +168,6 @@ __device__ __forceinline__ void tma_load_attention_box(void* dst, const CUtensor
     tma_load_4d(dst, map, bar, col, row, head, batch, cache_hint);
   else
     tma_load_4d(dst, map, bar, col, head, row, batch, cache_hint);
-}
-
-// Fetches the rank-4 box at (c0, c1, c2, c3) into L2 only (no shared memory, no barrier), so a
-// later tma_load_4d of it waits on L2 instead of HBM.
-__device__ __forceinline__ void tma_prefetch_l2_4d(const CUtensorMap& map, int c0, int c1, int c2, int c3) {
-#if ATTNPROF_SM90A
-  asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global [%0, {%1, %2, %3, %4}];" ::"l"(
-                   reinterpret_cast<std::uint64_t>(&map)),
-               "r"(c0), "r"(c1), "r"(c2), "r"(c3)
-               : "memory");
-#else
-  (void)map, (void)c0, (void)c1, (void)c2, (void)c3;
-  __trap();
-#endif
-}
-
-// The L2 prefetch counterpart of tma_load_attention_box.
-__device__ __forceinline__ void tma_prefetch_l2_attention_box(const CUtensorMap& map, bool seq_inner, int col, int row,
-                                                              int head, int batch) {
-  if (seq_inner)
-    tma_prefetch_l2_4d(map, col, row, head, batch);
-  else
-    tma_prefetch_l2_4d(map, col, head, row, batch);
 }
 
 // TMA stores (cp.async.bulk.tensor, shared → global, bulk-group completion). Protocol for one
