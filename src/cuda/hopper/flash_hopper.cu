@@ -114,6 +114,14 @@ constexpr float kLog2e = 1.4426950408889634f;
 constexpr int kWarpgroupThreads = 128;
 
 constexpr int kMaxStages = 3;
+// v7/v8: the query tile a Q buffer holds, as the producer worked it out (its number in the order,
+// batch, head, first row, key tiles to visit), so the consumers do no integer division between
+// tiles (the timeline measured about 850 cycles from a warpgroup asking for its next Q, long
+// there, to starting its main loop). tile -1: no more tiles.
+struct alignas(16) TileHandoff {
+  int tile, b, h, m0;
+  int n_tiles, unused[3];
+};
 struct PipelineBarriers {
   // q_empty: the consumers are done with that Q buffer (and the O staged in it, except in v7).
   // Only v5-v7 use buffer 1: query tile number `done` of a CTA takes buffer done % kQBuffers.
@@ -121,9 +129,9 @@ struct PipelineBarriers {
   std::uint64_t k_full[kMaxStages], k_empty[kMaxStages];
   std::uint64_t v_full[kMaxStages], v_empty[kMaxStages];
   // v7/v8: the query tile each Q buffer holds, written by the producer before it arrives on
-  // q_full (so a consumer reads it after its q_full wait) and -1 when there are no more tiles: the
-  // producer alone decides which tile comes next (v8 draws it from a device counter).
-  int q_tile[2];
+  // q_full (so a consumer reads it after its q_full wait): the producer alone decides which tile
+  // comes next (v8 draws it from a device counter).
+  TileHandoff q_tile[2];
 };
 
 // kV5: the v5/v6 kernel: two Q buffers (the producer loads the next query tile's Q while the
@@ -320,6 +328,15 @@ __device__ __forceinline__ int ld_shared_s32(const int* address) {
   return value;
 }
 
+__device__ __forceinline__ int4 ld_shared_v4_s32(const int* address) {  // 16-byte aligned
+  int4 value;
+  asm volatile("ld.shared.v4.s32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
+               : "r"(shared_address(address))
+               : "memory");
+  return value;
+}
+
 __device__ __forceinline__ float fast_exp2(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
@@ -401,10 +418,18 @@ __device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensor
   // Hands tile `tile`'s Q to the consumers in `buffer` (whose q_empty phase has completed): its
   // number (v7/v8), then its TMA load, or for a tile that sees no key an arrive alone.
   auto hand_q = [&](int tile, int buffer) {
-    if constexpr (Tr::kTmaStore) bars.q_tile[buffer] = tile;
     const TileCoords t = tile_coords<Tr>(p, tile);
+    const int n_tiles = visible_key_tiles<Tr>(p, t.m0);
+    if constexpr (Tr::kTmaStore) {
+      TileHandoff& handoff = bars.q_tile[buffer];
+      handoff.tile = tile;
+      handoff.b = t.b;
+      handoff.h = t.h;
+      handoff.m0 = t.m0;
+      handoff.n_tiles = n_tiles;
+    }
     if constexpr (Tr::kTimeline) timeline_q_issued<Tr>(p, tile, clock64());
-    if (visible_key_tiles<Tr>(p, t.m0) == 0)
+    if (n_tiles == 0)
       mbarrier_arrive(&bars.q_full[buffer]);  // nothing to load: release the consumers at once
     else
       load_q<Tr>(q_map, p.q_seq_inner, smem + buffer * Tr::kQBytes, &bars.q_full[buffer], t.b, t.h, t.m0);
@@ -418,7 +443,7 @@ __device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensor
     if (tile >= tiles) {
       if constexpr (Tr::kTmaStore) {  // tell the consumers there is no next tile
         mbarrier_wait_parity(&bars.q_empty[q_buffer], q_phase ^ 1);
-        bars.q_tile[q_buffer] = -1;
+        bars.q_tile[q_buffer].tile = -1;
         mbarrier_arrive(&bars.q_full[q_buffer]);
         if (p.tile_counter != nullptr) retire_tile_counter(p.tile_counter);
       }
@@ -835,9 +860,13 @@ __device__ __forceinline__ void consume(const CUtensorMap& o_map, const FlashSm9
       mbarrier_wait_parity(&bars.q_full[q_buffer], (done / Tr::kQBuffers) & 1);
       // Lane 0 reads it (the lane that later arrives on q_empty, so the read is ordered before the
       // producer's next write by program order alone) and hands it to the warp.
-      int tile = 0;
-      if (threadIdx.x % 32 == 0) tile = ld_shared_s32(&bars.q_tile[q_buffer]);
-      tile = __shfl_sync(0xffffffffu, tile, 0);
+      int4 coords = make_int4(0, 0, 0, 0);
+      int n_tiles = 0;
+      if (threadIdx.x % 32 == 0) {
+        coords = ld_shared_v4_s32(&bars.q_tile[q_buffer].tile);
+        n_tiles = ld_shared_s32(&bars.q_tile[q_buffer].n_tiles);
+      }
+      const int tile = __shfl_sync(0xffffffffu, coords.x, 0);
       if (tile < 0) {
         if constexpr (Tr::kTimeline)
           if (recorder && last_tile >= 0) {
@@ -847,9 +876,10 @@ __device__ __forceinline__ void consume(const CUtensorMap& o_map, const FlashSm9
           }
         break;
       }
-      const TileCoords t = tile_coords<Tr>(p, tile);
-      const int n_tiles = visible_key_tiles<Tr>(p, t.m0);
-      consume_tile<Tr, T, kOverlap>(o_map, p, smem, bars, t.b, t.h, t.m0, n_tiles, done, slot, tile, begin);
+      const int b = __shfl_sync(0xffffffffu, coords.y, 0), h = __shfl_sync(0xffffffffu, coords.z, 0);
+      const int m0 = __shfl_sync(0xffffffffu, coords.w, 0);
+      n_tiles = __shfl_sync(0xffffffffu, n_tiles, 0);
+      consume_tile<Tr, T, kOverlap>(o_map, p, smem, bars, b, h, m0, n_tiles, done, slot, tile, begin);
       if constexpr (Tr::kTimeline)
         if (recorder && done == 0)
           timeline_mark<Tr>(p, tile, static_cast<int>(threadIdx.x) / kWarpgroupThreads, 5, first_begin_ns);
