@@ -416,7 +416,7 @@ std::optional<Insight> warp_specialized(const trace::Trace& trace, const TraceWo
         "{}: {} warpgroups of 128 threads per CTA, the shape of Hopper's warp-specialised attention (a TMA "
         "producer warpgroup and {} wgmma consumers); the {} registers per thread are the launch's average, which "
         "setmaxnreg moves from the producer to the consumers, so the CTA holds {} × {} = {} of {} registers and "
-        "{} CTA{} per SM ({} KiB of shared memory for Q and the K/V stages) is the design",
+        "{} CTA{} per SM ({} KiB of shared memory: the Q tile, the K/V stages and any staging tile) is the design",
         short_kernel_name(e.name, 60), warpgroups, warpgroups - 1, occ->registers_per_thread, occ->registers_per_thread,
         occ->threads_per_block, group_digits(occ->registers_per_thread * occ->threads_per_block),
         group_digits(device->regs_per_sm), occ->blocks_per_sm, occ->blocks_per_sm == 1 ? "" : "s",

@@ -178,8 +178,8 @@ TEST(HopperFlashChoice, AutoFollowsTheMeasuredBreakEvens) {
   EXPECT_EQ(auto_flash_kernel(64, 4096), FlashKernel::sm90);
   EXPECT_EQ(auto_flash_kernel(128, 512), FlashKernel::sm90_v8);   // 16x32x512x128
   EXPECT_EQ(auto_flash_kernel(128, 4096), FlashKernel::sm90_v8);  // 4x16x4096x128
-  EXPECT_EQ(auto_flash_kernel(128, 4097), FlashKernel::sm90_v8);
-  EXPECT_EQ(auto_flash_kernel(128, 16384), FlashKernel::sm90_v8);  // 1x16x16384x128
+  EXPECT_EQ(auto_flash_kernel(128, 4097), FlashKernel::sm90);
+  EXPECT_EQ(auto_flash_kernel(128, 16384), FlashKernel::sm90);    // 1x16x16384x128
 }
 }  // namespace
 }  // namespace attnprof::cuda::hopper

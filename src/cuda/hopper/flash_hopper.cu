@@ -22,15 +22,18 @@
 //     one CTA per SM striding through that order, its next loads overlapping its epilogue; Q is
 //     handed back to the producer through a q_empty mbarrier after each tile's epilogue.
 //   - Epilogue: O / row sum written through the warpgroup's own Q rows in shared memory, then
-//     16-byte coalesced stores; fp32 LSE straight from registers.
+//     16-byte coalesced stores (v7/v8: through an O tile of its own and one TMA store a
+//     warpgroup); fp32 LSE straight from registers.
 // Shared memory: Q kBlockM·D·2 + 2 stages × (K + V) 128·D·2 = 88 KiB (D 64), 160 KiB (D 128), + 1 KiB
-// alignment + barriers; v5/v6 (two Q buffers, 128 rows): 96 KiB (D 64), 192 KiB (D 128).
+// alignment + barriers; v5/v6 (two Q buffers, 128 rows): 96 KiB (D 64), 192 KiB (D 128); v7/v8 (+ an O
+// tile, 3 stages at D 64): 144 KiB (D 64), 224 KiB (D 128).
 // Registers: ptxas reports the entry count, 65536 / threads rounded down to 8 (168 for 384 threads,
 // 128 for 512; the register file is 4 banks of 16384, one per SM sub-partition, each holding a
 // quarter of the warps), which is what cudaFuncGetAttributes and CUPTI show and what the occupancy
 // estimate uses: 168 × 384 = 64512 or 128 × 512 = 65536 registers → 1 CTA per SM (shared memory alone
 // would allow 2 at D 64). setmaxnreg then moves registers between roles without changing the
-// CTA's total: 24·128 + 240·256 = 64512, 24·128 + 160·384 = 64512. The overlapped D=128 consumer
+// CTA's total: 24·128 + 240·256 = 64512, 24·128 + 160·384 = 64512 (v7/v8: 32·128 + 232·256 =
+// 63488, their producer's tile hand-off needing more than 24). The overlapped D=128 consumer
 // needs about 200 (ptxas: no spill at a 200 budget, 144 B spilled at 176), so it depends on the
 // 240; see mbarrier_wait_parity (tma.cuh) for the one construct found that silently caps it at 168.
 // FLOPs: 4·B·H·Sq·Sk·D (about halved for causal). Bytes: 2·(2·B·H·Sq·D + 2·B·Hkv·Sk·D), plus K/V
@@ -63,15 +66,28 @@
 //      tiles as SMs free up), ordered in L2 sections (pairs whose K and V fit in 16 MiB, longest
 //      first within each): v2's dynamic balance with v5's K/V reuse. Device call 4: 222 / 373 /
 //      570 / 660 / 239 TFLOP/s: no anchor where it wins.
-//   v7 sm90_v7 (opt-in, not yet measured: session 3's device time ended with the look that
-//      motivated it): v5 + a TMA-store epilogue from an O tile of its own (Q released when the main
-//      loop ends; the warpgroup leaves the epilogue after its st.shared) + 3 K/V stages at D 64.
+//   v7 sm90_v7: v5 + a TMA-store epilogue from an O tile of its own (Q released when the main loop
+//      ends; the warpgroup leaves the epilogue after its st.shared) + 3 K/V stages at D 64.
 //      PyTorch's cuDNN kernels (knob 7, 132 persistent CTAs of 384 threads) hold 134,144 B of
 //      shared memory at D 64 and 232,448 at D 128: Q + 3 stages + an O tile, and 2 Q + 2 stages + an
-//      O tile. 168 registers, 0 spills; 144 KiB (D 64) / 224 KiB (D 128) of shared memory.
-//      Its timeline build (FlashSm90V7TimelineTraits, bf16) adds clock reads at each pass's start,
-//      Q arrival, main loop end and epilogue end (flash_timeline.h, bench/flash_timeline), so the
-//      next measurement says where the per-tile time goes at short sequences.
+//      O tile. 144 KiB (D 64) / 224 KiB (D 128). Session 4, device call 1: 271 / 412 / 568 / 653 /
+//      331 TFLOP/s (v5 260 / 395 / 558 / 646 / 309 in the same run).
+//   v8 sm90_v8: v7's kernel with FA3's dynamic scheduler (tiles drawn from a per-stream device
+//      counter that the last CTA zeroes again; v6's L2-section order). Its timeline build
+//      (FlashSm90V7TimelineTraits: clock reads at each pass's start, Q arrival, main loop end,
+//      epilogue end and each Q issue, %globaltimer only at a warpgroup's first start and end;
+//      bench/flash_timeline) then showed, per call: the SMs ending 13 µs apart at 8x16x1024x64 on
+//      v7's static deal, 3.4 µs on the counter (device call 2: 0.0619 ms, v7 0.0635); a Q in
+//      shared memory about 5,900 cycles after its issue, against 4,500 cycles of lead (call 3: an
+//      L2 prefetch of the next Q changed nothing; call 4: issuing it as soon as its buffer frees,
+//      10,000+ cycles early, left the wait too); the wait was the consumers' integer division of
+//      the tile number into batch, head and row (about 850 cycles a pass under the other
+//      warpgroup's softmax): the producer now hands them over in shared memory (TileHandoff), and
+//      the wait after a warpgroup's first pass fell to about 256 cycles (call 5). The producer
+//      needs 32 registers (24 spilled), the consumers keep 232 (ptxas: no spill).
+//      Device call 5: 278 / 406 / 601 / 660 / 346 TFLOP/s; PyTorch's cuDNN 0.0604 / 0.3328 / 0.4731
+//      / 1.7185 / 0.0996 ms = 0.977 / 0.984 / 1.035 / 1.031 / 1.003x of it (auto: sm90 at the two
+//      long anchors, 1.022 / 1.052x). Every kernel: 168 registers (entry), 0 spills.
 #include "cuda/hopper/flash_hopper.h"
 #include "cuda/hopper/flash_timeline.h"
 
@@ -1219,7 +1235,7 @@ FlashKernel flash_kernel_choice() {
 
 FlashKernel auto_flash_kernel(std::int64_t head_dim, std::int64_t seq_q) {
   if (head_dim == 64) return seq_q <= 2048 ? FlashKernel::sm90_v8 : FlashKernel::sm90;
-  return FlashKernel::sm90_v8;
+  return seq_q <= 4096 ? FlashKernel::sm90_v8 : FlashKernel::sm90;
 }
 
 void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t stream, FlashKernel schedule) {

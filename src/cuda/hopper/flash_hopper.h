@@ -31,26 +31,29 @@ namespace attnprof::cuda::hopper {
 // the tiles ordered in L2 sections: as many (batch, head) pairs as fit their K and V in 16 MiB,
 // longest first within a section, so the query blocks that re-read a head's K/V run together
 // (16x32x512x128 otherwise re-reads most K/V tiles from HBM: 134 MB of K/V read up to 4 times).
-// sm90_v7 (opt-in, not yet measured): v5 with O staged in a shared-memory tile of its own and
-// written by TMA stores (Q goes back to the producer as soon as the main loop ends; the warpgroup
-// does not wait for its O to reach global memory) and, at D 64, 3 K/V stages: what cuDNN's kernels
-// hold (bench/RESULTS.md, session 3).
-// sm90_auto (the default on Hopper): one of the above per problem, by auto_flash_kernel.
+// sm90_v7 (opt-in): v5 with O staged in a shared-memory tile of its own and written by TMA stores
+// (Q goes back to the producer as soon as the main loop ends; the warpgroup does not wait for its
+// O to reach global memory) and, at D 64, 3 K/V stages: what cuDNN's kernels hold (bench/RESULTS.md,
+// session 3); the producer hands each tile's coordinates to the consumers in shared memory.
 // sm90_v8: v7's kernel with FA3's dynamic scheduler: each CTA's producer draws its next query tile
-// from a device counter (atomicAdd) a tile ahead, over v6's L2-section order (longest first within
-// a section), so a CTA that drew short tiles takes more and the SMs end together; the last CTA
-// sets the counter back to zero, so a forward stays one kernel with no memset.
+// from a device counter (atomicAdd) once the current tile's Q is out, over v6's L2-section order
+// (longest first within a section), so a CTA that drew short tiles takes more and the SMs end
+// together, and issues that tile's Q as soon as its buffer is free; the last CTA sets the counter
+// back to zero, so a forward stays one kernel with no memset.
+// sm90_auto (the default on Hopper): one of the above per problem, by auto_flash_kernel.
 enum class FlashKernel { sm80, sm90, sm90_m128, sm90_persistent, sm90_serial, sm90_auto, sm90_v5, sm90_v6, sm90_v7, sm90_v8 };
 
 // The schedule sm90_auto runs, chosen from the H200 measurements of 2026-11-30 (bench/RESULTS.md,
-// causal bf16, every schedule timed in one run, device call 4, ms): D 64 up to 2048 query rows and
-// D 128 up to 4096 take sm90_v5 (8x16x1024x64: v5 0.066, m128 0.074, sm90 0.077; 16x32x512x128:
-// v5 0.111, persistent 0.131; 4x16x4096x128: v5 0.477, sm90 0.485); longer ones take sm90
-// (4x16x4096x64: sm90 0.324, v5 0.347; 1x16x16384x128: sm90 1.615, v5 1.653).
+// causal bf16, every schedule timed in one run, session 4's device call 5, ms): D 64 up to 2048
+// query rows and D 128 up to 4096 take sm90_v8 (8x16x1024x64: v8 0.0618, v7 0.0623, sm90 0.0779;
+// 16x32x512x128: v8 0.0993, v7 0.1021; 4x16x4096x128: v8 0.4571, v7 0.4837, sm90 0.4973); longer
+// ones take sm90 (4x16x4096x64: sm90 0.3256, v8 0.3383; 1x16x16384x128: sm90 1.633, v8 1.666:
+// v8's L2 sections there hold 2 heads, 256 tiles, so the last section's longest tiles start with
+// under two waves of work behind them: its timeline shows SMs ending up to 176 µs apart).
 FlashKernel auto_flash_kernel(std::int64_t head_dim, std::int64_t seq_q);
 
 // sm90_auto on a compute capability 9.0 device, sm80 elsewhere. ATTNPROF_FLASH_KERNEL=sm80|sm90|sm90-m128|
-// sm90-persistent|sm90-serial|sm90-v5|sm90-v6|sm90-v7 overrides it (so one run can time each); ATTNPROF_FLASH_CONFIG (a tiling of the sm80
+// sm90-persistent|sm90-serial|sm90-v5|sm90-v6|sm90-v7|sm90-v8 overrides it (so one run can time each); ATTNPROF_FLASH_CONFIG (a tiling of the sm80
 // kernel, gpu_bench's `flash@k`) set to anything but 0 implies sm80 unless ATTNPROF_FLASH_KERNEL is
 // set. Throws UsageError for another ATTNPROF_FLASH_KERNEL value, or for an sm90 one on a device
 // without it.
@@ -69,9 +72,10 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
 // order is within 1% as even as over the longest-first order, else batch·heads (that order).
 int flash_v5_section_pairs(const FusedAttentionArgs& args, FlashKernel schedule, int multiprocessors);
 
-// One sm90-v7 forward through its timeline build (the same kernel plus clock reads at each pass's
-// start, Q arrival, main loop end and epilogue end; flash_timeline.h), returning a record per
-// (query tile, consumer warpgroup). bf16, head_dim 64 or 128 (UsageError otherwise); synchronises.
+// One sm90-v8 (or sm90-v7: `schedule`) forward through its timeline build (the same kernel plus
+// clock reads at each pass's start, Q arrival, main loop end and epilogue end and at each Q issue;
+// flash_timeline.h), returning a record per (query tile, consumer warpgroup). bf16, head_dim 64 or
+// 128 (UsageError otherwise); Error for another schedule; synchronises.
 std::vector<FlashTileTiming> run_flash_timeline_sm90(const FusedAttentionArgs& args, cudaStream_t stream,
                                                      FlashKernel schedule = FlashKernel::sm90_v8);
 
