@@ -57,39 +57,25 @@ __device__ __forceinline__ void mbarrier_arrive(std::uint64_t* bar) {
 #endif
 }
 
-__device__ __forceinline__ bool mbarrier_try_wait_parity(std::uint64_t* bar, std::uint32_t phase) {
+// Whether the barrier's phase `phase` has completed (acquire semantics either way). kMaySuspend
+// (try_wait): the thread may sleep a while for the phase before answering; otherwise (test_wait)
+// the answer is immediate, for a thread that has other work to do meanwhile.
+template <bool kMaySuspend>
+__device__ __forceinline__ bool mbarrier_phase_done(std::uint64_t* bar, std::uint32_t phase) {
 #if ATTNPROF_SM90A
   std::uint32_t done = 0;
-  asm volatile(
-      "{\n"
-      ".reg .pred complete;\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 complete, [%1], %2;\n"
-      "selp.u32 %0, 1, 0, complete;\n"
-      "}\n"
-      : "=r"(done)
-      : "r"(shared_address(bar)), "r"(phase)
-      : "memory");
-  return done != 0;
-#else
-  (void)bar, (void)phase;
-  __trap();
-  return false;
-#endif
-}
-
-// Whether the barrier's phase `phase` has completed, without waiting (acquire, like try_wait).
-__device__ __forceinline__ bool mbarrier_test_wait_parity(std::uint64_t* bar, std::uint32_t phase) {
-#if ATTNPROF_SM90A
-  std::uint32_t done = 0;
-  asm volatile(
-      "{\n"
-      ".reg .pred complete;\n"
-      "mbarrier.test_wait.parity.shared::cta.b64 complete, [%1], %2;\n"
-      "selp.u32 %0, 1, 0, complete;\n"
-      "}\n"
-      : "=r"(done)
-      : "r"(shared_address(bar)), "r"(phase)
-      : "memory");
+  if constexpr (kMaySuspend)
+    asm volatile("{\n.reg .pred complete;\nmbarrier.try_wait.parity.shared::cta.b64 complete, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, complete;\n}\n"
+                 : "=r"(done)
+                 : "r"(shared_address(bar)), "r"(phase)
+                 : "memory");
+  else
+    asm volatile("{\n.reg .pred complete;\nmbarrier.test_wait.parity.shared::cta.b64 complete, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, complete;\n}\n"
+                 : "=r"(done)
+                 : "r"(shared_address(bar)), "r"(phase)
+                 : "memory");
   return done != 0;
 #else
   (void)bar, (void)phase;
@@ -108,7 +94,7 @@ __device__ __forceinline__ bool mbarrier_test_wait_parity(std::uint64_t* bar, st
 // either: a call anywhere in a kernel makes ptxas serialise its wgmmas (C7510).
 __device__ __forceinline__ void mbarrier_wait_parity(std::uint64_t* bar, std::uint32_t phase) {
   const long long start = clock64();
-  while (!mbarrier_try_wait_parity(bar, phase))
+  while (!mbarrier_phase_done<true>(bar, phase))
     if (clock64() - start > (1ll << 31)) *static_cast<volatile int*>(nullptr) = static_cast<int>(phase);
 }
 
