@@ -131,16 +131,16 @@ constexpr int kWarpgroupThreads = 128;
 
 constexpr int kMaxStages = 3;
 // v7/v8: the query tile a Q buffer holds, as the producer worked it out (its number in the order,
-// batch, head, first row, key tiles to visit), so the consumers do no integer division between
-// tiles (the timeline measured about 850 cycles from a warpgroup asking for its next Q, long
-// there, to starting its main loop). tile -1: no more tiles.
+// batch, head, first row), so the consumers do no integer division between tiles (the timeline
+// measured about 850 cycles from a warpgroup asking for its next Q, long there, to starting its
+// main loop; its key tiles follow from m0 by a division by the constant kBlockN). tile -1: no
+// more tiles. One 16-byte shared-memory load.
 struct alignas(16) TileHandoff {
   int tile, b, h, m0;
-  int n_tiles, unused[3];
 };
 struct PipelineBarriers {
   // q_empty: the consumers are done with that Q buffer (and the O staged in it, except in v7).
-  // Only v5-v7 use buffer 1: query tile number `done` of a CTA takes buffer done % kQBuffers.
+  // Only v5-v8 use buffer 1: query tile number `done` of a CTA takes buffer done % kQBuffers.
   std::uint64_t q_full[2], q_empty[2];
   std::uint64_t k_full[kMaxStages], k_empty[kMaxStages];
   std::uint64_t v_full[kMaxStages], v_empty[kMaxStages];
@@ -336,15 +336,9 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-// A shared-memory word another thread wrote before an mbarrier arrive this thread has waited on
-// (the asm keeps the load after the wait, which is asm volatile with a memory clobber).
-__device__ __forceinline__ int ld_shared_s32(const int* address) {
-  int value;
-  asm volatile("ld.shared.s32 %0, [%1];\n" : "=r"(value) : "r"(shared_address(address)) : "memory");
-  return value;
-}
-
-__device__ __forceinline__ int4 ld_shared_v4_s32(const int* address) {  // 16-byte aligned
+// A 16-byte shared-memory record another thread wrote before an mbarrier arrive this thread has
+// waited on (the asm keeps the load after the wait, which is asm volatile with a memory clobber).
+__device__ __forceinline__ int4 ld_shared_v4_s32(const int* address) {
   int4 value;
   asm volatile("ld.shared.v4.s32 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
@@ -431,19 +425,11 @@ __device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensor
   tma_prefetch_map(k_map);
   tma_prefetch_map(v_map);
   const int tiles = p.m_blocks * p.batch_heads;
-  // Hands tile `tile`'s Q to the consumers in `buffer` (whose q_empty phase has completed): its
-  // number (v7/v8), then its TMA load, or for a tile that sees no key an arrive alone.
-  auto hand_q = [&](int tile, int buffer) {
-    const TileCoords t = tile_coords<Tr>(p, tile);
-    const int n_tiles = visible_key_tiles<Tr>(p, t.m0);
-    if constexpr (Tr::kTmaStore) {
-      TileHandoff& handoff = bars.q_tile[buffer];
-      handoff.tile = tile;
-      handoff.b = t.b;
-      handoff.h = t.h;
-      handoff.m0 = t.m0;
-      handoff.n_tiles = n_tiles;
-    }
+  // Hands tile `tile` (at `t`, visiting n_tiles key tiles) to the consumers in `buffer`, whose
+  // q_empty phase has completed: its coordinates (v7/v8), then its Q's TMA load, or for a tile
+  // that sees no key an arrive alone.
+  auto hand_q = [&](int tile, const TileCoords& t, int n_tiles, int buffer) {
+    if constexpr (Tr::kTmaStore) bars.q_tile[buffer] = TileHandoff{tile, t.b, t.h, t.m0};
     if constexpr (Tr::kTimeline) timeline_q_issued<Tr>(p, tile, clock64());
     if (n_tiles == 0)
       mbarrier_arrive(&bars.q_full[buffer]);  // nothing to load: release the consumers at once
@@ -483,7 +469,7 @@ __device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensor
       // for it, so they can never be two q_empty phases ahead of this thread (the parity only
       // tells consecutive phases apart).
       mbarrier_wait_parity(&bars.q_empty[q_buffer], q_phase ^ 1);
-      hand_q(tile, q_buffer);
+      hand_q(tile, t, n_tiles, q_buffer);
     }
     q_handed = false;
     // v8 draws the next tile now and hands its Q out as soon as its buffer is free (the end of the
@@ -496,8 +482,9 @@ __device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensor
     const std::uint32_t next_phase = ((done + 1) / Tr::kQBuffers) & 1;
     for (int it = 0; it < n_tiles; ++it) {
       if (it > 0) load(it, true);
-      if (early_q && !q_handed && next < tiles && mbarrier_test_wait_parity(&bars.q_empty[next_buffer], next_phase ^ 1)) {
-        hand_q(next, next_buffer);
+      if (early_q && !q_handed && next < tiles && mbarrier_phase_done<false>(&bars.q_empty[next_buffer], next_phase ^ 1)) {
+        const TileCoords n = tile_coords<Tr>(p, next);
+        hand_q(next, n, visible_key_tiles<Tr>(p, n.m0), next_buffer);
         q_handed = true;
       }
       load(it, false);
@@ -877,11 +864,7 @@ __device__ __forceinline__ void consume(const CUtensorMap& o_map, const FlashSm9
       // Lane 0 reads it (the lane that later arrives on q_empty, so the read is ordered before the
       // producer's next write by program order alone) and hands it to the warp.
       int4 coords = make_int4(0, 0, 0, 0);
-      int n_tiles = 0;
-      if (threadIdx.x % 32 == 0) {
-        coords = ld_shared_v4_s32(&bars.q_tile[q_buffer].tile);
-        n_tiles = ld_shared_s32(&bars.q_tile[q_buffer].n_tiles);
-      }
+      if (threadIdx.x % 32 == 0) coords = ld_shared_v4_s32(&bars.q_tile[q_buffer].tile);
       const int tile = __shfl_sync(0xffffffffu, coords.x, 0);
       if (tile < 0) {
         if constexpr (Tr::kTimeline)
@@ -894,7 +877,7 @@ __device__ __forceinline__ void consume(const CUtensorMap& o_map, const FlashSm9
       }
       const int b = __shfl_sync(0xffffffffu, coords.y, 0), h = __shfl_sync(0xffffffffu, coords.z, 0);
       const int m0 = __shfl_sync(0xffffffffu, coords.w, 0);
-      n_tiles = __shfl_sync(0xffffffffu, n_tiles, 0);
+      const int n_tiles = visible_key_tiles<Tr>(p, m0);
       consume_tile<Tr, T, kOverlap>(o_map, p, smem, bars, b, h, m0, n_tiles, done, slot, tile, begin);
       if constexpr (Tr::kTimeline)
         if (recorder && done == 0)
