@@ -24,6 +24,21 @@ fs::path fresh_dir(const std::string& tag) {
   return dir;
 }
 
+// Runs `body` in a forked child (which must end the process itself) and returns the child's exit
+// code, or -1 when it did not exit normally (a fatal signal).
+template <class Body>
+int exit_code_of_child(Body body) {
+  const pid_t child = ::fork();
+  if (child < 0) return -2;
+  if (child == 0) {
+    body();
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);
   std::stringstream s;
@@ -35,26 +50,20 @@ std::string slurp(const fs::path& p) {
 // of the pair land, then exits 130 when the outermost scope ends, with no temporary left.
 TEST(SignalDeferral, SignalInsideTheScopeTakesEffectAfterBothFilesLand) {
   const fs::path dir = fresh_dir("defer");
-  pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    install_signal_cleanup();
-    {
-      SignalDeferral outer;
-      {
-        SignalDeferral inner;
-        std::raise(SIGINT);
-        write_file_atomically((dir / "a.csv").string(), "first\n");
-      }
-      write_file_atomically((dir / "b.json").string(), "second\n");
-    }
-    write_file_atomically((dir / "never.txt").string(), "after\n");
-    ::_exit(0);
-  }
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGINT);
+  EXPECT_EQ(exit_code_of_child([&] {
+              install_signal_cleanup();
+              {
+                SignalDeferral outer;
+                {
+                  SignalDeferral inner;
+                  std::raise(SIGINT);
+                  write_file_atomically((dir / "a.csv").string(), "first\n");
+                }
+                write_file_atomically((dir / "b.json").string(), "second\n");
+              }
+              write_file_atomically((dir / "never.txt").string(), "after\n");
+            }),
+            128 + SIGINT);
   EXPECT_EQ(slurp(dir / "a.csv"), "first\n");
   EXPECT_EQ(slurp(dir / "b.json"), "second\n");
   EXPECT_FALSE(fs::exists(dir / "never.txt"));
@@ -67,18 +76,12 @@ TEST(SignalDeferral, SignalInsideTheScopeTakesEffectAfterBothFilesLand) {
 // Without a deferral the signal acts at once: the write after it never happens.
 TEST(SignalDeferral, WithoutAScopeTheSignalActsAtOnce) {
   const fs::path dir = fresh_dir("nodefer");
-  pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    install_signal_cleanup();
-    std::raise(SIGTERM);
-    write_file_atomically((dir / "never.txt").string(), "after\n");
-    ::_exit(0);
-  }
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
+  EXPECT_EQ(exit_code_of_child([&] {
+              install_signal_cleanup();
+              std::raise(SIGTERM);
+              write_file_atomically((dir / "never.txt").string(), "after\n");
+            }),
+            128 + SIGTERM);
   EXPECT_FALSE(fs::exists(dir / "never.txt"));
   fs::remove_all(dir);
 }
