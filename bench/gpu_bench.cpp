@@ -31,6 +31,7 @@
 #include "core/atomic_file.h"
 #include "cuda/attention_reference.h"
 #include "cuda/check.h"
+#include "cuda/event_pairs.h"
 
 using namespace attnprof;
 using namespace attnprof::cuda::gpu_testing;
@@ -149,25 +150,19 @@ std::string run_one(Variant& variant, const AttentionSpec& s, const std::vector<
   const double peak_extra_mib = static_cast<double>(memory::stats(Device::cuda).peak_bytes - before) / (1 << 20);
 
   cudaStream_t stream = cuda::backend_stream();
-  std::vector<cudaEvent_t> events(2 * static_cast<std::size_t>(reps));
-  for (auto& e : events) ATTNPROF_CUDA_CHECK(cudaEventCreate(&e));
+  cuda::EventPairs events(static_cast<std::size_t>(reps));
   std::vector<double> host_us;
   hold_stream_while_queueing(stream);
   for (int i = 0; i < reps; ++i) {
-    ATTNPROF_CUDA_CHECK(cudaEventRecord(events[2 * i], stream));
+    events.record_begin(static_cast<std::size_t>(i), stream);
     auto h0 = std::chrono::steady_clock::now();
     run(sets[i % 3], outs[i % 3]);
     host_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0).count());
-    ATTNPROF_CUDA_CHECK(cudaEventRecord(events[2 * i + 1], stream));
+    events.record_end(static_cast<std::size_t>(i), stream);
   }
   be().synchronize();
   std::vector<double> ms;
-  for (int i = 0; i < reps; ++i) {
-    float elapsed = 0.0f;
-    ATTNPROF_CUDA_CHECK(cudaEventElapsedTime(&elapsed, events[2 * i], events[2 * i + 1]));
-    ms.push_back(elapsed);
-  }
-  for (auto& e : events) cudaEventDestroy(e);
+  for (std::size_t i = 0; i < static_cast<std::size_t>(reps); ++i) ms.push_back(events.elapsed_ms(i));
   const double med = median(ms);
   const double flops = 4.0 * s.batch * s.heads * static_cast<double>(s.seq_q) * s.seq_k * s.head_dim / (s.causal ? 2.0 : 1.0);
   return fmt::format(

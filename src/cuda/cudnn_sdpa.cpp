@@ -21,6 +21,7 @@
 
 #include "cuda/check.h"
 #include "cuda/cuda_backend.h"
+#include "cuda/event_pairs.h"
 #include "cuda/kernels.h"
 #include "cuda/problem_text.h"
 
@@ -404,23 +405,6 @@ std::int64_t span_elements(const Geometry& g) {
   return last + 1;
 }
 
-class Events {
- public:
-  explicit Events(std::size_t n) : events_(n) {
-    for (auto& e : events_) ATTNPROF_CUDA_CHECK(cudaEventCreate(&e));
-  }
-  ~Events() {
-    for (auto e : events_)
-      if (e) cudaEventDestroy(e);
-  }
-  Events(const Events&) = delete;
-  Events& operator=(const Events&) = delete;
-  cudaEvent_t operator[](std::size_t i) const { return events_[i]; }
-
- private:
-  std::vector<cudaEvent_t> events_;
-};
-
 // Runs each candidate once to warm up, then kTimedRuns times between CUDA events on zeroed
 // scratch tensors of the plan's geometry (attention's time does not depend on the values), and
 // records the median in µs.
@@ -444,7 +428,7 @@ void time_candidates(std::vector<Candidate>& candidates, cudnnHandle_t handle, c
   const std::array<const void*, 5> pointers{q.raw(), k.raw(), v.raw(), o.raw(), with_lse ? stats.raw() : nullptr};
   const auto pack = make_pack(pointers, workspace.raw(), &scale, &kNegInfValue, with_lse, spec.causal,
                               spec.causal_offset() != 0 ? &seq_lengths : nullptr);
-  Events events(2 * kTimedRuns);
+  EventPairs events(kTimedRuns);
   for (Candidate& c : candidates) {
     // A config that finalized but does not execute is left out with cuDNN's reason (the others
     // still compete); its status is an error code, not a sticky CUDA fault.
@@ -456,18 +440,14 @@ void time_candidates(std::vector<Candidate>& candidates, cudnnHandle_t handle, c
     };
     if (!execute()) continue;
     for (int r = 0; r < kTimedRuns; ++r) {
-      ATTNPROF_CUDA_CHECK(cudaEventRecord(events[2 * r], stream));
+      events.record_begin(static_cast<std::size_t>(r), stream);
       execute();
-      ATTNPROF_CUDA_CHECK(cudaEventRecord(events[2 * r + 1], stream));
+      events.record_end(static_cast<std::size_t>(r), stream);
     }
     ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
     if (!c.failure.empty()) continue;
     std::vector<double> us(kTimedRuns);
-    for (int r = 0; r < kTimedRuns; ++r) {
-      float ms = 0.0f;
-      ATTNPROF_CUDA_CHECK(cudaEventElapsedTime(&ms, events[2 * r], events[2 * r + 1]));
-      us[static_cast<std::size_t>(r)] = 1000.0 * ms;
-    }
+    for (std::size_t r = 0; r < us.size(); ++r) us[r] = 1000.0 * events.elapsed_ms(r);
     std::nth_element(us.begin(), us.begin() + kTimedRuns / 2, us.end());
     c.median_us = us[kTimedRuns / 2];
   }

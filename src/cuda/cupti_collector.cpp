@@ -10,6 +10,7 @@
 
 #include "cuda/check.h"
 #include "cuda/cuda_backend.h"
+#include "cuda/event_pairs.h"
 
 namespace attnprof::cuda {
 
@@ -70,27 +71,15 @@ namespace {
 
 class EventTimer final : public FallbackTimer {
  public:
-  EventTimer() {
-    ATTNPROF_CUDA_CHECK(cudaEventCreate(&begin_));
-    ATTNPROF_CUDA_CHECK(cudaEventCreate(&end_));
-  }
-  ~EventTimer() override {
-    cudaEventDestroy(begin_);
-    cudaEventDestroy(end_);
-  }
-  void start() override { ATTNPROF_CUDA_CHECK(cudaEventRecord(begin_, backend_stream())); }
+  void start() override { events_.record_begin(0, backend_stream()); }
   void stop() override {
-    ATTNPROF_CUDA_CHECK(cudaEventRecord(end_, backend_stream()));
-    ATTNPROF_CUDA_CHECK(cudaEventSynchronize(end_));
+    events_.record_end(0, backend_stream());
+    events_.wait_end(0);
   }
-  std::int64_t elapsed_ns() override {
-    float ms = 0.0f;
-    ATTNPROF_CUDA_CHECK(cudaEventElapsedTime(&ms, begin_, end_));
-    return static_cast<std::int64_t>(static_cast<double>(ms) * 1e6);
-  }
+  std::int64_t elapsed_ns() override { return static_cast<std::int64_t>(events_.elapsed_ms(0) * 1e6); }
 
  private:
-  cudaEvent_t begin_ = nullptr, end_ = nullptr;
+  EventPairs events_{1};
 };
 
 }  // namespace
