@@ -3,7 +3,7 @@
 # included), compute-sanitizer memcheck and racecheck over the GPU tests, and the PyTorch
 # side-by-side benchmark. Logs and JSON go under $OUT; a short table ends the output.
 #   OUT=/tmp/out bash scripts/gpu-check.sh [--quick]   (--quick: blog shape only in the benchmark)
-# Switches (environment): TIMELINE=1 (bench/flash_timeline at the anchors), TESTS_WITH_SANITIZER=1, SKIP_TESTS=1, SKIP_COMPARE=1, SKIP_SANITIZER=1, SKIP_BENCH=1, SKIP_CTEST=1, CPU_BENCH=1 (PyTorch's CPU SDPA
+# Switches (environment): TIMELINE=1 (bench/flash_timeline at the anchors; TIMELINE_KERNEL, TIMELINE_SHAPES), TESTS_WITH_SANITIZER=1, SKIP_TESTS=1, SKIP_COMPARE=1, SKIP_SANITIZER=1, SKIP_BENCH=1, SKIP_CTEST=1, CPU_BENCH=1 (PyTorch's CPU SDPA
 # beside ours on this machine's Xeon, issue 9), BENCH_VARIANTS, BENCH_SHAPES, ATTNPROF_GPU_BUILD.
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,7 +16,7 @@ declare -A status
 summary() {
   echo
   echo "== gpu-check summary ($(date -u +%FT%TZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null))"
-  for k in configure build hopper hopper_sass tests_logic tests_gpu ctest compare traces preflight memcheck racecheck bench timeline cpu_tests cpu_variant_tests cpu_bench; do printf '%-12s %s\n' "$k" "${status[$k]:-not run}"; done
+  for k in configure build hopper hopper_sass tests_logic tests_gpu ctest compare traces preflight memcheck racecheck throughput bench timeline cpu_tests cpu_variant_tests cpu_bench; do printf '%-12s %s\n' "$k" "${status[$k]:-not run}"; done
 }
 trap summary EXIT
 
@@ -125,6 +125,16 @@ for tool in $([ "${SKIP_SANITIZER:-0}" = 1 ] || echo memcheck racecheck); do
   fi
 done
 
+# Which pipe bounds the softmax: results per SM clock of its instructions (under a second).
+if [ $build_rc -eq 0 ]; then
+  if timeout 60 "$BUILD/bench/instruction_throughput" >"$OUT/instruction_throughput.log" 2>&1; then
+    status[throughput]="ok (instruction_throughput.log)"
+  else
+    status[throughput]="FAILED (instruction_throughput.log)"
+  fi
+  cat "$OUT/instruction_throughput.log"
+fi
+
 BENCH_ARGS=(--bench "$BUILD/bench/gpu_bench" --out "$OUT/side_by_side.json")
 [ "$QUICK" = "--quick" ] && BENCH_ARGS+=(--shapes 8x16x1024x64 --reps 20)
 [ -n "${BENCH_VARIANTS:-}" ] && BENCH_ARGS+=(--variants "$BENCH_VARIANTS")
@@ -138,11 +148,11 @@ else
   status[bench]="FAILED (side_by_side.log)"
 fi
 # TIMELINE=1: the sm90-v8 kernel's own timeline at the anchors (where each warpgroup's time goes),
-# then v7's static deal at the short ones beside it.
+# then TIMELINE_KERNEL's (default sm90-v9) beside it.
+TIMELINE_SHAPES=${TIMELINE_SHAPES:-8x16x1024x64,4x16x4096x64,4x16x4096x128,1x16x16384x128,16x32x512x128}
 if [ "${TIMELINE:-0}" = 1 ] && [ $build_rc -eq 0 ]; then
-  if timeout 180 "$BUILD/bench/flash_timeline" --shapes "${TIMELINE_SHAPES:-8x16x1024x64,4x16x4096x64,4x16x4096x128,1x16x16384x128,16x32x512x128}" \
-       >"$OUT/flash_timeline.log" 2>&1 &&
-     timeout 60 "$BUILD/bench/flash_timeline" --kernel sm90-v7 --shapes 8x16x1024x64,16x32x512x128 \
+  if timeout 180 "$BUILD/bench/flash_timeline" --shapes "$TIMELINE_SHAPES" >"$OUT/flash_timeline.log" 2>&1 &&
+     timeout 180 "$BUILD/bench/flash_timeline" --kernel "${TIMELINE_KERNEL:-sm90-v9}" --shapes "$TIMELINE_SHAPES" \
        >>"$OUT/flash_timeline.log" 2>&1; then
     status[timeline]="ok (flash_timeline.log)"
   else

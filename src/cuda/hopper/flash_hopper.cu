@@ -112,6 +112,7 @@
 
 #include "cuda/check.h"
 #include "cuda/hopper/probes.h"
+#include "cuda/hopper/softmax_math.h"
 #include "cuda/hopper/swizzle.h"
 #include "cuda/per_device.h"
 #include "cuda/hopper/tma.cuh"
@@ -165,10 +166,17 @@ struct PipelineBarriers {
 // kTimeline: v7 that also records, per consumer warpgroup and query tile, the SM clock at the
 // tile's start, once Q is there, at the main loop's end and at the epilogue's end
 // (run_flash_timeline_sm90; a separate instantiation, so v7 itself carries no clock reads).
-template <int kHeadDim_, int kConsumerWarpgroups_, bool kV5_, bool kTmaStore_ = false, bool kTimeline_ = false>
+// kSoftmaxRecipe (v9 = v8 + both; the kernels built on v7): kSoftExp2Quarter computes a quarter of
+// P's exp2 on the FMA pipe (soft_exp2) instead of the MUFU unit, kIntegerPack packs P to bf16 by
+// integer rounding instead of cvt (pack_bf16x2_rn; fp16 keeps cvt). softmax_math.h says why.
+enum SoftmaxRecipe : int { kMufuSoftmax = 0, kSoftExp2Quarter = 1, kIntegerPack = 2 };
+template <int kHeadDim_, int kConsumerWarpgroups_, bool kV5_, bool kTmaStore_ = false, bool kTimeline_ = false,
+          int kSoftmaxRecipe_ = kMufuSoftmax>
 struct FlashSm90TraitsOf {
   static constexpr int kHeadDim = kHeadDim_;
   static constexpr bool kTimeline = kTimeline_;
+  static constexpr bool kSoftExp2 = (kSoftmaxRecipe_ & kSoftExp2Quarter) != 0;
+  static constexpr bool kIntegerPackP = (kSoftmaxRecipe_ & kIntegerPack) != 0;
   static constexpr int kConsumerWarpgroups = kConsumerWarpgroups_;  // 64 query rows each
   static constexpr bool kV5 = kV5_;
   static constexpr bool kTmaStore = kTmaStore_;
@@ -207,6 +215,7 @@ struct FlashSm90TraitsOf {
   static_assert(kStages <= kMaxStages, "PipelineBarriers holds kMaxStages stages");
   static_assert(!kTmaStore || kV5, "the TMA-store epilogue is built on v5");
   static_assert(!kTimeline || kTmaStore, "the timeline build is v7's");
+  static_assert(kSoftmaxRecipe_ == kMufuSoftmax || kTmaStore, "the softmax recipes are built on v7");
   static_assert(kSmemBytes <= 227 * 1024, "shared memory per CTA on sm_90");
   static_assert(kProducerRegisters * kWarpgroupThreads + kConsumerRegisters * kConsumerThreads <= kEntryRegisters * kThreads,
                 "setmaxnreg can only redistribute the registers the CTA was launched with");
@@ -220,6 +229,11 @@ template <int kHeadDim, int kConsumerWarpgroups>
 struct FlashSm90V7Traits : FlashSm90TraitsOf<kHeadDim, kConsumerWarpgroups, true, true> {};
 template <int kHeadDim, int kConsumerWarpgroups>
 struct FlashSm90V7TimelineTraits : FlashSm90TraitsOf<kHeadDim, kConsumerWarpgroups, true, true, true> {};
+template <int kHeadDim, int kConsumerWarpgroups, int kSoftmaxRecipe>
+struct FlashSm90V9Traits : FlashSm90TraitsOf<kHeadDim, kConsumerWarpgroups, true, true, false, kSoftmaxRecipe> {};
+template <int kHeadDim, int kConsumerWarpgroups>
+struct FlashSm90V9TimelineTraits
+    : FlashSm90TraitsOf<kHeadDim, kConsumerWarpgroups, true, true, true, kSoftExp2Quarter | kIntegerPack> {};
 
 struct FlashSm90Params {
   void* o = nullptr;
@@ -539,7 +553,9 @@ __device__ __forceinline__ void online_softmax(float (&s)[Tr::kSAccumulators], f
     for (int j = 0; j < Tr::kBlockN / 8; ++j)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const float prob = fast_exp2(s[4 * j + 2 * i + e] * scale_log2 - max_scaled);
+        // v9: every fourth column pair on the FMA pipe (soft_exp2), the rest on the MUFU unit.
+        const float x = s[4 * j + 2 * i + e] * scale_log2 - max_scaled;
+        const float prob = Tr::kSoftExp2 && j % 4 == 3 ? soft_exp2(x) : fast_exp2(x);
         s[4 * j + 2 * i + e] = prob;
         sum += prob;
       }
@@ -562,7 +578,10 @@ __device__ __forceinline__ void pack_p(std::uint32_t (&p_frag)[Tr::kPSteps][4], 
   for (int step = 0; step < Tr::kPSteps; ++step)
 #pragma unroll
     for (int r = 0; r < 4; ++r)
-      p_frag[step][r] = pack_pair<T>(s[rs_a_source_accumulator(step, r, 0)], s[rs_a_source_accumulator(step, r, 1)]);
+      if constexpr (Tr::kIntegerPackP && std::is_same_v<T, __nv_bfloat16>)
+        p_frag[step][r] = pack_bf16x2_rn(s[rs_a_source_accumulator(step, r, 0)], s[rs_a_source_accumulator(step, r, 1)]);
+      else
+        p_frag[step][r] = pack_pair<T>(s[rs_a_source_accumulator(step, r, 0)], s[rs_a_source_accumulator(step, r, 1)]);
 }
 
 template <class Tr, class T>
@@ -1176,6 +1195,19 @@ void launch_gemm_probe(float* s_out, float* o_out, const void* q, const void* k,
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_gemm_probe_kernel");
 }
 
+// v8's schedule (the tile counter, L2 sections, the early next Q) on a kernel with a softmax recipe.
+template <int kRecipe>
+void launch_v9(const FusedAttentionArgs& args, cudaStream_t stream, bool fp16) {
+  int* counter = tile_counter_for(stream);
+  if (args.head_dim == 64)
+    fp16 ? launch_typed<FlashSm90V9Traits<64, 2, kRecipe>, __half, true>(args, stream, true, true, nullptr, counter)
+         : launch_typed<FlashSm90V9Traits<64, 2, kRecipe>, __nv_bfloat16, true>(args, stream, true, true, nullptr, counter);
+  else
+    fp16 ? launch_typed<FlashSm90V9Traits<128, 2, kRecipe>, __half, true>(args, stream, true, true, nullptr, counter)
+         : launch_typed<FlashSm90V9Traits<128, 2, kRecipe>, __nv_bfloat16, true>(args, stream, true, true, nullptr,
+                                                                                 counter);
+}
+
 // hopper_unavailable_reason() for the current device, asked once per device: it costs four
 // runtime calls, and launch_flash_attention asks on every forward.
 std::optional<std::string> current_device_not_hopper() {
@@ -1189,14 +1221,16 @@ FlashKernel flash_kernel_choice() {
   const char* kernel = std::getenv("ATTNPROF_FLASH_KERNEL");
   const std::string want = kernel == nullptr ? "" : kernel;
   if (!want.empty() && want != "sm80" && want != "sm90" && want != "sm90-m128" && want != "sm90-persistent" &&
-      want != "sm90-serial" && want != "sm90-v5" && want != "sm90-v6" && want != "sm90-v7" && want != "sm90-v8")
+      want != "sm90-serial" && want != "sm90-v5" && want != "sm90-v6" && want != "sm90-v7" && want != "sm90-v8" &&
+      want != "sm90-v9" && want != "sm90-v9-exp" && want != "sm90-v9-pack")
     throw UsageError(str_cat("ATTNPROF_FLASH_KERNEL=", want,
                              ": allowed sm80 (the mma.sync kernel), sm90 (wgmma + TMA, compute capability 9.0), "
                              "sm90-m128 (the same with 128-row tiles at D 64), sm90-persistent (one CTA per SM), "
                              "sm90-serial (without GEMM/softmax overlap), sm90-v5 (persistent, Q double-buffered, "
                              "lazy rescale), sm90-v6 (v5's kernel, one CTA per tile), sm90-v7 (v5 with a TMA-store "
-                             "epilogue and 3 K/V stages at D 64), sm90-v8 (v7 with tiles drawn from a counter), or "
-                             "unset"));
+                             "epilogue and 3 K/V stages at D 64), sm90-v8 (v7 with tiles drawn from a counter), sm90-v9 "
+                             "(v8 with a quarter of the softmax's exp2 on the FMA pipe and P packed to bf16 by "
+                             "integer rounding), sm90-v9-exp or sm90-v9-pack (v8 with one of the two), or unset"));
   if (want == "sm80") return FlashKernel::sm80;
   if (want.empty()) {
     const char* config = std::getenv("ATTNPROF_FLASH_CONFIG");  // a tiling of the sm80 kernel
@@ -1212,6 +1246,9 @@ FlashKernel flash_kernel_choice() {
   if (want == "sm90-v6") return FlashKernel::sm90_v6;
   if (want == "sm90-v7") return FlashKernel::sm90_v7;
   if (want == "sm90-v8") return FlashKernel::sm90_v8;
+  if (want == "sm90-v9") return FlashKernel::sm90_v9;
+  if (want == "sm90-v9-exp") return FlashKernel::sm90_v9_exp;
+  if (want == "sm90-v9-pack") return FlashKernel::sm90_v9_pack;
   if (want == "sm90") return FlashKernel::sm90;
   return FlashKernel::sm90_auto;
 }
@@ -1253,6 +1290,15 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
              : launch_typed<FlashSm90V7Traits<128, 2>, __nv_bfloat16, true>(args, stream, true, v8, nullptr, counter);
       return;
     }
+    case FlashKernel::sm90_v9:  // v8 with the softmax off the slow pipes
+      launch_v9<kSoftExp2Quarter | kIntegerPack>(args, stream, fp16);
+      return;
+    case FlashKernel::sm90_v9_exp:
+      launch_v9<kSoftExp2Quarter>(args, stream, fp16);
+      return;
+    case FlashKernel::sm90_v9_pack:
+      launch_v9<kIntegerPack>(args, stream, fp16);
+      return;
     case FlashKernel::sm90_v5:  // persistent, snake order over the longest-first order
     case FlashKernel::sm90_v6: {  // one CTA per tile, L2 sections
       const bool v5 = schedule == FlashKernel::sm90_v5;
@@ -1308,8 +1354,8 @@ int flash_v5_section_pairs(const FusedAttentionArgs& args, FlashKernel schedule,
 
 std::vector<FlashTileTiming> run_flash_timeline_sm90(const FusedAttentionArgs& args, cudaStream_t stream,
                                                      FlashKernel schedule) {
-  if (schedule != FlashKernel::sm90_v7 && schedule != FlashKernel::sm90_v8)
-    throw Error("run_flash_timeline_sm90: the timeline build is v7's kernel (sm90_v7, or sm90_v8's counter)");
+  if (schedule != FlashKernel::sm90_v7 && schedule != FlashKernel::sm90_v8 && schedule != FlashKernel::sm90_v9)
+    throw Error("run_flash_timeline_sm90: the timeline build is v7's kernel (sm90_v7, sm90_v8's counter, or sm90_v9)");
   if (args.dtype != DType::bf16)
     throw UsageError(str_cat("--dtype ", dtype_name(args.dtype), ": the flash timeline build takes bf16"));
   if (args.head_dim != 64 && args.head_dim != 128)
@@ -1323,13 +1369,22 @@ std::vector<FlashTileTiming> run_flash_timeline_sm90(const FusedAttentionArgs& a
   const Tensor device_words = Tensor::empty({static_cast<std::int64_t>(words)}, DType::fp64, Device::cuda);
   auto* records = static_cast<std::uint64_t*>(device_words.raw());
   ATTNPROF_CUDA_CHECK(cudaMemsetAsync(records, 0, words * sizeof(std::uint64_t), stream));
-  const bool v8 = schedule == FlashKernel::sm90_v8;
-  int* counter = v8 ? tile_counter_for(stream) : nullptr;
-  if (args.head_dim == 64)
-    launch_typed<FlashSm90V7TimelineTraits<64, kConsumers>, __nv_bfloat16, true>(args, stream, true, v8, records, counter);
-  else
-    launch_typed<FlashSm90V7TimelineTraits<128, kConsumers>, __nv_bfloat16, true>(args, stream, true, v8, records,
-                                                                                  counter);
+  const bool counter_schedule = schedule != FlashKernel::sm90_v7;
+  int* counter = counter_schedule ? tile_counter_for(stream) : nullptr;
+  if (schedule == FlashKernel::sm90_v9) {
+    if (args.head_dim == 64)
+      launch_typed<FlashSm90V9TimelineTraits<64, kConsumers>, __nv_bfloat16, true>(args, stream, true, true, records,
+                                                                                   counter);
+    else
+      launch_typed<FlashSm90V9TimelineTraits<128, kConsumers>, __nv_bfloat16, true>(args, stream, true, true, records,
+                                                                                    counter);
+  } else if (args.head_dim == 64) {
+    launch_typed<FlashSm90V7TimelineTraits<64, kConsumers>, __nv_bfloat16, true>(args, stream, true, counter_schedule,
+                                                                                 records, counter);
+  } else {
+    launch_typed<FlashSm90V7TimelineTraits<128, kConsumers>, __nv_bfloat16, true>(args, stream, true, counter_schedule,
+                                                                                  records, counter);
+  }
   std::vector<std::uint64_t> host(words);
   ATTNPROF_CUDA_CHECK(
       cudaMemcpyAsync(host.data(), records, words * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream));
