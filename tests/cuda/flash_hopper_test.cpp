@@ -349,13 +349,14 @@ TEST(FlashHopper, V9MatchesFp64) {
   using cuda::hopper::FlashKernel;
   check_every_problem(FlashKernel::sm90_v9, "flash sm90-v9", 0, many_tile_problems());
   check_every_problem(FlashKernel::sm90_v9, "flash sm90-v9");
-  check_every_problem(FlashKernel::sm90_v9_exp, "flash sm90-v9-exp");
-  check_every_problem(FlashKernel::sm90_v9_pack, "flash sm90-v9-pack");
   const Problem p{4, 16, 16, 600, 600, 64, true, 0, Layout::bhsd, DType::bf16};  // 320 tiles on the counter
   const Inputs in = make_inputs(p, 171);
   const Tensor first = run_kernel(p, in, nullptr, FlashKernel::sm90_v9);
   for (int run = 0; run < 3; ++run)
     EXPECT_TRUE(same_bits(first, run_kernel(p, in, nullptr, FlashKernel::sm90_v9))) << describe(p) << " run " << run;
+  if (std::getenv("ATTNPROF_QUICK") != nullptr) return;  // under compute-sanitizer: v9 holds both halves' code
+  check_every_problem(FlashKernel::sm90_v9_exp, "flash sm90-v9-exp");
+  check_every_problem(FlashKernel::sm90_v9_pack, "flash sm90-v9-pack");
 }
 
 // The counter goes back to zero after every launch (the last CTA resets it): launches of v8 in a
