@@ -1,9 +1,9 @@
-// flash_timeline: the sm90-v8 (or, --kernel sm90-v7 / sm90-v9, v7 / v9) kernel's own timeline at given shapes (bf16, causal unless
+// flash_timeline: the sm90-v8 (or, --kernel sm90-v7 / sm90-v10, v7 / v10) kernel's own timeline at given shapes (bf16, causal unless
 // --no-causal): where each consumer warpgroup's time goes per query tile (waiting for Q, the main
 // loop per key tile, the epilogue, between tiles) and how evenly the SMs finish, from clock reads
 // inside the kernel (its timeline build; src/cuda/hopper/flash_timeline.h). Needs an sm_90 GPU.
 //
-//   flash_timeline --shapes 8x16x1024x64,16x32x512x128 [--runs 3] [--trace DIR] [--kernel sm90-v8|sm90-v7|sm90-v9]
+//   flash_timeline --shapes 8x16x1024x64,16x32x512x128 [--runs 3] [--trace DIR] [--kernel sm90-v8|sm90-v7|sm90-v10]
 // --trace writes DIR/flash_timeline_<shape>.json (Chrome trace: a process per SM, a thread per
 // warpgroup) for the last run of each shape.
 #include <attnprof/error.h>
@@ -63,8 +63,8 @@ int main(int argc, char** argv) {
         kernel_name = value();
         if (kernel_name == "sm90-v8") kernel = cuda::hopper::FlashKernel::sm90_v8;
         else if (kernel_name == "sm90-v7") kernel = cuda::hopper::FlashKernel::sm90_v7;
-        else if (kernel_name == "sm90-v9") kernel = cuda::hopper::FlashKernel::sm90_v9;
-        else throw UsageError(fmt::format("--kernel {}: allowed sm90-v8 (tiles from a counter), sm90-v7 (the static deal) or sm90-v9 (v8, softmax partly off MUFU and cvt)", kernel_name));
+        else if (kernel_name == "sm90-v10") kernel = cuda::hopper::FlashKernel::sm90_v10;
+        else throw UsageError(fmt::format("--kernel {}: allowed sm90-v8 (tiles from a counter), sm90-v7 (the static deal) or sm90-v10 (v8, row sums from the tensor cores at D 64)", kernel_name));
       }
       else throw UsageError(fmt::format("{}: unknown flag (allowed: --shapes --runs --trace --no-causal --kernel)", a));
     }

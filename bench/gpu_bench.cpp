@@ -7,7 +7,7 @@
 //   gpu_bench --variants naive,flash --shapes 8x16x1024x64,4x16x4096x128 [--reps 30] [--json out.json]
 // A suffix picks a kernel knob for one row: flash@3 = ATTNPROF_FLASH_CONFIG=3, flash@sm80 =
 // ATTNPROF_FLASH_KERNEL=sm80 (the mma.sync kernel on a Hopper GPU; also sm90, sm90-m128,
-// sm90-persistent, sm90-serial, sm90-v5, sm90-v6, sm90-v7, sm90-v8, sm90-v9, sm90-v9-exp, sm90-v9-pack), flash@sm80.3 = both; cudnn@n builds the n-th
+// sm90-persistent, sm90-serial, sm90-v5, sm90-v6, sm90-v7, sm90-v8, sm90-v10), flash@sm80.3 = both; cudnn@n builds the n-th
 // engine config of cuDNN's heuristics (ATTNPROF_CUDNN_ENGINE_CONFIG=n).
 #include <attnprof/error.h>
 #include <attnprof/memory.h>

@@ -5,16 +5,19 @@
 // gives cycles, results = threads × iterations × 8.
 //   instruction_throughput [--iterations N]
 // Rows: ex2.approx (MUFU), cvt.rn.bf16x2.f32 (F2FP), the two chained (one pipe or two?), FFMA,
-// soft_exp2 (softmax_math.h, the FMA-pipe exp2), pack_bf16x2_rn (integer rounding + PRMT).
+// and the two replacements flash v9 tried (session 5; both slower, so the kernel dropped them):
+// soft_exp2, 2^x on the FMA pipe (Cody-Waite split + a cubic with 8.6e-5 relative error, as
+// FlashAttention-4 does on Blackwell), and pack_bf16x2_rn, bf16 rounding by an integer add and a
+// byte permute instead of cvt.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
-#include "cuda/hopper/softmax_math.h"
 
 namespace {
 
@@ -40,6 +43,23 @@ __device__ __forceinline__ float cvt_bf16x2(float x) {
   return __uint_as_float(packed);
 }
 
+// 2^x for x < 128: ⌊x⌋ by adding 1.5·2^23 rounding down (its low mantissa bits then hold ⌊x⌋),
+// 2^f on [0, 1) by a cubic fitted for the least largest relative error, 2^⌊x⌋ built in the
+// exponent field; the NaN-keeping clamp at −127 makes −∞ give 0.
+__device__ __forceinline__ float soft_exp2(float x) {
+  float clamped, shifted;
+  asm("max.NaN.f32 %0, %1, %2;\n" : "=f"(clamped) : "f"(x), "f"(-127.0f));
+  asm("add.rm.f32 %0, %1, %2;\n" : "=f"(shifted) : "f"(clamped), "f"(12582912.0f));
+  const float whole = __fsub_rn(shifted, 12582912.0f);
+  const float f = __fsub_rn(clamped, whole);
+  const float two_f = __fmaf_rn(f, __fmaf_rn(f, __fmaf_rn(f, 0.0770642657f, 0.2276480312f), 0.6951161107f), 1.0f);
+  return two_f * __uint_as_float((__float_as_uint(shifted) << 23) + 0x3F800000u);
+}
+// Two floats to bf16 (round to nearest, ties away from zero) packed lo | hi << 16.
+__device__ __forceinline__ std::uint32_t pack_bf16x2_rn(float lo, float hi) {
+  return __byte_perm(__float_as_uint(lo) + 0x8000u, __float_as_uint(hi) + 0x8000u, 0x7632);
+}
+
 struct Ex2 {
   static constexpr const char* kName = "ex2.approx.ftz.f32 (MUFU)";
   __device__ static float step(float x) { return mufu_exp2(x); }
@@ -58,11 +78,11 @@ struct Ffma {
 };
 struct SoftExp2 {
   static constexpr const char* kName = "soft_exp2 (FMA pipe)";
-  __device__ static float step(float x) { return attnprof::cuda::hopper::soft_exp2(-x); }
+  __device__ static float step(float x) { return soft_exp2(-x); }
 };
 struct IntegerPack {
   static constexpr const char* kName = "pack_bf16x2_rn (IADD+PRMT)";
-  __device__ static float step(float x) { return __uint_as_float(attnprof::cuda::hopper::pack_bf16x2_rn(x, x)); }
+  __device__ static float step(float x) { return __uint_as_float(pack_bf16x2_rn(x, x)); }
 };
 
 template <class Op>

@@ -4,7 +4,8 @@
 # side-by-side benchmark. Logs and JSON go under $OUT; a short table ends the output.
 #   OUT=/tmp/out bash scripts/gpu-check.sh [--quick]   (--quick: blog shape only in the benchmark)
 # Switches (environment): TIMELINE=1 (bench/flash_timeline at the anchors; TIMELINE_KERNEL, TIMELINE_SHAPES), TESTS_WITH_SANITIZER=1, SKIP_TESTS=1, SKIP_COMPARE=1, SKIP_SANITIZER=1, SKIP_BENCH=1, SKIP_CTEST=1, CPU_BENCH=1 (PyTorch's CPU SDPA
-# beside ours on this machine's Xeon, issue 9), BENCH_VARIANTS, BENCH_SHAPES, ATTNPROF_GPU_BUILD.
+# beside ours on this machine's Xeon, issue 9), BENCH_VARIANTS, BENCH_SHAPES, ATTNPROF_GPU_BUILD, TESTS_GPU_FILTER
+# (a gtest filter for the GPU tests when they run alone).
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$SRC/out/gpu-check}
@@ -52,7 +53,7 @@ utmaldg=$(/usr/local/cuda/bin/cuobjdump -sass "$BUILD/src/libattnprof.so" 2>/dev
 status[hopper_sass]="HGMMA instructions: $hgmma, UTMALDG instructions: $utmaldg"
 run_gtest tests_logic tests/cuda/test_cuda_logic
 # TESTS_WITH_SANITIZER=1: the GPU tests run beside the sanitizers instead (saves minutes of a lease).
-[ "${TESTS_WITH_SANITIZER:-0}" = 1 ] || run_gtest tests_gpu tests/cuda/test_cuda_gpu
+[ "${TESTS_WITH_SANITIZER:-0}" = 1 ] || run_gtest tests_gpu tests/cuda/test_cuda_gpu ${TESTS_GPU_FILTER:+--gtest_filter=$TESTS_GPU_FILTER}
 fi
 if [ $build_rc -eq 0 ] && [ "${SKIP_CTEST:-0}" != 1 ]; then
   if ctest --test-dir "$BUILD" --output-on-failure -j4 >"$OUT/ctest.log" 2>&1; then status[ctest]="ok ($(grep -o '[0-9]* tests passed\|[0-9]*% tests passed.*' "$OUT/ctest.log" | tail -1))"; else status[ctest]="FAILED (ctest.log)"; fi
@@ -148,11 +149,11 @@ else
   status[bench]="FAILED (side_by_side.log)"
 fi
 # TIMELINE=1: the sm90-v8 kernel's own timeline at the anchors (where each warpgroup's time goes),
-# then TIMELINE_KERNEL's (default sm90-v9) beside it.
+# then TIMELINE_KERNEL's (default sm90-v10) beside it.
 TIMELINE_SHAPES=${TIMELINE_SHAPES:-8x16x1024x64,4x16x4096x64,4x16x4096x128,1x16x16384x128,16x32x512x128}
 if [ "${TIMELINE:-0}" = 1 ] && [ $build_rc -eq 0 ]; then
   if timeout 180 "$BUILD/bench/flash_timeline" --shapes "$TIMELINE_SHAPES" >"$OUT/flash_timeline.log" 2>&1 &&
-     timeout 180 "$BUILD/bench/flash_timeline" --kernel "${TIMELINE_KERNEL:-sm90-v9}" --shapes "$TIMELINE_SHAPES" \
+     timeout 180 "$BUILD/bench/flash_timeline" --kernel "${TIMELINE_KERNEL:-sm90-v10}" --shapes "$TIMELINE_SHAPES" \
        >>"$OUT/flash_timeline.log" 2>&1; then
     status[timeline]="ok (flash_timeline.log)"
   else

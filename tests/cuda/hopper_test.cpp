@@ -6,8 +6,6 @@
 #include <attnprof/error.h>
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <utility>
@@ -16,9 +14,7 @@
 #include "cuda/check.h"
 #include "cuda/gpu_test_util.h"
 #include "cuda/hopper/probes.h"
-#include "cuda/hopper/softmax_math.h"
 #include "cuda/hopper/swizzle.h"
-#include "cuda/softmax_math_inputs.h"
 #include "cuda/hopper/tma.h"
 
 using namespace attnprof;
@@ -156,36 +152,4 @@ TEST(HopperTmaWgmma, LoadedTilesMultiplyLikeTheCpu) {
   run_tma_wgmma_probe(out.get(), a_map, 0, b_map, 1, nullptr);
   const std::vector<std::uint16_t> b_tile(b.begin() + 64 * 64, b.end());
   expect_exact_64x64(out.to_host(), reference_abt(a, b_tile, 64, 64, 64, {}));
-}
-
-// (d) The softmax pieces of v9 (softmax_math.h) as the device computes them (add.rm, max.NaN,
-// byte_perm): bit for bit the host path, which softmax_math_test.cpp checks against fp64 exp2 and
-// round-to-nearest; and within the cubic's error of fp64 exp2 here too.
-TEST(HopperSoftmaxMath, DeviceMatchesTheHostPathBitForBit) {
-  ATTNPROF_REQUIRE_HOPPER();
-  const std::vector<float> in = cuda::testing::softmax_math_inputs();
-  const int n = static_cast<int>(in.size());
-  DeviceBuffer<float> in_device(in), exp2_out(in.size());
-  DeviceBuffer<std::uint32_t> pack_out(in.size());
-  run_softmax_math_probe(exp2_out.get(), pack_out.get(), in_device.get(), n, nullptr);
-  const std::vector<float> got_exp2 = exp2_out.to_host();
-  const std::vector<std::uint32_t> got_pack = pack_out.to_host();
-  int exp2_mismatches = 0, pack_mismatches = 0;
-  double worst = 0.0;
-  for (int i = 0; i < n; ++i) {
-    const float x = in[static_cast<std::size_t>(i)], got = got_exp2[static_cast<std::size_t>(i)];
-    const float want = soft_exp2(x);
-    if (std::memcmp(&got, &want, sizeof got) != 0 && !(std::isnan(got) && std::isnan(want)) && ++exp2_mismatches <= 8)
-      ADD_FAILURE() << "soft_exp2(" << x << "): device " << got << ", host " << want;
-    if (!std::isnan(x) && x >= -126.0f)
-      worst = std::max(worst, std::abs(got - std::exp2(static_cast<double>(x))) / std::exp2(static_cast<double>(x)));
-    const float hi = in[static_cast<std::size_t>(n - 1 - i)];
-    if (std::isnan(x) || std::isnan(hi)) continue;  // NaN bits are not specified
-    if (got_pack[static_cast<std::size_t>(i)] != pack_bf16x2_rn(x, hi) && ++pack_mismatches <= 8)
-      ADD_FAILURE() << "pack(" << x << ", " << hi << "): device " << got_pack[static_cast<std::size_t>(i)];
-  }
-  EXPECT_EQ(exp2_mismatches, 0);
-  EXPECT_EQ(pack_mismatches, 0);
-  EXPECT_LT(worst, 9e-5);
-  EXPECT_TRUE(std::isnan(got_exp2.back()));  // the last input is NaN
 }

@@ -112,7 +112,6 @@
 
 #include "cuda/check.h"
 #include "cuda/hopper/probes.h"
-#include "cuda/hopper/softmax_math.h"
 #include "cuda/hopper/swizzle.h"
 #include "cuda/per_device.h"
 #include "cuda/hopper/tma.cuh"
@@ -166,17 +165,19 @@ struct PipelineBarriers {
 // kTimeline: v7 that also records, per consumer warpgroup and query tile, the SM clock at the
 // tile's start, once Q is there, at the main loop's end and at the epilogue's end
 // (run_flash_timeline_sm90; a separate instantiation, so v7 itself carries no clock reads).
-// kSoftmaxRecipe (v9 = v8 + both; the kernels built on v7): kSoftExp2Quarter computes a quarter of
-// P's exp2 on the FMA pipe (soft_exp2) instead of the MUFU unit, kIntegerPack packs P to bf16 by
-// integer rounding instead of cvt (pack_bf16x2_rn; fp16 keeps cvt). softmax_math.h says why.
-enum SoftmaxRecipe : int { kMufuSoftmax = 0, kSoftExp2Quarter = 1, kIntegerPack = 2 };
+// kOnesColumn (v10 = v8 + this, D 64): P's row sums come from the tensor cores instead of an FADD
+// per element: P·V runs as m64n72k16 over V and 8 columns of ones (2 KiB of shared memory the
+// descriptor's atom stride reaches from every V stage), so accumulator columns 64-71 hold Σ P of
+// the row, rescaled with O. The sum is then of the bf16 P that multiplies V (the weights sum to
+// exactly 1 after normalising), and online_softmax has 64 FADDs a thread fewer per key tile: at
+// D 64 the softmax bounds the main loop (bench/RESULTS.md, session 5: 192 instructions a thread
+// more per key tile cost 187 cycles of its 2,394).
 template <int kHeadDim_, int kConsumerWarpgroups_, bool kV5_, bool kTmaStore_ = false, bool kTimeline_ = false,
-          int kSoftmaxRecipe_ = kMufuSoftmax>
+          bool kOnesColumn_ = false>
 struct FlashSm90TraitsOf {
   static constexpr int kHeadDim = kHeadDim_;
   static constexpr bool kTimeline = kTimeline_;
-  static constexpr bool kSoftExp2 = (kSoftmaxRecipe_ & kSoftExp2Quarter) != 0;
-  static constexpr bool kIntegerPackP = (kSoftmaxRecipe_ & kIntegerPack) != 0;
+  static constexpr bool kOnesColumn = kOnesColumn_;
   static constexpr int kConsumerWarpgroups = kConsumerWarpgroups_;  // 64 query rows each
   static constexpr bool kV5 = kV5_;
   static constexpr bool kTmaStore = kTmaStore_;
@@ -203,19 +204,21 @@ struct FlashSm90TraitsOf {
   static constexpr int kQBytes = kAtoms * kQAtomBytes;
   static constexpr int kKVBytes = kAtoms * kKVAtomBytes;  // one K (or V) tile: its expect_tx count
   static constexpr int kSAccumulators = kBlockN / 2;     // m64n128 fp32 per thread
-  static constexpr int kOAccumulators = kHeadDim / 2;    // m64n{D}
+  static constexpr int kOAccumulators = kHeadDim / 2 + (kOnesColumn ? 4 : 0);  // m64n{D} (v10: m64n72)
   static constexpr int kPSteps = kBlockN / 16;           // k16 steps of P·V
   static constexpr int kQKSteps = kHeadDim / 16;         // k16 steps of Q·Kᵀ
   static constexpr int kKOffset = kQBuffers * kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kKVBytes;
   static constexpr int kOOffset = kVOffset + kStages * kKVBytes;  // v7's O staging tile
-  static constexpr int kBarrierOffset = kOOffset + (kTmaStore ? kQBytes : 0);
+  static constexpr int kOnesOffset = kOOffset + (kTmaStore ? kQBytes : 0);  // v10: 16 key rows × 128 B of ones
+  static constexpr int kOnesBytes = kOnesColumn ? 16 * 128 : 0;
+  static constexpr int kBarrierOffset = kOnesOffset + kOnesBytes;
   static constexpr int kSmemBytes = 1024 /* alignment slack */ + kBarrierOffset + static_cast<int>(sizeof(PipelineBarriers));
   static_assert(kHeadDim % 64 == 0, "whole swizzle atoms");
   static_assert(kStages <= kMaxStages, "PipelineBarriers holds kMaxStages stages");
   static_assert(!kTmaStore || kV5, "the TMA-store epilogue is built on v5");
   static_assert(!kTimeline || kTmaStore, "the timeline build is v7's");
-  static_assert(kSoftmaxRecipe_ == kMufuSoftmax || kTmaStore, "the softmax recipes are built on v7");
+  static_assert(!kOnesColumn || (kTmaStore && kHeadDim == 64), "the ones column is v8's kernel at D 64 (m64n72)");
   static_assert(kSmemBytes <= 227 * 1024, "shared memory per CTA on sm_90");
   static_assert(kProducerRegisters * kWarpgroupThreads + kConsumerRegisters * kConsumerThreads <= kEntryRegisters * kThreads,
                 "setmaxnreg can only redistribute the registers the CTA was launched with");
@@ -229,11 +232,8 @@ template <int kHeadDim, int kConsumerWarpgroups>
 struct FlashSm90V7Traits : FlashSm90TraitsOf<kHeadDim, kConsumerWarpgroups, true, true> {};
 template <int kHeadDim, int kConsumerWarpgroups>
 struct FlashSm90V7TimelineTraits : FlashSm90TraitsOf<kHeadDim, kConsumerWarpgroups, true, true, true> {};
-template <int kHeadDim, int kConsumerWarpgroups, int kSoftmaxRecipe>
-struct FlashSm90V9Traits : FlashSm90TraitsOf<kHeadDim, kConsumerWarpgroups, true, true, false, kSoftmaxRecipe> {};
-template <int kHeadDim, int kConsumerWarpgroups>
-struct FlashSm90V9TimelineTraits
-    : FlashSm90TraitsOf<kHeadDim, kConsumerWarpgroups, true, true, true, kSoftExp2Quarter | kIntegerPack> {};
+struct FlashSm90V10Traits : FlashSm90TraitsOf<64, 2, true, true, false, true> {};
+struct FlashSm90V10TimelineTraits : FlashSm90TraitsOf<64, 2, true, true, true, true> {};
 
 struct FlashSm90Params {
   void* o = nullptr;
@@ -553,20 +553,19 @@ __device__ __forceinline__ void online_softmax(float (&s)[Tr::kSAccumulators], f
     for (int j = 0; j < Tr::kBlockN / 8; ++j)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        // v9: every fourth column pair on the FMA pipe (soft_exp2), the rest on the MUFU unit.
-        const float x = s[4 * j + 2 * i + e] * scale_log2 - max_scaled;
-        const float prob = Tr::kSoftExp2 && j % 4 == 3 ? soft_exp2(x) : fast_exp2(x);
+        const float prob = fast_exp2(s[4 * j + 2 * i + e] * scale_log2 - max_scaled);
         s[4 * j + 2 * i + e] = prob;
-        sum += prob;
+        if constexpr (!Tr::kOnesColumn) sum += prob;  // v10: the P·V GEMM sums the row
       }
-    row_sum[i] = row_sum[i] * rescale[i] + sum;  // this thread's columns; the quad is summed at the end
+    // This thread's columns; the quad is summed at the end.
+    if constexpr (!Tr::kOnesColumn) row_sum[i] = row_sum[i] * rescale[i] + sum;
   }
 }
 
 template <class Tr>
 __device__ __forceinline__ void rescale_o(float (&o)[Tr::kOAccumulators], const float (&rescale)[2]) {
 #pragma unroll
-  for (int j = 0; j < Tr::kHeadDim / 8; ++j)
+  for (int j = 0; j < Tr::kOAccumulators / 4; ++j)  // v10: the ones column's row sums too
 #pragma unroll
     for (int v = 0; v < 4; ++v) o[4 * j + v] *= rescale[v / 2];
 }
@@ -578,16 +577,15 @@ __device__ __forceinline__ void pack_p(std::uint32_t (&p_frag)[Tr::kPSteps][4], 
   for (int step = 0; step < Tr::kPSteps; ++step)
 #pragma unroll
     for (int r = 0; r < 4; ++r)
-      if constexpr (Tr::kIntegerPackP && std::is_same_v<T, __nv_bfloat16>)
-        p_frag[step][r] = pack_bf16x2_rn(s[rs_a_source_accumulator(step, r, 0)], s[rs_a_source_accumulator(step, r, 1)]);
-      else
-        p_frag[step][r] = pack_pair<T>(s[rs_a_source_accumulator(step, r, 0)], s[rs_a_source_accumulator(step, r, 1)]);
+      p_frag[step][r] = pack_pair<T>(s[rs_a_source_accumulator(step, r, 0)], s[rs_a_source_accumulator(step, r, 1)]);
 }
 
 template <class Tr, class T>
 __device__ __forceinline__ void pv_wgmma(float (&o)[Tr::kOAccumulators], const std::uint32_t (&a)[4],
                                          std::uint64_t v_desc) {
-  if constexpr (Tr::kHeadDim == 64)
+  if constexpr (Tr::kOnesColumn)
+    wgmma_rs_m64n72k16_tb<T>(o, a, v_desc);
+  else if constexpr (Tr::kHeadDim == 64)
     wgmma_rs_m64n64k16_tb<T>(o, a, v_desc);
   else
     wgmma_rs_m64n128k16_tb<T>(o, a, v_desc);
@@ -598,7 +596,7 @@ __device__ __forceinline__ void pv_wgmma(float (&o)[Tr::kOAccumulators], const s
 template <class Tr>
 struct ConsumerView {
   int consumer, warp, lane, wg_row0, warp_row0;
-  std::uint32_t q_base, k_base, v_base;
+  std::uint32_t q_base, k_base, v_base, ones_base;
   __device__ ConsumerView(unsigned char* smem, int m0, int q_buffer = 0) {
     const int t = static_cast<int>(threadIdx.x) % kWarpgroupThreads;
     consumer = static_cast<int>(threadIdx.x) / kWarpgroupThreads;
@@ -609,6 +607,7 @@ struct ConsumerView {
     q_base = shared_address(smem) + q_buffer * Tr::kQBytes + consumer * 64 * 128;  // its 64 rows of each Q atom
     k_base = shared_address(smem + Tr::kKOffset);
     v_base = shared_address(smem + Tr::kVOffset);
+    ones_base = shared_address(smem + Tr::kOnesOffset);
   }
 };
 
@@ -632,9 +631,12 @@ __device__ __forceinline__ void issue_pv(float (&o)[Tr::kOAccumulators], const s
                                          const ConsumerView<Tr>& c, int stage) {
   wgmma_fence(o);  // after the rescale and the P packing (ordinary register writes)
 #pragma unroll
-  for (int step = 0; step < Tr::kPSteps; ++step)
+  for (int step = 0; step < Tr::kPSteps; ++step) {
+    const std::uint32_t v_rows = c.v_base + stage * Tr::kKVBytes + step * 16 * 128;
+    // v10: the atom after V's one (columns 64-71) is the ones, wherever the step's 16 rows start.
     pv_wgmma<Tr, T>(o, p_frag[step],
-                    sw128_mnmajor_descriptor(c.v_base + stage * Tr::kKVBytes + step * 16 * 128, Tr::kKVAtomBytes));
+                    sw128_mnmajor_descriptor(v_rows, Tr::kOnesColumn ? c.ones_base - v_rows : Tr::kKVAtomBytes));
+  }
   wgmma_commit_group();
 }
 
@@ -813,8 +815,12 @@ __device__ __forceinline__ void consume_tile(const CUtensorMap& o_map, const Fla
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
     float sum = row_sum[i];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    if constexpr (Tr::kOnesColumn) {
+      sum = o[Tr::kHeadDim / 2 + 2 * i];  // column 64 of the row: the whole row's sum
+    } else {
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    }
     const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;  // a row that sees no key comes out as zeros
     const int row = c.warp_row0 + c.lane / 4 + 8 * i;
     if (p.lse != nullptr && c.lane % 4 == 0 && row < p.seq_q)
@@ -940,6 +946,12 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
       mbarrier_init(&bars.v_empty[stage], Tr::kConsumerWarps);
     }
     fence_mbarrier_init();
+  }
+  if constexpr (Tr::kOnesColumn) {  // v10: 1.0 in bf16 or fp16, read by every P·V wgmma
+    const std::uint32_t one_pair = std::is_same_v<T, __half> ? 0x3C003C00u : 0x3F803F80u;
+    for (int i = static_cast<int>(threadIdx.x); i < Tr::kOnesBytes / 4; i += Tr::kThreads)
+      reinterpret_cast<std::uint32_t*>(smem + Tr::kOnesOffset)[i] = one_pair;
+    fence_proxy_async_shared();
   }
   __syncthreads();
 
@@ -1195,19 +1207,6 @@ void launch_gemm_probe(float* s_out, float* o_out, const void* q, const void* k,
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_gemm_probe_kernel");
 }
 
-// v8's schedule (the tile counter, L2 sections, the early next Q) on a kernel with a softmax recipe.
-template <int kRecipe>
-void launch_v9(const FusedAttentionArgs& args, cudaStream_t stream, bool fp16) {
-  int* counter = tile_counter_for(stream);
-  if (args.head_dim == 64)
-    fp16 ? launch_typed<FlashSm90V9Traits<64, 2, kRecipe>, __half, true>(args, stream, true, true, nullptr, counter)
-         : launch_typed<FlashSm90V9Traits<64, 2, kRecipe>, __nv_bfloat16, true>(args, stream, true, true, nullptr, counter);
-  else
-    fp16 ? launch_typed<FlashSm90V9Traits<128, 2, kRecipe>, __half, true>(args, stream, true, true, nullptr, counter)
-         : launch_typed<FlashSm90V9Traits<128, 2, kRecipe>, __nv_bfloat16, true>(args, stream, true, true, nullptr,
-                                                                                 counter);
-}
-
 // hopper_unavailable_reason() for the current device, asked once per device: it costs four
 // runtime calls, and launch_flash_attention asks on every forward.
 std::optional<std::string> current_device_not_hopper() {
@@ -1222,15 +1221,14 @@ FlashKernel flash_kernel_choice() {
   const std::string want = kernel == nullptr ? "" : kernel;
   if (!want.empty() && want != "sm80" && want != "sm90" && want != "sm90-m128" && want != "sm90-persistent" &&
       want != "sm90-serial" && want != "sm90-v5" && want != "sm90-v6" && want != "sm90-v7" && want != "sm90-v8" &&
-      want != "sm90-v9" && want != "sm90-v9-exp" && want != "sm90-v9-pack")
+      want != "sm90-v10")
     throw UsageError(str_cat("ATTNPROF_FLASH_KERNEL=", want,
                              ": allowed sm80 (the mma.sync kernel), sm90 (wgmma + TMA, compute capability 9.0), "
                              "sm90-m128 (the same with 128-row tiles at D 64), sm90-persistent (one CTA per SM), "
                              "sm90-serial (without GEMM/softmax overlap), sm90-v5 (persistent, Q double-buffered, "
                              "lazy rescale), sm90-v6 (v5's kernel, one CTA per tile), sm90-v7 (v5 with a TMA-store "
-                             "epilogue and 3 K/V stages at D 64), sm90-v8 (v7 with tiles drawn from a counter), sm90-v9 "
-                             "(v8 with a quarter of the softmax's exp2 on the FMA pipe and P packed to bf16 by "
-                             "integer rounding), sm90-v9-exp or sm90-v9-pack (v8 with one of the two), or unset"));
+                             "epilogue and 3 K/V stages at D 64), sm90-v8 (v7 with tiles drawn from a counter), sm90-v10 "
+                             "(v8 with P's row sums from the tensor cores at D 64), or unset"));
   if (want == "sm80") return FlashKernel::sm80;
   if (want.empty()) {
     const char* config = std::getenv("ATTNPROF_FLASH_CONFIG");  // a tiling of the sm80 kernel
@@ -1246,9 +1244,7 @@ FlashKernel flash_kernel_choice() {
   if (want == "sm90-v6") return FlashKernel::sm90_v6;
   if (want == "sm90-v7") return FlashKernel::sm90_v7;
   if (want == "sm90-v8") return FlashKernel::sm90_v8;
-  if (want == "sm90-v9") return FlashKernel::sm90_v9;
-  if (want == "sm90-v9-exp") return FlashKernel::sm90_v9_exp;
-  if (want == "sm90-v9-pack") return FlashKernel::sm90_v9_pack;
+  if (want == "sm90-v10") return FlashKernel::sm90_v10;
   if (want == "sm90") return FlashKernel::sm90;
   return FlashKernel::sm90_auto;
 }
@@ -1278,9 +1274,17 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
   using D64V5 = FlashSm90V5Traits<64, 2>;  // 128 rows: the D 64 gap to cuDNN is at short sequences
   using D128V5 = FlashSm90V5Traits<128, 2>;
   switch (schedule) {
+    case FlashKernel::sm90_v10:  // v8 with the ones column at D 64; v8 itself at D 128
+      if (args.head_dim == 64) {
+        fp16 ? launch_typed<FlashSm90V10Traits, __half, true>(args, stream, true, true, nullptr, tile_counter_for(stream))
+             : launch_typed<FlashSm90V10Traits, __nv_bfloat16, true>(args, stream, true, true, nullptr,
+                                                                     tile_counter_for(stream));
+        return;
+      }
+      [[fallthrough]];
     case FlashKernel::sm90_v7:    // v5's grid and order, TMA-store epilogue
     case FlashKernel::sm90_v8: {  // the same kernel, tiles drawn from a counter in L2 sections
-      const bool v8 = schedule == FlashKernel::sm90_v8;
+      const bool v8 = schedule != FlashKernel::sm90_v7;
       int* counter = v8 ? tile_counter_for(stream) : nullptr;
       if (args.head_dim == 64)
         fp16 ? launch_typed<FlashSm90V7Traits<64, 2>, __half, true>(args, stream, true, v8, nullptr, counter)
@@ -1290,15 +1294,7 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
              : launch_typed<FlashSm90V7Traits<128, 2>, __nv_bfloat16, true>(args, stream, true, v8, nullptr, counter);
       return;
     }
-    case FlashKernel::sm90_v9:  // v8 with the softmax off the slow pipes
-      launch_v9<kSoftExp2Quarter | kIntegerPack>(args, stream, fp16);
-      return;
-    case FlashKernel::sm90_v9_exp:
-      launch_v9<kSoftExp2Quarter>(args, stream, fp16);
-      return;
-    case FlashKernel::sm90_v9_pack:
-      launch_v9<kIntegerPack>(args, stream, fp16);
-      return;
+
     case FlashKernel::sm90_v5:  // persistent, snake order over the longest-first order
     case FlashKernel::sm90_v6: {  // one CTA per tile, L2 sections
       const bool v5 = schedule == FlashKernel::sm90_v5;
@@ -1354,8 +1350,8 @@ int flash_v5_section_pairs(const FusedAttentionArgs& args, FlashKernel schedule,
 
 std::vector<FlashTileTiming> run_flash_timeline_sm90(const FusedAttentionArgs& args, cudaStream_t stream,
                                                      FlashKernel schedule) {
-  if (schedule != FlashKernel::sm90_v7 && schedule != FlashKernel::sm90_v8 && schedule != FlashKernel::sm90_v9)
-    throw Error("run_flash_timeline_sm90: the timeline build is v7's kernel (sm90_v7, sm90_v8's counter, or sm90_v9)");
+  if (schedule != FlashKernel::sm90_v7 && schedule != FlashKernel::sm90_v8 && schedule != FlashKernel::sm90_v10)
+    throw Error("run_flash_timeline_sm90: the timeline build is v7's kernel (sm90_v7, sm90_v8's counter, or sm90_v10)");
   if (args.dtype != DType::bf16)
     throw UsageError(str_cat("--dtype ", dtype_name(args.dtype), ": the flash timeline build takes bf16"));
   if (args.head_dim != 64 && args.head_dim != 128)
@@ -1371,13 +1367,8 @@ std::vector<FlashTileTiming> run_flash_timeline_sm90(const FusedAttentionArgs& a
   ATTNPROF_CUDA_CHECK(cudaMemsetAsync(records, 0, words * sizeof(std::uint64_t), stream));
   const bool counter_schedule = schedule != FlashKernel::sm90_v7;
   int* counter = counter_schedule ? tile_counter_for(stream) : nullptr;
-  if (schedule == FlashKernel::sm90_v9) {
-    if (args.head_dim == 64)
-      launch_typed<FlashSm90V9TimelineTraits<64, kConsumers>, __nv_bfloat16, true>(args, stream, true, true, records,
-                                                                                   counter);
-    else
-      launch_typed<FlashSm90V9TimelineTraits<128, kConsumers>, __nv_bfloat16, true>(args, stream, true, true, records,
-                                                                                    counter);
+  if (schedule == FlashKernel::sm90_v10 && args.head_dim == 64) {
+    launch_typed<FlashSm90V10TimelineTraits, __nv_bfloat16, true>(args, stream, true, true, records, counter);
   } else if (args.head_dim == 64) {
     launch_typed<FlashSm90V7TimelineTraits<64, kConsumers>, __nv_bfloat16, true>(args, stream, true, counter_schedule,
                                                                                  records, counter);

@@ -40,13 +40,12 @@ namespace attnprof::cuda::hopper {
 // (longest first within a section), so a CTA that drew short tiles takes more and the SMs end
 // together, and issues that tile's Q as soon as its buffer is free; the last CTA sets the counter
 // back to zero, so a forward stays one kernel with no memset.
-// sm90_v9: v8 with the softmax moved partly off the SM's slow pipes (softmax_math.h): a quarter
-// of P's exp2 computed on the FMA pipe, and P packed to bf16 by integer rounding instead of cvt.
-// sm90_v9_exp and sm90_v9_pack: v8 with only the first or only the second (to measure each).
+// sm90_v10: v8 with P's row sums taken from the tensor cores at D 64 (P·V over V and 8 columns of
+// ones, m64n72k16) instead of an FADD per element; at D 128 it runs v8's kernel.
 // sm90_auto (the default on Hopper): one of the above per problem, by auto_flash_kernel.
 enum class FlashKernel {
   sm80, sm90, sm90_m128, sm90_persistent, sm90_serial, sm90_auto, sm90_v5, sm90_v6, sm90_v7, sm90_v8,
-  sm90_v9, sm90_v9_exp, sm90_v9_pack
+  sm90_v10
 };
 
 // The schedule sm90_auto runs, chosen from the H200 measurements of 2026-11-30 (bench/RESULTS.md,
@@ -59,7 +58,7 @@ enum class FlashKernel {
 FlashKernel auto_flash_kernel(std::int64_t head_dim, std::int64_t seq_q);
 
 // sm90_auto on a compute capability 9.0 device, sm80 elsewhere. ATTNPROF_FLASH_KERNEL=sm80|sm90|sm90-m128|
-// sm90-persistent|sm90-serial|sm90-v5|sm90-v6|sm90-v7|sm90-v8|sm90-v9|sm90-v9-exp|sm90-v9-pack overrides it (so one run can time each); ATTNPROF_FLASH_CONFIG (a tiling of the sm80
+// sm90-persistent|sm90-serial|sm90-v5|sm90-v6|sm90-v7|sm90-v8|sm90-v10 overrides it (so one run can time each); ATTNPROF_FLASH_CONFIG (a tiling of the sm80
 // kernel, gpu_bench's `flash@k`) set to anything but 0 implies sm80 unless ATTNPROF_FLASH_KERNEL is
 // set. Throws UsageError for another ATTNPROF_FLASH_KERNEL value, or for an sm90 one on a device
 // without it.
@@ -78,7 +77,7 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
 // order is within 1% as even as over the longest-first order, else batch·heads (that order).
 int flash_v5_section_pairs(const FusedAttentionArgs& args, FlashKernel schedule, int multiprocessors);
 
-// One sm90-v8 (or sm90-v7 or sm90-v9: `schedule`) forward through its timeline build (the same kernel plus
+// One sm90-v8 (or sm90-v7 or sm90-v10: `schedule`) forward through its timeline build (the same kernel plus
 // clock reads at each pass's start, Q arrival, main loop end and epilogue end and at each Q issue;
 // flash_timeline.h), returning a record per (query tile, consumer warpgroup). bf16, head_dim 64 or
 // 128 (UsageError otherwise); Error for another schedule; synchronises.

@@ -8,7 +8,6 @@
 
 #include "cuda/check.h"
 #include "cuda/hopper/probes.h"
-#include "cuda/hopper/softmax_math.h"
 #include "cuda/hopper/swizzle.h"
 #include "cuda/hopper/tma.cuh"
 #include "cuda/hopper/tma.h"
@@ -139,20 +138,6 @@ __global__ void __launch_bounds__(kWarpgroupThreads, 1)
 #endif
 }
 
-// soft_exp2 and pack_bf16x2_rn (softmax_math.h) as the flash kernel's device pass computes them.
-__global__ void __launch_bounds__(kWarpgroupThreads, 1)
-    softmax_math_probe_kernel(const float* in, float* exp2_out, std::uint32_t* pack_out, int n) {
-#if ATTNPROF_SM90A
-  for (int i = static_cast<int>(threadIdx.x); i < n; i += kWarpgroupThreads) {
-    exp2_out[i] = soft_exp2(in[i]);
-    pack_out[i] = pack_bf16x2_rn(in[i], in[n - 1 - i]);
-  }
-#else
-  (void)in, (void)exp2_out, (void)pack_out, (void)n;
-  __trap();
-#endif
-}
-
 void require_hopper() {
   if (auto why = hopper_unavailable_reason()) throw Error(str_cat("Hopper probe kernels: ", *why));
 }
@@ -193,13 +178,6 @@ void run_tma_wgmma_probe(float* out, const CUtensorMap& a_map, int a_tile_row, c
   require_hopper();
   tma_wgmma_probe_kernel<<<1, kWarpgroupThreads, 0, stream>>>(a_map, a_tile_row, b_map, b_tile_row, out);
   ATTNPROF_CUDA_CHECK_LAUNCH("tma_wgmma_probe_kernel");
-}
-
-void run_softmax_math_probe(float* exp2_out, std::uint32_t* pack_out, const float* in, int n, cudaStream_t stream) {
-  require_hopper();
-  if (n < 1) throw Error(str_cat("run_softmax_math_probe: n ", n, " (at least 1)"));
-  softmax_math_probe_kernel<<<1, kWarpgroupThreads, 0, stream>>>(in, exp2_out, pack_out, n);
-  ATTNPROF_CUDA_CHECK_LAUNCH("softmax_math_probe_kernel");
 }
 
 }  // namespace attnprof::cuda::hopper

@@ -36,8 +36,4 @@ void run_tma_tile_probe(void* smem_image, const CUtensorMap& map, int tile_row, 
 void run_tma_wgmma_probe(float* out, const CUtensorMap& a_map, int a_tile_row, const CUtensorMap& b_map,
                          int b_tile_row, cudaStream_t stream);
 
-// softmax_math.h on the device: exp2_out[i] = soft_exp2(in[i]), pack_out[i] = pack_bf16x2_rn(in[i],
-// in[n − 1 − i]), for n ≥ 1 elements (Error otherwise).
-void run_softmax_math_probe(float* exp2_out, std::uint32_t* pack_out, const float* in, int n, cudaStream_t stream);
-
 }  // namespace attnprof::cuda::hopper
