@@ -341,19 +341,23 @@ TEST(FlashHopper, V8MatchesFp64) {
                        {1, 5, 5, 150, 16384, 64, false, 0, Layout::bhsd, DType::fp16}});
 }
 
-// v10: v8 with P's row sums from the tensor cores at D 64 (P·V over V and a ones column, m64n72):
-// the same problems as v8 against fp64 (the D 128 ones run v8's kernel), and repeated launches
-// agree bit for bit.
+// v10: v8's kernel with P's row sums from the tensor cores at D 64 (P·V over V and a ones column,
+// m64n72; the fp32 sum kept for the LSE), the GEMM turn running on across query tiles and a TMA
+// store per warp: the same problems as v8 against fp64 (LSE included), and, without an LSE, the
+// same O bit for bit (the normaliser is the ones column's sum either way) over repeated launches.
 TEST(FlashHopper, V10MatchesFp64) {
   ATTNPROF_REQUIRE_HOPPER();
   using cuda::hopper::FlashKernel;
   check_every_problem(FlashKernel::sm90_v10, "flash sm90-v10", 0, many_tile_problems());
   check_every_problem(FlashKernel::sm90_v10, "flash sm90-v10");
-  const Problem p{4, 16, 16, 600, 600, 64, true, 0, Layout::bhsd, DType::bf16};  // 320 tiles on the counter
-  const Inputs in = make_inputs(p, 171);
-  const Tensor first = run_kernel(p, in, nullptr, FlashKernel::sm90_v10);
-  for (int run = 0; run < 3; ++run)
-    EXPECT_TRUE(same_bits(first, run_kernel(p, in, nullptr, FlashKernel::sm90_v10))) << describe(p) << " run " << run;
+  for (const Problem& p : {Problem{4, 16, 16, 600, 600, 64, true, 0, Layout::bhsd, DType::bf16},     // 320 tiles
+                           Problem{2, 16, 8, 1000, 1000, 128, true, 0, Layout::bhsd, DType::fp16}}) {  // 256 tiles
+    const Inputs in = make_inputs(p, 171);
+    Tensor lse = Tensor::empty({p.B, p.H, p.Sq}, DType::fp32, Device::cuda);
+    const Tensor with_lse = run_kernel(p, in, &lse, FlashKernel::sm90_v10);
+    for (int run = 0; run < 3; ++run)
+      EXPECT_TRUE(same_bits(with_lse, run_kernel(p, in, nullptr, FlashKernel::sm90_v10))) << describe(p) << " run " << run;
+  }
 }
 
 // The counter goes back to zero after every launch (the last CTA resets it): launches of v8 in a

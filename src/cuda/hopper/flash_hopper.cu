@@ -165,19 +165,26 @@ struct PipelineBarriers {
 // kTimeline: v7 that also records, per consumer warpgroup and query tile, the SM clock at the
 // tile's start, once Q is there, at the main loop's end and at the epilogue's end
 // (run_flash_timeline_sm90; a separate instantiation, so v7 itself carries no clock reads).
-// kOnesColumn (v10 = v8 + this, D 64): P's row sums come from the tensor cores instead of an FADD
-// per element: P·V runs as m64n72k16 over V and 8 columns of ones (2 KiB of shared memory the
-// descriptor's atom stride reaches from every V stage), so accumulator columns 64-71 hold Σ P of
-// the row, rescaled with O. The sum is then of the bf16 P that multiplies V (the weights sum to
-// exactly 1 after normalising), and online_softmax has 64 FADDs a thread fewer per key tile: at
-// D 64 the softmax bounds the main loop (bench/RESULTS.md, session 5: 192 instructions a thread
-// more per key tile cost 187 cycles of its 2,394).
+// kV10 (v10 = v8's kernel with these; bench/RESULTS.md, session 5, has what each was measured to do):
+//   - D 64, kOnesColumn: P's row sums come from the tensor cores instead of an FADD per element:
+//     P·V runs as m64n72k16 over V and 8 columns of ones (2 KiB of shared memory each step's
+//     descriptor reaches through its atom stride), so accumulator columns 64-71 hold Σ P of the
+//     row, rescaled with O: the sum of the bf16 P that multiplies V (the weights then sum to
+//     exactly 1), and the softmax has 64 FADDs a thread fewer per key tile. When the LSE is asked
+//     for, the fp32 sum is kept too (the bf16 sum's log is off by up to ~1e-3).
+//   - The GEMM turn runs on across query tiles instead of starting again at warpgroup 0 each tile
+//     (warpgroup 0 waited at every tile's end for warpgroup 1's last issue: Nsight's samples put
+//     3.3% of the kernel's warp time there at 8x16x1024x64).
+//   - Each warp stages its 16 rows of O and issues their TMA store itself (16-row boxes): no
+//     named barrier in the epilogue. The normaliser is rcp.approx (one MUFU op, not a division).
 template <int kHeadDim_, int kConsumerWarpgroups_, bool kV5_, bool kTmaStore_ = false, bool kTimeline_ = false,
-          bool kOnesColumn_ = false>
+          bool kV10_ = false>
 struct FlashSm90TraitsOf {
   static constexpr int kHeadDim = kHeadDim_;
   static constexpr bool kTimeline = kTimeline_;
-  static constexpr bool kOnesColumn = kOnesColumn_;
+  static constexpr bool kV10 = kV10_;
+  static constexpr bool kOnesColumn = kV10 && kHeadDim == 64;
+  static constexpr int kStoreRows = kV10 ? 16 : 64;  // rows of a TMA store box of O
   static constexpr int kConsumerWarpgroups = kConsumerWarpgroups_;  // 64 query rows each
   static constexpr bool kV5 = kV5_;
   static constexpr bool kTmaStore = kTmaStore_;
@@ -218,7 +225,7 @@ struct FlashSm90TraitsOf {
   static_assert(kStages <= kMaxStages, "PipelineBarriers holds kMaxStages stages");
   static_assert(!kTmaStore || kV5, "the TMA-store epilogue is built on v5");
   static_assert(!kTimeline || kTmaStore, "the timeline build is v7's");
-  static_assert(!kOnesColumn || (kTmaStore && kHeadDim == 64), "the ones column is v8's kernel at D 64 (m64n72)");
+  static_assert(!kV10 || kTmaStore, "v10 is v8's kernel with changes");
   static_assert(kSmemBytes <= 227 * 1024, "shared memory per CTA on sm_90");
   static_assert(kProducerRegisters * kWarpgroupThreads + kConsumerRegisters * kConsumerThreads <= kEntryRegisters * kThreads,
                 "setmaxnreg can only redistribute the registers the CTA was launched with");
@@ -232,8 +239,10 @@ template <int kHeadDim, int kConsumerWarpgroups>
 struct FlashSm90V7Traits : FlashSm90TraitsOf<kHeadDim, kConsumerWarpgroups, true, true> {};
 template <int kHeadDim, int kConsumerWarpgroups>
 struct FlashSm90V7TimelineTraits : FlashSm90TraitsOf<kHeadDim, kConsumerWarpgroups, true, true, true> {};
-struct FlashSm90V10Traits : FlashSm90TraitsOf<64, 2, true, true, false, true> {};
-struct FlashSm90V10TimelineTraits : FlashSm90TraitsOf<64, 2, true, true, true, true> {};
+template <int kHeadDim>
+struct FlashSm90V10Traits : FlashSm90TraitsOf<kHeadDim, 2, true, true, false, true> {};
+template <int kHeadDim>
+struct FlashSm90V10TimelineTraits : FlashSm90TraitsOf<kHeadDim, 2, true, true, true, true> {};
 
 struct FlashSm90Params {
   void* o = nullptr;
@@ -359,6 +368,12 @@ __device__ __forceinline__ int4 ld_shared_v4_s32(const int* address) {
                : "r"(shared_address(address))
                : "memory");
   return value;
+}
+
+__device__ __forceinline__ float fast_reciprocal(float x) {
+  float y;
+  asm("rcp.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
 }
 
 __device__ __forceinline__ float fast_exp2(float x) {
@@ -534,7 +549,8 @@ __device__ __forceinline__ void mask_scores(float (&s)[Tr::kSAccumulators], cons
 // does only once the previous P·V has retired.
 template <class Tr>
 __device__ __forceinline__ void online_softmax(float (&s)[Tr::kSAccumulators], float (&row_max)[2],
-                                               float (&row_sum)[2], float (&rescale)[2], float scale_log2) {
+                                               float (&row_sum)[2], float (&rescale)[2], float scale_log2,
+                                               bool fp32_row_sum) {
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
     float mx = row_max[i];
@@ -555,10 +571,15 @@ __device__ __forceinline__ void online_softmax(float (&s)[Tr::kSAccumulators], f
       for (int e = 0; e < 2; ++e) {
         const float prob = fast_exp2(s[4 * j + 2 * i + e] * scale_log2 - max_scaled);
         s[4 * j + 2 * i + e] = prob;
-        if constexpr (!Tr::kOnesColumn) sum += prob;  // v10: the P·V GEMM sums the row
+        if constexpr (!Tr::kOnesColumn) sum += prob;  // v10 at D 64: the P·V GEMM sums the row
+      }
+    if constexpr (Tr::kOnesColumn)
+      if (fp32_row_sum) {  // for the LSE only
+#pragma unroll
+        for (int j = 0; j < Tr::kBlockN / 8; ++j) sum += s[4 * j + 2 * i] + s[4 * j + 2 * i + 1];
       }
     // This thread's columns; the quad is summed at the end.
-    if constexpr (!Tr::kOnesColumn) row_sum[i] = row_sum[i] * rescale[i] + sum;
+    if (!Tr::kOnesColumn || fp32_row_sum) row_sum[i] = row_sum[i] * rescale[i] + sum;
   }
 }
 
@@ -683,7 +704,7 @@ __device__ __forceinline__ void mainloop_serial(float (&o)[Tr::kOAccumulators], 
     if (c.lane == 0) mbarrier_arrive(&bars.k_empty[stage]);  // this warp no longer reads K[stage]
     mask_if_needed<Tr>(s, p, c, key0);
     float rescale[2];
-    online_softmax<Tr>(s, row_max, row_sum, rescale, p.scale_log2);
+    online_softmax<Tr>(s, row_max, row_sum, rescale, p.scale_log2, p.lse != nullptr);
     rescale_o<Tr>(o, rescale);
     pack_p<Tr, T>(p_frag, s);
     mbarrier_wait_parity(&bars.v_full[stage], phase);
@@ -709,7 +730,8 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
   for (int v = 0; v < Tr::kSAccumulators; ++v) s[v] = 0.0f;
   std::uint32_t p_frag[Tr::kPSteps][4];
   float rescale[2];
-  if (c.consumer == 0) named_barrier_arrive(kFirstTurnBarrier, 2 * kWarpgroupThreads);  // warpgroup 0 goes first
+  // Warpgroup 0 goes first (v10: once per CTA, in consume; the turn then runs on across tiles).
+  if (!Tr::kV10 && c.consumer == 0) named_barrier_arrive(kFirstTurnBarrier, 2 * kWarpgroupThreads);
 
   // Tile 0 (the last key tile, so the masked one).
   const RingSlot<Tr> first(slot0);
@@ -720,7 +742,7 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
   wgmma_wait_group<0>(s);
   if (c.lane == 0) mbarrier_arrive(&bars.k_empty[first.stage]);
   mask_if_needed<Tr>(s, p, c, (n_tiles - 1) * Tr::kBlockN);
-  online_softmax<Tr>(s, row_max, row_sum, rescale, p.scale_log2);  // O is still 0: no rescale
+  online_softmax<Tr>(s, row_max, row_sum, rescale, p.scale_log2, p.lse != nullptr);  // O is still 0: no rescale
   pack_p<Tr, T>(p_frag, s);
 
   for (int it = 1; it < n_tiles; ++it) {
@@ -737,7 +759,7 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
     wgmma_wait_group<1>(s);  // S(it) has retired; P(it-1)·V(it-1) may still run
     if (c.lane == 0) mbarrier_arrive(&bars.k_empty[stage]);
     mask_if_needed<Tr>(s, p, c, key0);
-    online_softmax<Tr>(s, row_max, row_sum, rescale, p.scale_log2);
+    online_softmax<Tr>(s, row_max, row_sum, rescale, p.scale_log2, p.lse != nullptr);
     wgmma_wait_group<0>(o);
 #pragma unroll
     for (int step = 0; step < Tr::kPSteps; ++step) pin_registers(p_frag[step]);
@@ -760,8 +782,8 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
   for (int step = 0; step < Tr::kPSteps; ++step) pin_registers(p_frag[step]);
   if (c.lane == 0) mbarrier_arrive(&bars.v_empty[last_stage]);
   // The last warpgroup's last pass left 128 arrivals on warpgroup 0's barrier: consume them, so
-  // every barrier ends with no phase half done.
-  if (c.consumer == 0) take_gemm_turn(0);
+  // every barrier ends with no phase half done (v10: once, when the CTA's last tile is done).
+  if (!Tr::kV10 && c.consumer == 0) take_gemm_turn(0);
 }
 
 // One consumer warpgroup, one query tile: the main loop, then the epilogue. `done` counts this
@@ -804,28 +826,34 @@ __device__ __forceinline__ void consume_tile(const CUtensorMap& o_map, const Fla
     // producer now. The O tile is free once this warpgroup's previous TMA store has read it.
     __syncwarp();
     if (c.lane == 0) mbarrier_arrive(&bars.q_empty[q_buffer]);
-    if (t == 0) bulk_wait_group_read();
+    if constexpr (Tr::kV10) {  // each warp stores its own 16 rows: its own previous store must have read them
+      if (c.lane == 0) bulk_wait_group_read();
+      __syncwarp();
+    } else if (t == 0) {
+      bulk_wait_group_read();
+    }
   }
   // Epilogue. Every warp of this warpgroup must be past its last wgmma reading Q before its rows of
-  // the Q tile are overwritten with O (v7: past the wait for the O tile).
-  named_barrier_sync(1 + c.consumer, kWarpgroupThreads);
+  // the Q tile are overwritten with O (v7: past the wait for the O tile; v10 needs no barrier).
+  if constexpr (!Tr::kV10) named_barrier_sync(1 + c.consumer, kWarpgroupThreads);
   const std::uint32_t staging =
       shared_address(smem) + (Tr::kTmaStore ? static_cast<int>(Tr::kOOffset) : q_buffer * Tr::kQBytes);
   T* out = static_cast<T*>(p.o) + b * p.o_stride[0] + h * p.o_stride[1];
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
-    float sum = row_sum[i];
-    if constexpr (Tr::kOnesColumn) {
-      sum = o[Tr::kHeadDim / 2 + 2 * i];  // column 64 of the row: the whole row's sum
-    } else {
-      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    float fp32_sum = row_sum[i];  // v10 at D 64: kept only when the LSE is asked for
+    if (!Tr::kOnesColumn || p.lse != nullptr) {
+      fp32_sum += __shfl_xor_sync(0xffffffffu, fp32_sum, 1);
+      fp32_sum += __shfl_xor_sync(0xffffffffu, fp32_sum, 2);
     }
-    const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;  // a row that sees no key comes out as zeros
+    // v10 at D 64: column 64 of the row, the sum of the bf16 P that multiplied V.
+    const float sum = Tr::kOnesColumn ? o[Tr::kHeadDim / 2 + 2 * i] : fp32_sum;
+    // A row that sees no key comes out as zeros.
+    const float inv = sum > 0.0f ? (Tr::kV10 ? fast_reciprocal(sum) : 1.0f / sum) : 0.0f;
     const int row = c.warp_row0 + c.lane / 4 + 8 * i;
     if (p.lse != nullptr && c.lane % 4 == 0 && row < p.seq_q)
       p.lse[(static_cast<std::int64_t>(b) * p.heads + h) * p.seq_q + row] =
-          sum > 0.0f ? row_max[i] * p.softmax_scale + logf(sum) : -INFINITY;
+          fp32_sum > 0.0f ? row_max[i] * p.softmax_scale + logf(fp32_sum) : -INFINITY;
     const int tile_row = row - m0;
 #pragma unroll
     for (int j = 0; j < Tr::kHeadDim / 8; ++j) {
@@ -834,6 +862,21 @@ __device__ __forceinline__ void consume_tile(const CUtensorMap& o_map, const Fla
       asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(pack_pair<T>(o[4 * j + 2 * i] * inv, o[4 * j + 2 * i + 1] * inv))
                    : "memory");
     }
+  }
+  if constexpr (Tr::kV10) {
+    fence_proxy_async_shared();  // this thread's st.shared, before the TMA store reads them
+    __syncwarp();
+    if (c.lane == 0) {
+      const int staged_row = 64 * c.consumer + 16 * c.warp;
+#pragma unroll
+      for (int atom = 0; atom < Tr::kAtoms; ++atom)
+        tma_store_attention_box(smem + Tr::kOOffset + atom * Tr::kQAtomBytes + staged_row * 128, o_map,
+                                p.o_seq_inner, atom * 64, c.warp_row0, h, b);
+      bulk_commit_group();
+      if constexpr (Tr::kTimeline)
+        if (t == 0) timeline_mark<Tr>(p, tile, c.consumer, 4, clock64());
+    }
+    return;
   }
   if constexpr (Tr::kTmaStore) {
     fence_proxy_async_shared();  // this thread's st.shared, before the TMA store reads them
@@ -876,6 +919,8 @@ __device__ __forceinline__ void consume(const CUtensorMap& o_map, const FlashSm9
   if constexpr (Tr::kTmaStore) {
     // The producer names each tile in shared memory (PipelineBarriers::q_tile): read it once Q is there.
     const bool recorder = Tr::kTimeline && threadIdx.x % kWarpgroupThreads == 0;
+    if constexpr (Tr::kV10)  // warpgroup 0 takes the first GEMM turn of the CTA
+      if (threadIdx.x / kWarpgroupThreads == 0) named_barrier_arrive(kFirstTurnBarrier, 2 * kWarpgroupThreads);
     int last_tile = -1;
     std::uint64_t first_begin_ns = 0;
     for (int done = 0;; ++done) {
@@ -910,8 +955,12 @@ __device__ __forceinline__ void consume(const CUtensorMap& o_map, const FlashSm9
       slot += n_tiles;
       last_tile = tile;
     }
-    // The last TMA store must be done before the CTA (and its shared memory) goes away.
-    if (threadIdx.x % kWarpgroupThreads == 0) bulk_wait_group_all();
+    // The last TMA store must be done before the CTA (and its shared memory) goes away (v10: each
+    // warp's own). v10's GEMM turn ran on across the tiles: warpgroup 0 takes the turn warpgroup 1
+    // passed last (or its own first one, if no tile had a key to visit).
+    if (threadIdx.x % (Tr::kV10 ? 32 : kWarpgroupThreads) == 0) bulk_wait_group_all();
+    if constexpr (Tr::kV10)
+      if (threadIdx.x / kWarpgroupThreads == 0) take_gemm_turn(0);
   } else {
     for (int done = 0, tile = cta_tile<Tr>(0); tile < tiles; tile = cta_tile<Tr>(++done)) {
       const TileCoords t = tile_coords<Tr>(p, tile);
@@ -1071,7 +1120,7 @@ void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, bool persist
   // map in that slot, unused, so their O needs no TMA alignment.
   const AttentionTileMap o = Tr::kTmaStore ? make_attention_tile_map(a.o, element, b, static_cast<std::uint64_t>(a.heads),
                                                                      static_cast<std::uint64_t>(a.seq_q), d, a.o_stride[0],
-                                                                     a.o_stride[1], a.o_stride[2], 64)
+                                                                     a.o_stride[1], a.o_stride[2], Tr::kStoreRows)
                                            : q;
   FlashSm90Params p;
   p.o = a.o;
@@ -1274,17 +1323,19 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
   using D64V5 = FlashSm90V5Traits<64, 2>;  // 128 rows: the D 64 gap to cuDNN is at short sequences
   using D128V5 = FlashSm90V5Traits<128, 2>;
   switch (schedule) {
-    case FlashKernel::sm90_v10:  // v8 with the ones column at D 64; v8 itself at D 128
-      if (args.head_dim == 64) {
-        fp16 ? launch_typed<FlashSm90V10Traits, __half, true>(args, stream, true, true, nullptr, tile_counter_for(stream))
-             : launch_typed<FlashSm90V10Traits, __nv_bfloat16, true>(args, stream, true, true, nullptr,
-                                                                     tile_counter_for(stream));
-        return;
-      }
-      [[fallthrough]];
+    case FlashKernel::sm90_v10: {  // v8's schedule
+      int* counter = tile_counter_for(stream);
+      if (args.head_dim == 64)
+        fp16 ? launch_typed<FlashSm90V10Traits<64>, __half, true>(args, stream, true, true, nullptr, counter)
+             : launch_typed<FlashSm90V10Traits<64>, __nv_bfloat16, true>(args, stream, true, true, nullptr, counter);
+      else
+        fp16 ? launch_typed<FlashSm90V10Traits<128>, __half, true>(args, stream, true, true, nullptr, counter)
+             : launch_typed<FlashSm90V10Traits<128>, __nv_bfloat16, true>(args, stream, true, true, nullptr, counter);
+      return;
+    }
     case FlashKernel::sm90_v7:    // v5's grid and order, TMA-store epilogue
     case FlashKernel::sm90_v8: {  // the same kernel, tiles drawn from a counter in L2 sections
-      const bool v8 = schedule != FlashKernel::sm90_v7;
+      const bool v8 = schedule == FlashKernel::sm90_v8;
       int* counter = v8 ? tile_counter_for(stream) : nullptr;
       if (args.head_dim == 64)
         fp16 ? launch_typed<FlashSm90V7Traits<64, 2>, __half, true>(args, stream, true, v8, nullptr, counter)
@@ -1368,7 +1419,9 @@ std::vector<FlashTileTiming> run_flash_timeline_sm90(const FusedAttentionArgs& a
   const bool counter_schedule = schedule != FlashKernel::sm90_v7;
   int* counter = counter_schedule ? tile_counter_for(stream) : nullptr;
   if (schedule == FlashKernel::sm90_v10 && args.head_dim == 64) {
-    launch_typed<FlashSm90V10TimelineTraits, __nv_bfloat16, true>(args, stream, true, true, records, counter);
+    launch_typed<FlashSm90V10TimelineTraits<64>, __nv_bfloat16, true>(args, stream, true, true, records, counter);
+  } else if (schedule == FlashKernel::sm90_v10) {
+    launch_typed<FlashSm90V10TimelineTraits<128>, __nv_bfloat16, true>(args, stream, true, true, records, counter);
   } else if (args.head_dim == 64) {
     launch_typed<FlashSm90V7TimelineTraits<64, kConsumers>, __nv_bfloat16, true>(args, stream, true, counter_schedule,
                                                                                  records, counter);
