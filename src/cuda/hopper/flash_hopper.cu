@@ -172,9 +172,6 @@ struct PipelineBarriers {
 //     row, rescaled with O: the sum of the bf16 P that multiplies V (the weights then sum to
 //     exactly 1), and the softmax has 64 FADDs a thread fewer per key tile. When the LSE is asked
 //     for, the fp32 sum is kept too (the bf16 sum's log is off by up to ~1e-3).
-//   - The GEMM turn runs on across query tiles instead of starting again at warpgroup 0 each tile
-//     (warpgroup 0 waited at every tile's end for warpgroup 1's last issue: Nsight's samples put
-//     3.3% of the kernel's warp time there at 8x16x1024x64).
 //   - Each warp stages its 16 rows of O and issues their TMA store itself (16-row boxes): no
 //     named barrier in the epilogue. The normaliser is rcp.approx (one MUFU op, not a division).
 template <int kHeadDim_, int kConsumerWarpgroups_, bool kV5_, bool kTmaStore_ = false, bool kTimeline_ = false,
@@ -730,8 +727,7 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
   for (int v = 0; v < Tr::kSAccumulators; ++v) s[v] = 0.0f;
   std::uint32_t p_frag[Tr::kPSteps][4];
   float rescale[2];
-  // Warpgroup 0 goes first (v10: once per CTA, in consume; the turn then runs on across tiles).
-  if (!Tr::kV10 && c.consumer == 0) named_barrier_arrive(kFirstTurnBarrier, 2 * kWarpgroupThreads);
+  if (c.consumer == 0) named_barrier_arrive(kFirstTurnBarrier, 2 * kWarpgroupThreads);  // warpgroup 0 goes first
 
   // Tile 0 (the last key tile, so the masked one).
   const RingSlot<Tr> first(slot0);
@@ -782,8 +778,10 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
   for (int step = 0; step < Tr::kPSteps; ++step) pin_registers(p_frag[step]);
   if (c.lane == 0) mbarrier_arrive(&bars.v_empty[last_stage]);
   // The last warpgroup's last pass left 128 arrivals on warpgroup 0's barrier: consume them, so
-  // every barrier ends with no phase half done (v10: once, when the CTA's last tile is done).
-  if (!Tr::kV10 && c.consumer == 0) take_gemm_turn(0);
+  // every barrier ends with no phase half done. (Letting the turn run on across tiles instead,
+  // so that warpgroup 0 need not wait here for warpgroup 1's last issue, made v10's main loop 6%
+  // slower per key tile: bench/RESULTS.md, session 5, call 3.)
+  if (c.consumer == 0) take_gemm_turn(0);
 }
 
 // One consumer warpgroup, one query tile: the main loop, then the epilogue. `done` counts this
@@ -919,8 +917,6 @@ __device__ __forceinline__ void consume(const CUtensorMap& o_map, const FlashSm9
   if constexpr (Tr::kTmaStore) {
     // The producer names each tile in shared memory (PipelineBarriers::q_tile): read it once Q is there.
     const bool recorder = Tr::kTimeline && threadIdx.x % kWarpgroupThreads == 0;
-    if constexpr (Tr::kV10)  // warpgroup 0 takes the first GEMM turn of the CTA
-      if (threadIdx.x / kWarpgroupThreads == 0) named_barrier_arrive(kFirstTurnBarrier, 2 * kWarpgroupThreads);
     int last_tile = -1;
     std::uint64_t first_begin_ns = 0;
     for (int done = 0;; ++done) {
@@ -956,11 +952,8 @@ __device__ __forceinline__ void consume(const CUtensorMap& o_map, const FlashSm9
       last_tile = tile;
     }
     // The last TMA store must be done before the CTA (and its shared memory) goes away (v10: each
-    // warp's own). v10's GEMM turn ran on across the tiles: warpgroup 0 takes the turn warpgroup 1
-    // passed last (or its own first one, if no tile had a key to visit).
+    // warp's own).
     if (threadIdx.x % (Tr::kV10 ? 32 : kWarpgroupThreads) == 0) bulk_wait_group_all();
-    if constexpr (Tr::kV10)
-      if (threadIdx.x / kWarpgroupThreads == 0) take_gemm_turn(0);
   } else {
     for (int done = 0, tile = cta_tile<Tr>(0); tile < tiles; tile = cta_tile<Tr>(++done)) {
       const TileCoords t = tile_coords<Tr>(p, tile);
@@ -1299,7 +1292,8 @@ FlashKernel flash_kernel_choice() {
 }
 
 FlashKernel auto_flash_kernel(std::int64_t head_dim, std::int64_t seq_q) {
-  if (head_dim == 64) return seq_q <= 2048 ? FlashKernel::sm90_v8 : FlashKernel::sm90;
+  if (head_dim == 64) return seq_q <= 2048 ? FlashKernel::sm90_v10 : FlashKernel::sm90;
+  if (seq_q <= 1024) return FlashKernel::sm90_v10;
   return seq_q <= 4096 ? FlashKernel::sm90_v8 : FlashKernel::sm90;
 }
 

@@ -40,8 +40,10 @@ namespace attnprof::cuda::hopper {
 // (longest first within a section), so a CTA that drew short tiles takes more and the SMs end
 // together, and issues that tile's Q as soon as its buffer is free; the last CTA sets the counter
 // back to zero, so a forward stays one kernel with no memset.
-// sm90_v10: v8 with P's row sums taken from the tensor cores at D 64 (P·V over V and 8 columns of
-// ones, m64n72k16) instead of an FADD per element; at D 128 it runs v8's kernel.
+// sm90_v10: v8's schedule on a kernel with P's row sums taken from the tensor cores at D 64 (P·V
+// over V and 8 columns of ones, m64n72k16, instead of an FADD per element; the fp32 sum is kept
+// only when the LSE is asked for) and, at both head dims, a TMA store per warp of its 16 rows of
+// O (no named barrier in the epilogue) with rcp.approx for the normaliser.
 // sm90_auto (the default on Hopper): one of the above per problem, by auto_flash_kernel.
 enum class FlashKernel {
   sm80, sm90, sm90_m128, sm90_persistent, sm90_serial, sm90_auto, sm90_v5, sm90_v6, sm90_v7, sm90_v8,
@@ -49,12 +51,14 @@ enum class FlashKernel {
 };
 
 // The schedule sm90_auto runs, chosen from the H200 measurements of 2026-11-30 (bench/RESULTS.md,
-// causal bf16, every schedule timed in one run, session 4's device call 5, ms): D 64 up to 2048
-// query rows and D 128 up to 4096 take sm90_v8 (8x16x1024x64: v8 0.0618, v7 0.0623, sm90 0.0779;
-// 16x32x512x128: v8 0.0993, v7 0.1021; 4x16x4096x128: v8 0.4571, v7 0.4837, sm90 0.4973); longer
-// ones take sm90 (4x16x4096x64: sm90 0.3256, v8 0.3383; 1x16x16384x128: sm90 1.633, v8 1.666:
-// v8's L2 sections there hold 2 heads, 256 tiles, so the last section's longest tiles start with
-// under two waves of work behind them: its timeline shows SMs ending up to 176 µs apart).
+// causal bf16, the schedules timed in one run beside PyTorch's cuDNN; session 4's call 5 and
+// session 5's calls): D 64 up to 2048 query rows and D 128 up to 1024 take sm90_v10 (its ones
+// column and per-warp epilogue at 8x16x1024x64, its per-warp epilogue at 16x32x512x128, where the
+// epilogue was 14% of the warpgroups' time); D 128 up to 4096 takes sm90_v8 (4x16x4096x128: v8
+// 0.4571, v7 0.4837, sm90 0.4973); longer ones take sm90 (4x16x4096x64: sm90 0.3256, v8 0.3383;
+// 1x16x16384x128: sm90 1.633, v8 1.666: v8's L2 sections there hold 2 heads, 256 tiles, so the
+// last section's longest tiles start with under two waves of work behind them: its timeline shows
+// SMs ending up to 176 µs apart).
 FlashKernel auto_flash_kernel(std::int64_t head_dim, std::int64_t seq_q);
 
 // sm90_auto on a compute capability 9.0 device, sm80 elsewhere. ATTNPROF_FLASH_KERNEL=sm80|sm90|sm90-m128|
