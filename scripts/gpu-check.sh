@@ -5,7 +5,7 @@
 #   OUT=/tmp/out bash scripts/gpu-check.sh [--quick]   (--quick: blog shape only in the benchmark)
 # Switches (environment): TIMELINE=1 (bench/flash_timeline at the anchors; TIMELINE_KERNEL, TIMELINE_SHAPES), TESTS_WITH_SANITIZER=1, SKIP_TESTS=1, SKIP_COMPARE=1, SKIP_SANITIZER=1, SKIP_BENCH=1, SKIP_CTEST=1, CPU_BENCH=1 (PyTorch's CPU SDPA
 # beside ours on this machine's Xeon, issue 9), BENCH_VARIANTS, BENCH_SHAPES, ATTNPROF_GPU_BUILD, TESTS_GPU_FILTER
-# (a gtest filter for the GPU tests when they run alone).
+# (a gtest filter for the GPU tests when they run alone), SAN_FILTER (one for both sanitizers).
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$SRC/out/gpu-check}
@@ -101,6 +101,7 @@ RACE_FILTER='CudaPrimitives.*:CudaGemm.*:CudaFusedAttention.*:BottomRightGpu.Sca
 for tool in $([ "${SKIP_SANITIZER:-0}" = 1 ] || echo memcheck racecheck); do
   filter=$FILTER
   [ "$tool" = racecheck ] && filter=$RACE_FILTER
+  [ -n "${SAN_FILTER:-}" ] && filter=$SAN_FILTER  # a narrower filter for both tools (a short lease)
   ( timeout "${SAN_TIMEOUT:-240}" "$SAN" --tool "$tool" --error-exitcode 9 --print-limit 20 env ATTNPROF_QUICK=1 \
       "$BUILD/tests/cuda/test_cuda_gpu" --gtest_filter="$filter" >"$OUT/$tool.log" 2>&1; echo $? >"$OUT/$tool.rc" ) &
 done

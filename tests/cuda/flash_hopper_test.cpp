@@ -207,14 +207,17 @@ std::vector<Problem> many_tile_problems() {
   return all;
 }
 
+// o_without_lse: O is checked from a forward that asks for no LSE (v10 at D 64 runs another
+// kernel when the LSE is asked for), the LSE from one that does.
 void check_every_problem(cuda::hopper::FlashKernel schedule, const char* name, std::int64_t only_head_dim = 0,
-                         const std::vector<Problem>& list = problems()) {
+                         const std::vector<Problem>& list = problems(), bool o_without_lse = false) {
   std::uint64_t seed = 60;
   for (const Problem& p : list) {
     if (only_head_dim != 0 && p.D != only_head_dim) continue;
     const Inputs in = make_inputs(p, seed += 3);
     Tensor lse = Tensor::empty({p.B, p.H, p.Sq}, DType::fp32, Device::cuda);
-    const Tensor out = run_kernel(p, in, &lse, schedule);
+    const Tensor with_lse = run_kernel(p, in, &lse, schedule);
+    const Tensor out = o_without_lse ? run_kernel(p, in, nullptr, schedule) : with_lse;
     const Check c = check_against_fp64(p, in, out, to_host(lse));
     const std::string what = std::string(name) + " " + describe(p);
     EXPECT_EQ(c.non_finite, 0) << what;
@@ -342,22 +345,14 @@ TEST(FlashHopper, V8MatchesFp64) {
 }
 
 // v10: v8's kernel with P's row sums from the tensor cores at D 64 (P·V over V and a ones column,
-// m64n72; the fp32 sum kept for the LSE), the GEMM turn running on across query tiles and a TMA
-// store per warp: the same problems as v8 against fp64 (LSE included), and, without an LSE, the
-// same O bit for bit (the normaliser is the ones column's sum either way) over repeated launches.
+// m64n72; a forward that asks for the LSE runs v8's kernel there) and a TMA store per warp: the
+// same problems as v8 against fp64, O from forwards without an LSE (the ones column's kernel), the
+// LSE from forwards with one.
 TEST(FlashHopper, V10MatchesFp64) {
   ATTNPROF_REQUIRE_HOPPER();
   using cuda::hopper::FlashKernel;
-  check_every_problem(FlashKernel::sm90_v10, "flash sm90-v10", 0, many_tile_problems());
-  check_every_problem(FlashKernel::sm90_v10, "flash sm90-v10");
-  for (const Problem& p : {Problem{4, 16, 16, 600, 600, 64, true, 0, Layout::bhsd, DType::bf16},     // 320 tiles
-                           Problem{2, 16, 8, 1000, 1000, 128, true, 0, Layout::bhsd, DType::fp16}}) {  // 256 tiles
-    const Inputs in = make_inputs(p, 171);
-    Tensor lse = Tensor::empty({p.B, p.H, p.Sq}, DType::fp32, Device::cuda);
-    const Tensor with_lse = run_kernel(p, in, &lse, FlashKernel::sm90_v10);
-    for (int run = 0; run < 3; ++run)
-      EXPECT_TRUE(same_bits(with_lse, run_kernel(p, in, nullptr, FlashKernel::sm90_v10))) << describe(p) << " run " << run;
-  }
+  check_every_problem(FlashKernel::sm90_v10, "flash sm90-v10", 0, many_tile_problems(), true);
+  check_every_problem(FlashKernel::sm90_v10, "flash sm90-v10", 0, problems(), true);
 }
 
 // The counter goes back to zero after every launch (the last CTA resets it): launches of v8 in a
@@ -526,22 +521,18 @@ TEST(FlashHopper, HundredRunsAreBitwiseIdentical) {
   }
 }
 
-// The same for v10 (sm90_auto's choice at D 64 up to 2048 rows and D 128 up to 1024): 100 launches
-// on the tile counter, O and LSE identical bit for bit.
+// The same for v10 (sm90_auto's choice at D 64 up to 2048 rows and D 128 up to 4096): 100 launches
+// on the tile counter without an LSE (at D 64 the ones column's kernel), O identical bit for bit.
 TEST(FlashHopper, V10HundredRunsAreBitwiseIdentical) {
   ATTNPROF_REQUIRE_HOPPER();
   for (const Problem& p : {Problem{4, 16, 16, 600, 600, 64, true, 0, Layout::bhsd, DType::bf16},      // 320 tiles
                            Problem{2, 16, 8, 1000, 1000, 128, true, 0, Layout::bshd, DType::fp16}}) {  // 256 tiles
     const Inputs in = make_inputs(p, 121);
-    Tensor lse = Tensor::empty({p.B, p.H, p.Sq}, DType::fp32, Device::cuda);
-    const Tensor first = run_kernel(p, in, &lse, cuda::hopper::FlashKernel::sm90_v10);
-    const Tensor first_lse = to_host(lse);
+    const Tensor first = run_kernel(p, in, nullptr, cuda::hopper::FlashKernel::sm90_v10);  // no LSE: the ones column
     int differing_runs = 0;
     const int runs = std::getenv("ATTNPROF_QUICK") != nullptr ? 10 : 100;  // 10 under compute-sanitizer
-    for (int run = 1; run < runs; ++run) {
-      const Tensor again = run_kernel(p, in, &lse, cuda::hopper::FlashKernel::sm90_v10);
-      if (!same_bits(first, again) || !same_bits(first_lse, to_host(lse))) ++differing_runs;
-    }
+    for (int run = 1; run < runs; ++run)
+      if (!same_bits(first, run_kernel(p, in, nullptr, cuda::hopper::FlashKernel::sm90_v10))) ++differing_runs;
     EXPECT_EQ(differing_runs, 0) << describe(p);
   }
 }

@@ -177,9 +177,7 @@ TEST(HopperFlashChoice, AutoFollowsTheMeasuredBreakEvens) {
   EXPECT_EQ(auto_flash_kernel(64, 2049), FlashKernel::sm90);      // 4x16x4096x64 side
   EXPECT_EQ(auto_flash_kernel(64, 4096), FlashKernel::sm90);
   EXPECT_EQ(auto_flash_kernel(128, 512), FlashKernel::sm90_v10);  // 16x32x512x128
-  EXPECT_EQ(auto_flash_kernel(128, 1024), FlashKernel::sm90_v10);
-  EXPECT_EQ(auto_flash_kernel(128, 1025), FlashKernel::sm90_v8);
-  EXPECT_EQ(auto_flash_kernel(128, 4096), FlashKernel::sm90_v8);  // 4x16x4096x128
+  EXPECT_EQ(auto_flash_kernel(128, 4096), FlashKernel::sm90_v10);  // 4x16x4096x128
   EXPECT_EQ(auto_flash_kernel(128, 4097), FlashKernel::sm90);
   EXPECT_EQ(auto_flash_kernel(128, 16384), FlashKernel::sm90);    // 1x16x16384x128
 }

@@ -170,8 +170,9 @@ struct PipelineBarriers {
 //     P·V runs as m64n72k16 over V and 8 columns of ones (2 KiB of shared memory each step's
 //     descriptor reaches through its atom stride), so accumulator columns 64-71 hold Σ P of the
 //     row, rescaled with O: the sum of the bf16 P that multiplies V (the weights then sum to
-//     exactly 1), and the softmax has 64 FADDs a thread fewer per key tile. When the LSE is asked
-//     for, the fp32 sum is kept too (the bf16 sum's log is off by up to ~1e-3).
+//     exactly 1), and the softmax has 64 FADDs a thread fewer per key tile. The LSE needs the fp32
+//     sum (the bf16 sum's log is off by up to 1.3e-3): a forward that asks for it runs v8's kernel
+//     (keeping both sums behind a branch in the softmax cost 10% of the main loop: call 4).
 //   - Each warp stages its 16 rows of O and issues their TMA store itself (16-row boxes): no
 //     named barrier in the epilogue. The normaliser is rcp.approx (one MUFU op, not a division).
 template <int kHeadDim_, int kConsumerWarpgroups_, bool kV5_, bool kTmaStore_ = false, bool kTimeline_ = false,
@@ -546,8 +547,7 @@ __device__ __forceinline__ void mask_scores(float (&s)[Tr::kSAccumulators], cons
 // does only once the previous P·V has retired.
 template <class Tr>
 __device__ __forceinline__ void online_softmax(float (&s)[Tr::kSAccumulators], float (&row_max)[2],
-                                               float (&row_sum)[2], float (&rescale)[2], float scale_log2,
-                                               bool fp32_row_sum) {
+                                               float (&row_sum)[2], float (&rescale)[2], float scale_log2) {
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
     float mx = row_max[i];
@@ -570,13 +570,8 @@ __device__ __forceinline__ void online_softmax(float (&s)[Tr::kSAccumulators], f
         s[4 * j + 2 * i + e] = prob;
         if constexpr (!Tr::kOnesColumn) sum += prob;  // v10 at D 64: the P·V GEMM sums the row
       }
-    if constexpr (Tr::kOnesColumn)
-      if (fp32_row_sum) {  // for the LSE only
-#pragma unroll
-        for (int j = 0; j < Tr::kBlockN / 8; ++j) sum += s[4 * j + 2 * i] + s[4 * j + 2 * i + 1];
-      }
     // This thread's columns; the quad is summed at the end.
-    if (!Tr::kOnesColumn || fp32_row_sum) row_sum[i] = row_sum[i] * rescale[i] + sum;
+    if constexpr (!Tr::kOnesColumn) row_sum[i] = row_sum[i] * rescale[i] + sum;
   }
 }
 
@@ -701,7 +696,7 @@ __device__ __forceinline__ void mainloop_serial(float (&o)[Tr::kOAccumulators], 
     if (c.lane == 0) mbarrier_arrive(&bars.k_empty[stage]);  // this warp no longer reads K[stage]
     mask_if_needed<Tr>(s, p, c, key0);
     float rescale[2];
-    online_softmax<Tr>(s, row_max, row_sum, rescale, p.scale_log2, p.lse != nullptr);
+    online_softmax<Tr>(s, row_max, row_sum, rescale, p.scale_log2);
     rescale_o<Tr>(o, rescale);
     pack_p<Tr, T>(p_frag, s);
     mbarrier_wait_parity(&bars.v_full[stage], phase);
@@ -738,7 +733,7 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
   wgmma_wait_group<0>(s);
   if (c.lane == 0) mbarrier_arrive(&bars.k_empty[first.stage]);
   mask_if_needed<Tr>(s, p, c, (n_tiles - 1) * Tr::kBlockN);
-  online_softmax<Tr>(s, row_max, row_sum, rescale, p.scale_log2, p.lse != nullptr);  // O is still 0: no rescale
+  online_softmax<Tr>(s, row_max, row_sum, rescale, p.scale_log2);  // O is still 0: no rescale
   pack_p<Tr, T>(p_frag, s);
 
   for (int it = 1; it < n_tiles; ++it) {
@@ -755,7 +750,7 @@ __device__ __forceinline__ void mainloop_overlapped(float (&o)[Tr::kOAccumulator
     wgmma_wait_group<1>(s);  // S(it) has retired; P(it-1)·V(it-1) may still run
     if (c.lane == 0) mbarrier_arrive(&bars.k_empty[stage]);
     mask_if_needed<Tr>(s, p, c, key0);
-    online_softmax<Tr>(s, row_max, row_sum, rescale, p.scale_log2, p.lse != nullptr);
+    online_softmax<Tr>(s, row_max, row_sum, rescale, p.scale_log2);
     wgmma_wait_group<0>(o);
 #pragma unroll
     for (int step = 0; step < Tr::kPSteps; ++step) pin_registers(p_frag[step]);
@@ -839,19 +834,20 @@ __device__ __forceinline__ void consume_tile(const CUtensorMap& o_map, const Fla
   T* out = static_cast<T*>(p.o) + b * p.o_stride[0] + h * p.o_stride[1];
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
-    float fp32_sum = row_sum[i];  // v10 at D 64: kept only when the LSE is asked for
-    if (!Tr::kOnesColumn || p.lse != nullptr) {
-      fp32_sum += __shfl_xor_sync(0xffffffffu, fp32_sum, 1);
-      fp32_sum += __shfl_xor_sync(0xffffffffu, fp32_sum, 2);
+    float sum = row_sum[i];
+    if constexpr (Tr::kOnesColumn) {
+      sum = o[Tr::kHeadDim / 2 + 2 * i];  // column 64 of the row: the sum of the bf16 P that multiplied V
+    } else {
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
     }
-    // v10 at D 64: column 64 of the row, the sum of the bf16 P that multiplied V.
-    const float sum = Tr::kOnesColumn ? o[Tr::kHeadDim / 2 + 2 * i] : fp32_sum;
     // A row that sees no key comes out as zeros.
     const float inv = sum > 0.0f ? (Tr::kV10 ? fast_reciprocal(sum) : 1.0f / sum) : 0.0f;
     const int row = c.warp_row0 + c.lane / 4 + 8 * i;
-    if (p.lse != nullptr && c.lane % 4 == 0 && row < p.seq_q)
-      p.lse[(static_cast<std::int64_t>(b) * p.heads + h) * p.seq_q + row] =
-          fp32_sum > 0.0f ? row_max[i] * p.softmax_scale + logf(fp32_sum) : -INFINITY;
+    if constexpr (!Tr::kOnesColumn)  // the launcher sends a forward that wants the LSE to v8 at D 64
+      if (p.lse != nullptr && c.lane % 4 == 0 && row < p.seq_q)
+        p.lse[(static_cast<std::int64_t>(b) * p.heads + h) * p.seq_q + row] =
+            sum > 0.0f ? row_max[i] * p.softmax_scale + logf(sum) : -INFINITY;
     const int tile_row = row - m0;
 #pragma unroll
     for (int j = 0; j < Tr::kHeadDim / 8; ++j) {
@@ -1293,8 +1289,7 @@ FlashKernel flash_kernel_choice() {
 
 FlashKernel auto_flash_kernel(std::int64_t head_dim, std::int64_t seq_q) {
   if (head_dim == 64) return seq_q <= 2048 ? FlashKernel::sm90_v10 : FlashKernel::sm90;
-  if (seq_q <= 1024) return FlashKernel::sm90_v10;
-  return seq_q <= 4096 ? FlashKernel::sm90_v8 : FlashKernel::sm90;
+  return seq_q <= 4096 ? FlashKernel::sm90_v10 : FlashKernel::sm90;
 }
 
 void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t stream, FlashKernel schedule) {
@@ -1319,7 +1314,10 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
   switch (schedule) {
     case FlashKernel::sm90_v10: {  // v8's schedule
       int* counter = tile_counter_for(stream);
-      if (args.head_dim == 64)
+      if (args.head_dim == 64 && args.lse != nullptr)  // the ones column's sum is bf16's: v8 keeps fp32's
+        fp16 ? launch_typed<FlashSm90V7Traits<64, 2>, __half, true>(args, stream, true, true, nullptr, counter)
+             : launch_typed<FlashSm90V7Traits<64, 2>, __nv_bfloat16, true>(args, stream, true, true, nullptr, counter);
+      else if (args.head_dim == 64)
         fp16 ? launch_typed<FlashSm90V10Traits<64>, __half, true>(args, stream, true, true, nullptr, counter)
              : launch_typed<FlashSm90V10Traits<64>, __nv_bfloat16, true>(args, stream, true, true, nullptr, counter);
       else
@@ -1413,6 +1411,8 @@ std::vector<FlashTileTiming> run_flash_timeline_sm90(const FusedAttentionArgs& a
   const bool counter_schedule = schedule != FlashKernel::sm90_v7;
   int* counter = counter_schedule ? tile_counter_for(stream) : nullptr;
   if (schedule == FlashKernel::sm90_v10 && args.head_dim == 64) {
+    if (args.lse != nullptr)  // the forward sends such a call to v8's kernel; the timeline build would skip it
+      throw Error("run_flash_timeline_sm90: sm90_v10's D 64 kernel writes no LSE; time it without one");
     launch_typed<FlashSm90V10TimelineTraits<64>, __nv_bfloat16, true>(args, stream, true, true, records, counter);
   } else if (schedule == FlashKernel::sm90_v10) {
     launch_typed<FlashSm90V10TimelineTraits<128>, __nv_bfloat16, true>(args, stream, true, true, records, counter);

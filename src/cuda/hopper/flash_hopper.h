@@ -51,14 +51,12 @@ enum class FlashKernel {
 };
 
 // The schedule sm90_auto runs, chosen from the H200 measurements of 2026-11-30 (bench/RESULTS.md,
-// causal bf16, the schedules timed in one run beside PyTorch's cuDNN; session 4's call 5 and
-// session 5's calls): D 64 up to 2048 query rows and D 128 up to 1024 take sm90_v10 (its ones
-// column and per-warp epilogue at 8x16x1024x64, its per-warp epilogue at 16x32x512x128, where the
-// epilogue was 14% of the warpgroups' time); D 128 up to 4096 takes sm90_v8 (4x16x4096x128: v8
-// 0.4571, v7 0.4837, sm90 0.4973); longer ones take sm90 (4x16x4096x64: sm90 0.3256, v8 0.3383;
-// 1x16x16384x128: sm90 1.633, v8 1.666: v8's L2 sections there hold 2 heads, 256 tiles, so the
-// last section's longest tiles start with under two waves of work behind them: its timeline shows
-// SMs ending up to 176 µs apart).
+// causal bf16, the schedules timed in one run beside PyTorch's cuDNN; session 5's calls 4 and 5):
+// D 64 up to 2048 query rows and D 128 up to 4096 take sm90_v10 (16x32x512x128: v10 0.096, v8
+// 0.099; 4x16x4096x128: v10 0.445, v8 0.452 ms); longer ones take sm90 (4x16x4096x64: sm90 0.324,
+// v10 0.342, v8 0.346; 1x16x16384x128: sm90 1.598, v10 1.630, v8 1.652: the L2 sections of the
+// counter schedule hold 2 heads there, 256 tiles, so the last section's longest tiles start with
+// under two waves of work behind them: v8's timeline shows SMs ending up to 190 µs apart).
 FlashKernel auto_flash_kernel(std::int64_t head_dim, std::int64_t seq_q);
 
 // sm90_auto on a compute capability 9.0 device, sm80 elsewhere. ATTNPROF_FLASH_KERNEL=sm80|sm90|sm90-m128|
