@@ -4,7 +4,7 @@
 # counters, for our flash kernels beside cuDNN's. Needs a built tree (scripts/gpu-check.sh's).
 #   OUT=/tmp/out BUILD=/tmp/gpubuild bash scripts/ncu-flash.sh
 # Environment: NCU_SHAPE (default 8x16x1024x64), NCU_VARIANTS (default "flash@sm90-v8 cudnn"),
-# NCU_TIMEOUT per variant (default 90 s). Writes $OUT/ncu.tar.gz (details pages, SASS CSVs, logs).
+# NCU_SKIP (matching launches skipped, default 150), NCU_TIMEOUT per variant (default 90 s). Writes $OUT/ncu.tar.gz (details pages, SASS CSVs, logs).
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$SRC/out/ncu}
@@ -18,12 +18,14 @@ rm -rf "$WORK" && mkdir -p "$WORK" "$OUT"
 METRICS=smsp__inst_executed.sum,smsp__inst_executed_pipe_xu.sum,smsp__inst_executed_pipe_fma.sum,smsp__inst_executed_pipe_alu.sum,smsp__inst_executed_pipe_fmaheavy.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__cycles_elapsed.avg
 for variant in ${NCU_VARIANTS:-flash@sm90-v8 cudnn}; do
   name=${variant//@/_}
-  # The 41st matching launch: past cuDNN's plan timing and the warm-up, inside the timed repetitions.
-  timeout "${NCU_TIMEOUT:-90}" "$NCU" --kernel-name regex:'flash_forward_sm90|sdpa' --launch-skip 40 --launch-count 1 \
+  # Launch NCU_SKIP + 1 of the matching kernels: past cuDNN's plan timing (it times up to 3 engine
+  # configs, each with its own kernel: session 5's call 2 profiled config 6 at skip 40) and the
+  # warm-up, inside the timed repetitions.
+  timeout "${NCU_TIMEOUT:-90}" "$NCU" --kernel-name regex:'flash_forward_sm90|sdpa' --launch-skip "${NCU_SKIP:-150}" --launch-count 1 \
       --section SpeedOfLight --section ComputeWorkloadAnalysis --section InstructionStats --section SchedulerStats \
       --section WarpStateStats --section Occupancy --section SourceCounters --metrics "$METRICS" \
       --import-source no -f -o "$WORK/$name" \
-      "$BUILD/bench/gpu_bench" --variants "$variant" --shapes "$SHAPE" --warmup 5 --reps 60 >"$WORK/$name.run.log" 2>&1
+      "$BUILD/bench/gpu_bench" --variants "$variant" --shapes "$SHAPE" --warmup 5 --reps 200 >"$WORK/$name.run.log" 2>&1
   echo "$variant: ncu rc=$?"
   if [ -f "$WORK/$name.ncu-rep" ]; then
     "$NCU" -i "$WORK/$name.ncu-rep" --page details --print-details all >"$WORK/$name.details.txt" 2>&1

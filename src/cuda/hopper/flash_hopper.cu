@@ -26,7 +26,7 @@
 //     warpgroup); fp32 LSE straight from registers.
 // Shared memory: Q kBlockM·D·2 + 2 stages × (K + V) 128·D·2 = 88 KiB (D 64), 160 KiB (D 128), + 1 KiB
 // alignment + barriers; v5/v6 (two Q buffers, 128 rows): 96 KiB (D 64), 192 KiB (D 128); v7/v8 (+ an O
-// tile, 3 stages at D 64): 144 KiB (D 64), 224 KiB (D 128).
+// tile, 3 stages at D 64): 144 KiB (D 64), 224 KiB (D 128); v10 at D 64: + 2 KiB of ones.
 // Registers: ptxas reports the entry count, 65536 / threads rounded down to 8 (168 for 384 threads,
 // 128 for 512; the register file is 4 banks of 16384, one per SM sub-partition, each holding a
 // quarter of the warps), which is what cudaFuncGetAttributes and CUPTI show and what the occupancy
@@ -88,6 +88,21 @@
 //      Device call 5: 278 / 406 / 601 / 660 / 346 TFLOP/s; PyTorch's cuDNN 0.0604 / 0.3328 / 0.4731
 //      / 1.7185 / 0.0996 ms = 0.977 / 0.984 / 1.035 / 1.031 / 1.003x of it (auto: sm90 at the two
 //      long anchors, 1.022 / 1.052x). Every kernel: 168 registers (entry), 0 spills.
+//   v9 (session 5, removed): v8 with a quarter of P's exp2 on the FMA pipe (Cody-Waite + a cubic)
+//      and P packed to bf16 by integer rounding, to take the softmax off MUFU (16 results a clock
+//      an SM) and cvt. Device call 1: 264 / 380 / 540 / 586 / 322 TFLOP/s, slower everywhere; the
+//      timeline: +192 instructions a thread per key tile cost +187 cycles (D 64) and +335 (D 128)
+//      of the main loop. cvt runs at 62 a clock and the replacement exp2 costs 10 issue slots: the
+//      softmax is paced by its instruction stream, not by MUFU's rate.
+//   v10 sm90_v10: v8's schedule; at D 64 P's row sums from the tensor cores (P·V as m64n72k16 over V
+//      and 8 columns of ones: 64 FADDs a thread fewer per key tile; a forward that wants the LSE
+//      runs v8's kernel there, the bf16 sum's log being 1.3e-3 off); at both head dims a TMA store
+//      per warp of its 16 rows (no named barrier in the epilogue) and rcp.approx. Main loop 2,342
+//      cycles a key tile at 8x16x1024x64 (v8 2,391), epilogue 686-800 (v8 1,062); at 4x16x4096x128
+//      main loop 2,828 (2,877) and epilogue 1,404 (1,648). Device call 5 (session 5), auto = v10 at
+//      the D 64 ≤ 2048 and D 128 ≤ 4096 anchors, sm90 at the others: 290 / 424 / 610 / 678 / 356
+//      TFLOP/s; PyTorch's cuDNN 0.0601 / 0.3325 / 0.4727 / 1.7139 / 0.0995 ms = 1.015 / 1.026 /
+//      1.049 / 1.057 / 1.030x of it. Every kernel: 168 registers (entry), 0 spills.
 #include "cuda/hopper/flash_hopper.h"
 #include "cuda/hopper/flash_timeline.h"
 
