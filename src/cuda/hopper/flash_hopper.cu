@@ -1352,7 +1352,6 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
              : launch_typed<FlashSm90V7Traits<128, 2>, __nv_bfloat16, true>(args, stream, true, v8, nullptr, counter);
       return;
     }
-
     case FlashKernel::sm90_v5:  // persistent, snake order over the longest-first order
     case FlashKernel::sm90_v6: {  // one CTA per tile, L2 sections
       const bool v5 = schedule == FlashKernel::sm90_v5;
