@@ -872,31 +872,24 @@ __device__ __forceinline__ void consume_tile(const CUtensorMap& o_map, const Fla
                    : "memory");
     }
   }
-  if constexpr (Tr::kV10) {
+  if constexpr (Tr::kTmaStore) {
+    // One TMA store box of kStoreRows rows: a warpgroup's 64 (v7/v8, issued by its thread 0 once
+    // every warp has staged its rows) or a warp's 16 (v10, issued by its lane 0).
     fence_proxy_async_shared();  // this thread's st.shared, before the TMA store reads them
-    __syncwarp();
-    if (c.lane == 0) {
-      const int staged_row = 64 * c.consumer + 16 * c.warp;
+    if constexpr (Tr::kV10)
+      __syncwarp();
+    else
+      named_barrier_sync(1 + c.consumer, kWarpgroupThreads);
+    if (Tr::kV10 ? c.lane == 0 : t == 0) {
+      const int staged_row = Tr::kV10 ? 64 * c.consumer + 16 * c.warp : c.consumer * 64;
+      const int first_row = Tr::kV10 ? c.warp_row0 : c.wg_row0;
 #pragma unroll
       for (int atom = 0; atom < Tr::kAtoms; ++atom)
         tma_store_attention_box(smem + Tr::kOOffset + atom * Tr::kQAtomBytes + staged_row * 128, o_map,
-                                p.o_seq_inner, atom * 64, c.warp_row0, h, b);
+                                p.o_seq_inner, atom * 64, first_row, h, b);
       bulk_commit_group();
       if constexpr (Tr::kTimeline)
         if (t == 0) timeline_mark<Tr>(p, tile, c.consumer, 4, clock64());
-    }
-    return;
-  }
-  if constexpr (Tr::kTmaStore) {
-    fence_proxy_async_shared();  // this thread's st.shared, before the TMA store reads them
-    named_barrier_sync(1 + c.consumer, kWarpgroupThreads);
-    if (t == 0) {
-#pragma unroll
-      for (int atom = 0; atom < Tr::kAtoms; ++atom)
-        tma_store_attention_box(smem + Tr::kOOffset + atom * Tr::kQAtomBytes + c.consumer * 64 * 128, o_map,
-                                p.o_seq_inner, atom * 64, c.wg_row0, h, b);
-      bulk_commit_group();
-      if constexpr (Tr::kTimeline) timeline_mark<Tr>(p, tile, c.consumer, 4, clock64());
     }
     return;
   }
