@@ -1307,6 +1307,8 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
     throw UsageError(str_cat("--head-dim ", args.head_dim, ": the fused GPU kernels take 64 or 128"));
   if (schedule == FlashKernel::sm80) throw Error("launch_flash_attention_sm90: asked for the sm80 kernel");
   if (schedule == FlashKernel::sm90_auto) schedule = auto_flash_kernel(args.head_dim, args.seq_q);
+  // v10's ones column sums the bf16 P, whose log is no LSE: a forward that wants one runs v8 at D 64.
+  if (schedule == FlashKernel::sm90_v10 && args.head_dim == 64 && args.lse != nullptr) schedule = FlashKernel::sm90_v8;
   if (auto why = current_device_not_hopper()) throw Error(str_cat("flash_forward_sm90: ", *why));
   // Tiles are numbered by one int (grid.x ≤ 2^31 − 1); row and key indices stay in int too.
   if (args.batch * args.heads * ((args.seq_q + 63) / 64) > 0x7fffffffll || args.seq_q > (1ll << 30) ||
@@ -1322,10 +1324,7 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
   switch (schedule) {
     case FlashKernel::sm90_v10: {  // v8's schedule
       int* counter = tile_counter_for(stream);
-      if (args.head_dim == 64 && args.lse != nullptr)  // the ones column's sum is bf16's: v8 keeps fp32's
-        fp16 ? launch_typed<FlashSm90V7Traits<64, 2>, __half, true>(args, stream, true, true, nullptr, counter)
-             : launch_typed<FlashSm90V7Traits<64, 2>, __nv_bfloat16, true>(args, stream, true, true, nullptr, counter);
-      else if (args.head_dim == 64)
+      if (args.head_dim == 64)
         fp16 ? launch_typed<FlashSm90V10Traits<64>, __half, true>(args, stream, true, true, nullptr, counter)
              : launch_typed<FlashSm90V10Traits<64>, __nv_bfloat16, true>(args, stream, true, true, nullptr, counter);
       else
