@@ -9,6 +9,7 @@
 // soft_exp2, 2^x on the FMA pipe (Cody-Waite split + a cubic with 8.6e-5 relative error, as
 // FlashAttention-4 does on Blackwell), and pack_bf16x2_rn, bf16 rounding by an integer add and a
 // byte permute instead of cvt.
+#include <attnprof/error.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -18,19 +19,14 @@
 #include <string>
 #include <vector>
 
+#include "cuda/check.h"
+
 
 namespace {
 
 constexpr int kThreads = 512;
 constexpr int kChains = 8;
 constexpr int kSharedBytes = 120 * 1024;
-
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    std::fprintf(stderr, "instruction_throughput: %s: %s\n", what, cudaGetErrorString(status));
-    std::exit(1);
-  }
-}
 
 __device__ __forceinline__ float mufu_exp2(float x) {
   float y;
@@ -109,19 +105,40 @@ __global__ void __launch_bounds__(kThreads, 1) throughput_kernel(float* sink, lo
 template <class Op>
 void measure(int sms, int iterations, float* sink, long long* cycles_device) {
   auto kernel = throughput_kernel<Op>;
-  check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes), "cudaFuncSetAttribute");
+  ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes));
   kernel<<<sms, kThreads, kSharedBytes>>>(sink, cycles_device, iterations / 10);  // warm-up
-  check(cudaGetLastError(), "launch");
+  ATTNPROF_CUDA_CHECK(cudaGetLastError());
   kernel<<<sms, kThreads, kSharedBytes>>>(sink, cycles_device, iterations);
-  check(cudaGetLastError(), "launch");
-  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  ATTNPROF_CUDA_CHECK(cudaGetLastError());
+  ATTNPROF_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<long long> cycles(static_cast<std::size_t>(sms));
-  check(cudaMemcpy(cycles.data(), cycles_device, cycles.size() * sizeof(long long), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  ATTNPROF_CUDA_CHECK(
+      cudaMemcpy(cycles.data(), cycles_device, cycles.size() * sizeof(long long), cudaMemcpyDeviceToHost));
   std::sort(cycles.begin(), cycles.end());
   const double median = static_cast<double>(cycles[cycles.size() / 2]);
   const double results = static_cast<double>(kThreads) * iterations * kChains;
   std::printf("%-30s %8.2f results/cycle/SM  %6.2f cycles per warp instruction per sub-partition\n", Op::kName,
               results / median, median / (results / 32.0 / 4.0));
+}
+
+void run_all(int iterations) {
+  cudaDeviceProp prop{};
+  ATTNPROF_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  const int sms = prop.multiProcessorCount;
+  std::printf("%s, %d SMs, %d threads a CTA, %d chains a thread, %d iterations\n", prop.name, sms, kThreads, kChains,
+              iterations);
+  float* sink = nullptr;
+  long long* cycles = nullptr;
+  ATTNPROF_CUDA_CHECK(cudaMalloc(&sink, static_cast<std::size_t>(sms) * kThreads * sizeof(float)));
+  ATTNPROF_CUDA_CHECK(cudaMalloc(&cycles, static_cast<std::size_t>(sms) * sizeof(long long)));
+  measure<Ex2>(sms, iterations, sink, cycles);
+  measure<Cvt>(sms, iterations, sink, cycles);
+  measure<Ex2ThenCvt>(sms, iterations, sink, cycles);
+  measure<Ffma>(sms, iterations, sink, cycles);
+  measure<SoftExp2>(sms, iterations, sink, cycles);
+  measure<IntegerPack>(sms, iterations, sink, cycles);
+  ATTNPROF_CUDA_CHECK(cudaFree(sink));
+  ATTNPROF_CUDA_CHECK(cudaFree(cycles));
 }
 
 }  // namespace
@@ -141,22 +158,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  cudaDeviceProp prop{};
-  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
-  const int sms = prop.multiProcessorCount;
-  std::printf("%s, %d SMs, %d threads a CTA, %d chains a thread, %d iterations\n", prop.name, sms, kThreads, kChains,
-              iterations);
-  float* sink = nullptr;
-  long long* cycles = nullptr;
-  check(cudaMalloc(&sink, static_cast<std::size_t>(sms) * kThreads * sizeof(float)), "cudaMalloc");
-  check(cudaMalloc(&cycles, static_cast<std::size_t>(sms) * sizeof(long long)), "cudaMalloc");
-  measure<Ex2>(sms, iterations, sink, cycles);
-  measure<Cvt>(sms, iterations, sink, cycles);
-  measure<Ex2ThenCvt>(sms, iterations, sink, cycles);
-  measure<Ffma>(sms, iterations, sink, cycles);
-  measure<SoftExp2>(sms, iterations, sink, cycles);
-  measure<IntegerPack>(sms, iterations, sink, cycles);
-  check(cudaFree(sink), "cudaFree");
-  check(cudaFree(cycles), "cudaFree");
+  try {
+    run_all(iterations);
+  } catch (const attnprof::Error& e) {
+    std::fprintf(stderr, "instruction_throughput: %s\n", e.what());
+    return 1;
+  }
   return 0;
 }
