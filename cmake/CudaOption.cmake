@@ -12,7 +12,20 @@ if(NOT ATTNPROF_CUDA STREQUAL "OFF")
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
     enable_language(CUDA)
-    find_package(CUDAToolkit REQUIRED)
+    if(CMAKE_VERSION VERSION_LESS 3.25.2)
+      # FindCUDAToolkit of CMake 3.25.0-3.25.1 (Debian 12's) marks CUDA::nvToolsExt deprecated
+      # without checking that the target exists, and CUDA 12.9+ ships no nvToolsExt library:
+      # "set_property could not find TARGET CUDA::nvToolsExt". That branch runs only for projects
+      # requiring CMake >= 3.25, so the module is read here as a 3.24 project would read it
+      # (fixed in CMake 3.25.2). The variables used below are passed out of the block.
+      block(PROPAGATE CUDAToolkit_FOUND CUDAToolkit_VERSION CUDAToolkit_INCLUDE_DIRS
+                      CUDAToolkit_LIBRARY_DIR CUDAToolkit_BIN_DIR)
+        set(CMAKE_MINIMUM_REQUIRED_VERSION 3.24)
+        find_package(CUDAToolkit REQUIRED)
+      endblock()
+    else()
+      find_package(CUDAToolkit REQUIRED)
+    endif()
     set(ATTNPROF_HAVE_CUDA ON)
   elseif(ATTNPROF_CUDA STREQUAL "ON")
     message(FATAL_ERROR "ATTNPROF_CUDA=ON but no CUDA toolkit (nvcc) was found; install one or use ATTNPROF_CUDA=AUTO/OFF")

@@ -18,9 +18,16 @@ target_link_libraries(attnprof_openblas INTERFACE ${OPENBLAS_LIBRARY})
 
 # oneDNN (libdnnl-dev) is optional: its bf16 matmul is the CPU's bf16 ceiling (the roofline) and
 # a benchmark yardstick. Without it the ceiling is measured with attnprof's own bf16 GEMM.
-find_package(dnnl CONFIG QUIET)
-if(dnnl_FOUND)
-  message(STATUS "attnprof: oneDNN ${dnnl_VERSION} for the bf16 ceiling")
+# Found by its header and library, not by its CMake config: Debian's dnnl-config.cmake requires
+# OpenCL (find_package(OpenCL REQUIRED)), which a --no-install-recommends install lacks, and a
+# failed REQUIRED inside a config stops the configure even under QUIET. Optional means optional.
+find_path(ATTNPROF_DNNL_INCLUDE_DIR oneapi/dnnl/dnnl.hpp)
+find_library(ATTNPROF_DNNL_LIBRARY NAMES dnnl)
+if(ATTNPROF_DNNL_INCLUDE_DIR AND ATTNPROF_DNNL_LIBRARY)
+  add_library(attnprof_dnnl INTERFACE)
+  target_include_directories(attnprof_dnnl SYSTEM INTERFACE ${ATTNPROF_DNNL_INCLUDE_DIR})
+  target_link_libraries(attnprof_dnnl INTERFACE ${ATTNPROF_DNNL_LIBRARY})
+  message(STATUS "attnprof: oneDNN (${ATTNPROF_DNNL_LIBRARY}) for the bf16 ceiling")
 else()
-  message(STATUS "attnprof: oneDNN not found; the bf16 ceiling uses attnprof's own GEMM")
+  message(STATUS "attnprof: oneDNN not found (libdnnl-dev); the bf16 ceiling uses attnprof's own GEMM")
 endif()

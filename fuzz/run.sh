@@ -7,8 +7,8 @@ seconds=${1:?usage: fuzz/run.sh SECONDS [JOBS]}
 jobs=${2:-1}
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build/fuzz
-CC=${CC:-clang-14} CXX=${CXX:-clang++-14} cmake -S "$root/fuzz" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-ninja -C "$build" trace_reader_fuzzer >/dev/null
+CC=${CC:-clang-14} CXX=${CXX:-clang++-14} cmake -S "$root/fuzz" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+ninja -C "$build" trace_reader_fuzzer
 corpus=$build/corpus
 mkdir -p "$corpus" "$build/crashes"
 for f in "$root"/tests/data/pytorch-traces/*.json.gz; do
