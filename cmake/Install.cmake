@@ -3,7 +3,19 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set_target_properties(attnprof_cli PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+# The installed targets are built with their install RUNPATH (no chrpath at install, so no padded
+# RUNPATH with an empty entry: see the top CMakeLists.txt). The build tree mirrors the install
+# tree so the same RUNPATH holds in both: build/<preset>/bin/attnprof finds
+# build/<preset>/lib/libattnprof.so through $ORIGIN/../lib; libattnprof.so keeps the absolute
+# directories of the libraries it links from outside the system paths (the CUDA toolkit's).
+# build/<preset>/attnprof is a link to bin/attnprof (src/cli/CMakeLists.txt).
+set_target_properties(attnprof PROPERTIES
+  LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/${CMAKE_INSTALL_LIBDIR}
+  BUILD_WITH_INSTALL_RPATH ON INSTALL_RPATH_USE_LINK_PATH ON)
+set_target_properties(attnprof_cli PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/${CMAKE_INSTALL_BINDIR}
+  BUILD_WITH_INSTALL_RPATH ON INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}" INSTALL_RPATH_USE_LINK_PATH ON)
 install(TARGETS attnprof EXPORT attnprofTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

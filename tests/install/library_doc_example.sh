@@ -8,7 +8,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 awk '/^```cpp$/{grab=1; next} /^```$/{if (grab) exit} grab' "$source_dir/docs/library.md" >"$work/example.cpp"
 test -s "$work/example.cpp" || { echo "FAIL: no cpp block in docs/library.md"; exit 1; }
-lib=$(find "$build_dir/src" -maxdepth 1 -name 'libattnprof.so' -o -maxdepth 1 -name 'libattnprof.a' | head -n1)
+lib=$(find "$build_dir/lib" -maxdepth 1 -name 'libattnprof.so' -o -maxdepth 1 -name 'libattnprof.a' | head -n1)
 c++ -std=c++20 -O2 -I"$source_dir/include" "$work/example.cpp" "$lib" -Wl,-rpath,"$(dirname "$lib")" -pthread \
   -o "$work/example"
 (cd "$work" && ./example) | tee "$work/out.txt"
