@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "report/attention_render.h"
 #include "report/expect.h"
 #include "report/insights.h"
 #include "report/key_averages.h"
@@ -101,6 +102,7 @@ int run_inspect(const InspectOptions& o) {
     report::KeyAverages table = report::key_averages(t, sort_by, o.row_limit);
     auto steps = report::summarize_steps(t);
     auto fw = report::summarize_forwards(t);
+    report::AttentionSummary attention = report::find_attention(t);
     std::vector<report::Insight> insights;
     std::optional<report::ExpectResult> expected;
     std::string insights_note;
@@ -117,6 +119,7 @@ int run_inspect(const InspectOptions& o) {
     if (o.format == "json") {
       std::string json = inspect_json(path, table, steps, fw);
       json.pop_back();  // reopen the object for the insights and the expect comparison
+      json += ",\n \"attention\": " + report::attention_json(attention);
       json += ",\n \"insights\": " + report::insights_json(insights).dump();
       if (!insights_note.empty()) {
         json += ", \"insights_note\": ";
@@ -127,6 +130,7 @@ int run_inspect(const InspectOptions& o) {
     } else {
       std::string text;
       if (o.traces.size() > 1) text += fmt::format("== {} ==\n", path);
+      if (std::string a = report::attention_text(attention); !a.empty()) text += a + "\n";
       text += report::render_text(table);
       if (table.total_rows > table.rows.size())
         text += fmt::format("({} of {} rows; --row-limit -1 shows all)\n", table.rows.size(), table.total_rows);

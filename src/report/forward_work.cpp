@@ -132,23 +132,14 @@ const trace::DeviceProperties* find_device(const trace::Trace& trace, std::int64
   return trace.devices.empty() ? nullptr : &trace.devices.front();
 }
 
-TraceWork collect_forwards(const trace::Trace& trace) {
+namespace {
+
+// Places every kernel, memcpy, memset and CPU kernel into `result.forwards` (already made):
+// `forward_of(host, item)` walks up from the host event that launched (or ran) the item, fills
+// its op chain and says which forward it belongs to (-1: none).
+template <class ForwardOf>
+void place_work(const trace::Trace& trace, TraceWork& result, ForwardOf forward_of) {
   const auto& events = trace.events;
-  const std::vector<int> parent = nest_host_ranges(events);
-  const std::vector<int> ranges = find_forward_ranges(events);
-
-  TraceWork result;
-  std::unordered_map<int, int> forward_of_range;  // event index -> forward index
-  for (int r : ranges) {
-    forward_of_range[r] = static_cast<int>(result.forwards.size());
-    Forward f;
-    f.range = &events[r];
-    f.cpu_ns = events[r].dur_ns;
-    result.forwards.push_back(std::move(f));
-  }
-  const bool whole_trace = ranges.empty();
-  if (whole_trace) result.forwards.emplace_back();
-
   std::unordered_map<std::int64_t, int> launch_by_correlation;
   std::unordered_map<std::int64_t, int> op_by_external_id;
   for (std::size_t i = 0; i < events.size(); ++i) {
@@ -158,21 +149,6 @@ TraceWork collect_forwards(const trace::Trace& trace) {
     }
     if (e.category == Category::cpu_op && e.external_id >= 0) op_by_external_id.emplace(e.external_id, static_cast<int>(i));
   }
-
-  // Walks up from a host event: its cpu_op chain and the forward it lies in.
-  auto place = [&](int host, WorkItem& item) -> int {
-    int forward = whole_trace ? 0 : -1;
-    for (int p = host; p >= 0; p = parent[p]) {
-      if (events[p].category == Category::cpu_op) item.ops.push_back(&events[p]);
-      auto it = forward_of_range.find(p);
-      if (it != forward_of_range.end()) {
-        forward = it->second;
-        break;
-      }
-    }
-    return forward;
-  };
-
   struct Placed {
     int forward;
     std::int64_t order_ns;
@@ -187,17 +163,17 @@ TraceWork collect_forwards(const trace::Trace& trace) {
     WorkItem item;
     item.event = &e;
     item.kind = classify_event(e);
-    int forward = whole_trace ? 0 : -1;
+    int forward = -1;
     std::int64_t order = e.ts_ns;
     if (!device) {
-      forward = place(parent[i], item);
+      forward = forward_of(static_cast<int>(i), item);
     } else if (auto l = launch_by_correlation.find(e.correlation); e.correlation >= 0 && l != launch_by_correlation.end()) {
       item.launch = &events[l->second];
       order = item.launch->ts_ns;
-      forward = place(parent[l->second], item);
+      forward = forward_of(l->second, item);
     } else if (auto op = op_by_external_id.find(e.external_id); e.external_id >= 0 && op != op_by_external_id.end()) {
       order = events[op->second].ts_ns;
-      forward = place(op->second, item);
+      forward = forward_of(op->second, item);
     }
     if (forward < 0) {
       if (device) ++result.unattributed;
@@ -211,6 +187,43 @@ TraceWork collect_forwards(const trace::Trace& trace) {
     f.work_ns += p.item.event->dur_ns;
     f.work.push_back(std::move(p.item));
   }
+}
+
+}  // namespace
+
+TraceWork collect_forwards(const trace::Trace& trace) {
+  const auto& events = trace.events;
+  const std::vector<int> parent = nest_host_ranges(events);
+  const std::vector<int> ranges = find_forward_ranges(events);
+
+  TraceWork result;
+  std::unordered_map<int, int> forward_of_range;  // event index -> forward index
+  for (int r : ranges) {
+    forward_of_range[r] = static_cast<int>(result.forwards.size());
+    Forward f;
+    f.range = &events[r];
+    f.cpu_ns = events[r].dur_ns;
+    f.start_ns = events[r].ts_ns;
+    f.end_ns = events[r].end_ns();
+    result.forwards.push_back(std::move(f));
+  }
+  const bool whole_trace = ranges.empty();
+  if (whole_trace) result.forwards.emplace_back();
+
+  // Walks up from a host event: its cpu_op chain and the forward it lies in.
+  place_work(trace, result, [&](int host, WorkItem& item) {
+    int forward = whole_trace ? 0 : -1;
+    // From the launch's (or CPU kernel's) enclosing range; an op found by External id is its own.
+    for (int p = events[host].category == Category::cpu_op ? host : parent[host]; p >= 0; p = parent[p]) {
+      if (events[p].category == Category::cpu_op) item.ops.push_back(&events[p]);
+      auto it = forward_of_range.find(p);
+      if (it != forward_of_range.end()) {
+        forward = it->second;
+        break;
+      }
+    }
+    return forward;
+  });
   if (whole_trace) {
     Forward& f = result.forwards.front();
     std::int64_t begin = INT64_MAX, end = INT64_MIN;
@@ -221,6 +234,39 @@ TraceWork collect_forwards(const trace::Trace& trace) {
     }
     f.cpu_ns = end > begin ? end - begin : 0;
   }
+  return result;
+}
+
+TraceWork collect_windows(const trace::Trace& trace, const std::vector<WorkWindow>& windows) {
+  const auto& events = trace.events;
+  const std::vector<int> parent = nest_host_ranges(events);
+  TraceWork result;
+  std::map<std::pair<std::string, std::string>, std::vector<int>> by_thread;  // window indices by start
+  for (const WorkWindow& w : windows) {
+    by_thread[{w.pid, w.tid}].push_back(static_cast<int>(result.forwards.size()));
+    Forward f;
+    f.start_ns = w.start_ns;
+    f.end_ns = w.end_ns;
+    f.cpu_ns = w.end_ns - w.start_ns;
+    result.forwards.push_back(std::move(f));
+  }
+  for (auto& [thread, list] : by_thread)
+    std::sort(list.begin(), list.end(),
+              [&](int a, int b) { return result.forwards[a].start_ns < result.forwards[b].start_ns; });
+  place_work(trace, result, [&](int host, WorkItem& item) {
+    const trace::Event& h = events[host];
+    auto it = by_thread.find({h.pid, h.tid});
+    if (it == by_thread.end()) return -1;
+    const auto& list = it->second;
+    auto w = std::upper_bound(list.begin(), list.end(), h.ts_ns,
+                              [&](std::int64_t t, int f) { return t < result.forwards[f].start_ns; });
+    if (w == list.begin()) return -1;
+    const Forward& f = result.forwards[*(w - 1)];
+    if (h.ts_ns > f.end_ns) return -1;
+    for (int p = host; p >= 0 && events[p].ts_ns >= f.start_ns; p = parent[p])
+      if (events[p].category == Category::cpu_op) item.ops.push_back(&events[p]);
+    return *(w - 1);
+  });
   return result;
 }
 

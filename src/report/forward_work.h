@@ -30,7 +30,8 @@ struct WorkItem {
 };
 
 struct Forward {
-  const trace::Event* range = nullptr;  // nullptr when the forward is the whole trace
+  const trace::Event* range = nullptr;  // nullptr when the forward is the whole trace or a window
+  std::int64_t start_ns = 0, end_ns = 0;  // the range's or the window's host time (0, 0: whole trace)
   std::vector<WorkItem> work;           // in launch order
   std::int64_t cpu_ns = 0;              // the range's duration
   std::int64_t work_ns = 0;             // summed durations of the work items
@@ -51,6 +52,15 @@ struct TraceWork {
 };
 
 TraceWork collect_forwards(const trace::Trace& trace);
+
+// A forward given as a time window on one thread (an attention call the finder found in a
+// model's trace): its work is what that thread launched, or ran as CPU kernels, inside it; its
+// op chains stop at the window's start.
+struct WorkWindow {
+  std::string pid, tid;
+  std::int64_t start_ns = 0, end_ns = 0;
+};
+TraceWork collect_windows(const trace::Trace& trace, const std::vector<WorkWindow>& windows);
 
 // The device (by id; the first one when the id is unknown), or nullptr when the trace has none.
 const trace::DeviceProperties* find_device(const trace::Trace& trace, std::int64_t id);

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "report/attention_calls.h"
 #include "report/glance.h"
 #include "report/occupancy.h"
 
@@ -471,11 +472,11 @@ std::optional<Insight> one_time_setup(double setup_ns, double device_ns_per_forw
 std::optional<std::int64_t> peak_extra_from_memory_events(const trace::Trace& trace, const TraceWork& work) {
   std::optional<std::int64_t> best;
   for (const Forward& f : work.forwards) {
-    if (!f.range) continue;
+    if (f.end_ns <= f.start_ns) continue;  // the whole trace: no forward to measure from
     std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> by_device;  // device -> (start, peak)
     for (const trace::Event& e : trace.events) {
       if (e.category != Category::cpu_instant_event || e.total_allocated < 0 || e.bytes == -1) continue;
-      if (e.ts_ns < f.range->ts_ns || e.ts_ns > f.range->end_ns()) continue;
+      if (e.ts_ns < f.start_ns || e.ts_ns > f.end_ns) continue;
       auto [it, fresh] = by_device.try_emplace(e.device, e.total_allocated - e.bytes, e.total_allocated);
       if (!fresh) it->second.second = std::max(it->second.second, e.total_allocated);
       it->second.second = std::max(it->second.second, e.total_allocated);
@@ -546,25 +547,76 @@ std::optional<AttentionSpec> spec_from_trace(const trace::Trace& trace, const Tr
   return std::nullopt;
 }
 
+namespace {
+bool has_forward_ranges(const TraceWork& work) {
+  return !work.forwards.empty() && work.forwards.front().range != nullptr &&
+         work.forwards.front().range->name == "attn_fwd";
+}
+
+// The attention calls of a trace without attn_fwd ranges (a model's trace): their forward calls
+// as windows, and the attention shape of the first one whose shape was recorded whole.
+struct FoundCalls {
+  std::vector<WorkWindow> windows;
+  std::optional<AttentionSpec> spec;
+};
+FoundCalls forward_calls(const trace::Trace& trace) {
+  const Timeline timeline = Timeline::of(trace);
+  FoundCalls out;
+  for (const AttentionCall& c : find_attention(timeline).calls) {
+    if (c.pass != AttentionPass::forward) continue;
+    const std::string& key = timeline.track_key(c.track);
+    const std::size_t sep = key.find('\x1f');
+    out.windows.push_back(WorkWindow{key.substr(0, sep), key.substr(sep + 1), c.start_ns, c.end_ns});
+    const AttentionShape& s = c.shape;
+    if (out.spec || !s.batch || !s.heads || !s.kv_heads || !s.seq_q || !s.seq_k || !s.head_dim) continue;
+    AttentionSpec spec;
+    spec.batch = *s.batch;
+    spec.heads = *s.heads;
+    spec.kv_heads = *s.kv_heads;
+    spec.seq_q = *s.seq_q;
+    spec.seq_k = *s.seq_k;
+    spec.head_dim = *s.head_dim;
+    if (auto dtype = dtype_from_type_name(c.dtype)) spec.dtype = *dtype;
+    else continue;
+    out.spec = spec;
+  }
+  return out;
+}
+}  // namespace
+
 std::vector<Insight> derive_insights(const trace::Trace& trace, const RunFacts& facts) {
+  // General rules read every forward range (attnprof's attn_fwd), else every step, else the
+  // whole trace. Attention rules read attention only: attn_fwd ranges where the trace has them,
+  // else the forward attention calls found in it, so on a model's trace they speak of its
+  // attention calls alone, and on a trace without attention they say nothing.
   const TraceWork work = collect_forwards(trace);
   RunFacts known = facts;
-  if (!known.spec) known.spec = spec_from_trace(trace, work);
-  if (!known.peak_extra_bytes) known.peak_extra_bytes = peak_extra_from_memory_events(trace, work);
+  TraceWork attention;
+  if (has_forward_ranges(work)) {
+    attention = work;
+    if (!known.spec) known.spec = spec_from_trace(trace, work);
+  } else {
+    FoundCalls calls = forward_calls(trace);
+    attention = collect_windows(trace, calls.windows);
+    if (!known.spec) known.spec = calls.spec;
+  }
+  if (!known.peak_extra_bytes) known.peak_extra_bytes = peak_extra_from_memory_events(trace, attention);
   std::vector<Insight> out;
   auto add = [&](std::optional<Insight> insight) {
     if (insight) out.push_back(std::move(*insight));
   };
-  add(rules::hidden_copy(work));
+  add(rules::hidden_copy(attention));
   add(rules::fp32_gemm_cuda_cores(work));
-  add(rules::mask_rebuilt(work));
-  add(rules::safe_softmax(work));
-  add(rules::s2_materialized(work, known));
-  add(rules::single_fused_kernel(work));
+  add(rules::mask_rebuilt(attention));
+  add(rules::safe_softmax(attention));
+  add(rules::s2_materialized(attention, known));
+  add(rules::single_fused_kernel(attention));
   add(rules::low_occupancy_by_design(trace, work));
   add(rules::driver_api_launch(trace, work));
-  add(rules::warp_specialized(trace, work));
-  add(rules::cpu_bound(work, known));
+  add(rules::warp_specialized(trace, attention));
+  // CPU against GPU time per forward says "the GPU waits for launches" only of attn_fwd ranges: a
+  // model's step also holds data loading, Python and the profiler's own overhead.
+  if (has_forward_ranges(work) || facts.cpu_ns_per_forward) add(rules::cpu_bound(work, known));
   add(rules::nan_output(known));
   return out;
 }

@@ -68,8 +68,12 @@ KernelClass classify_kernel(std::string_view name) {
     return KernelClass::attention;
   }
   if (contains(n, "softmax")) return KernelClass::softmax;
-  if (contains_any(n, {"gemm", "nvjet", "xmma", "matmul", "hgmma", "wgmma"}) || has_name_token(n, "bmm") ||
-      has_name_token(n, "mm")) {
+  // A GEMM from evidence in its own name: FBGEMM's namespace ("fbgemm_gpu::…embedding…",
+  // "…permute…") says which library, not that the kernel multiplies matrices.
+  std::string own = n;
+  for (std::size_t at = own.find("fbgemm"); at != std::string::npos; at = own.find("fbgemm", at)) own.erase(at, 6);
+  if (contains_any(own, {"gemm", "nvjet", "xmma", "matmul", "hgmma", "wgmma"}) || has_name_token(own, "bmm") ||
+      has_name_token(own, "mm")) {
     return KernelClass::gemm;
   }
   if (contains_any(n, {"masked_fill", "tril", "triu", "logical_not", "fillfunctor<bool>", "causal_mask"}) ||

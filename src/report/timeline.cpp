@@ -26,6 +26,7 @@ std::uint32_t Timeline::intern(std::unordered_map<std::string, std::uint32_t>& i
   auto id = static_cast<std::uint32_t>(ids.size());
   ids.emplace(key, id);
   if (&ids == &name_ids_) names_.push_back(key);
+  if (&ids == &tracks_) track_keys_.push_back(key);
   return id;
 }
 
@@ -41,6 +42,19 @@ void Timeline::add(const trace::Event& e) {
   t.ts_ns = e.ts_ns;
   t.dur_ns = e.dur_ns;
   t.correlation = e.correlation;
+  if (e.category == Category::cpu_op && !e.input_dims.empty()) {
+    OpInputs in{e.input_dims, e.input_types, {}};
+    for (const trace::RawArg& a : e.other_args)
+      if (a.key == "Concrete Inputs") in.concrete = a.json;
+    track_key_.assign(in.dims);
+    track_key_.push_back('\x1f');
+    track_key_.append(in.types);
+    track_key_.push_back('\x1f');
+    track_key_.append(in.concrete);
+    auto [it, added] = input_ids_.emplace(track_key_, static_cast<std::uint32_t>(inputs_.size()));
+    if (added) inputs_.push_back(std::move(in));
+    t.inputs = it->second;
+  }
   events_.push_back(t);
 }
 

@@ -16,10 +16,17 @@ struct TimelineEvent {
   trace::Category category = trace::Category::other;
   std::uint32_t name = 0;   // Timeline::name()
   std::uint32_t track = 0;  // one per (pid, tid)
+  std::uint32_t inputs = 0; // Timeline::inputs(): a cpu_op's recorded inputs (0: none recorded)
   std::int64_t ts_ns = 0;
   std::int64_t dur_ns = 0;
   std::int64_t correlation = -1;
   std::int64_t end_ns() const { return ts_ns + dur_ns; }
+};
+
+// What torch.profiler(record_shapes=True) records of an op's inputs, as the raw JSON it wrote:
+// "Input Dims", "Input type" and "Concrete Inputs" (the values of scalar arguments).
+struct OpInputs {
+  std::string dims, types, concrete;
 };
 
 class Timeline {
@@ -35,6 +42,9 @@ class Timeline {
   const std::string& name_at(std::uint32_t id) const { return names_[id]; }
   std::size_t name_count() const { return names_.size(); }
   std::size_t track_count() const { return tracks_.size(); }
+  // "pid\x1ftid" of a track, as the trace wrote them.
+  const std::string& track_key(std::uint32_t track) const { return track_keys_[track]; }
+  const OpInputs& inputs(const TimelineEvent& e) const { return inputs_[e.inputs]; }
 
  private:
   std::uint32_t intern(std::unordered_map<std::string, std::uint32_t>& ids, const std::string& key);
@@ -42,6 +52,9 @@ class Timeline {
   std::vector<std::string> names_;
   std::unordered_map<std::string, std::uint32_t> name_ids_;
   std::unordered_map<std::string, std::uint32_t> tracks_;
+  std::vector<std::string> track_keys_;
+  std::vector<OpInputs> inputs_{OpInputs{}};  // interned: ops of one signature share an entry
+  std::unordered_map<std::string, std::uint32_t> input_ids_;
   std::string track_key_;
 };
 

@@ -34,6 +34,16 @@ TEST(ClassifyKernel, GpuNamesFromTheAnchors) {
   EXPECT_EQ(classify_kernel("Memset (Device)"), KernelClass::memset);
 }
 
+// FBGEMM's kernels carry "gemm" in their namespace only: embedding lookups and permutes are not
+// GEMMs (seen in public recommendation-model traces, where fp32_gemm_cuda_cores named them).
+TEST(ClassifyKernel, FbgemmNamespaceIsNotEvidenceOfAGemm) {
+  EXPECT_NE(classify_kernel("void fbgemm_gpu::embedding_forward_split_kernel<float, float>(...)"), KernelClass::gemm);
+  EXPECT_NE(classify_kernel("void fbgemm_gpu::permute_2D_data_kernel<int, long>(int, int, int const*)"),
+            KernelClass::gemm);
+  EXPECT_EQ(classify_kernel("void fbgemm_gpu::sgemm_kernel<float>(int)"), KernelClass::gemm);
+  EXPECT_EQ(classify_kernel("volta_sgemm_128x64_tn"), KernelClass::gemm);
+}
+
 TEST(ClassifyKernel, CpuKernelNames) {
   EXPECT_EQ(classify_kernel("gemm"), KernelClass::gemm);
   EXPECT_EQ(classify_kernel("mul"), KernelClass::elementwise);
