@@ -69,12 +69,6 @@ std::string joined(const std::set<std::string>& files) {
   return all;
 }
 
-std::filesystem::path libattnprof_path() {
-  Dl_info info{};
-  EXPECT_NE(dladdr(reinterpret_cast<void*>(&attnprof::device_name), &info), 0);
-  return std::filesystem::canonical(info.dli_fname);
-}
-
 }  // namespace
 
 // --help, a CPU run and inspect map libattnprof but none of the CUDA backend's libraries. The
@@ -96,6 +90,15 @@ TEST(CudaModule, HelpCpuRunAndInspectMapNoCudaLibrary) {
 }
 
 #if ATTNPROF_HAVE_CUDA
+
+namespace {
+// The libattnprof.so this test links: the one the binary loads, beside which the module lies.
+std::filesystem::path libattnprof_path() {
+  Dl_info info{};
+  EXPECT_NE(dladdr(reinterpret_cast<void*>(&attnprof::device_name), &info), 0);
+  return std::filesystem::canonical(info.dli_fname);
+}
+}  // namespace
 
 // `devices` asks for the GPU, so it opens the module, by its absolute path beside libattnprof,
 // and the module brings the CUDA libraries (with or without a GPU on this machine).
