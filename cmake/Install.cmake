@@ -21,6 +21,11 @@ install(TARGETS attnprof EXPORT attnprofTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS attnprof_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The CUDA backend module, beside libattnprof (which opens it from its own directory on first
+# need); no target is exported for it: programs reach it through libattnprof.
+if(TARGET attnprof_cuda)
+  install(TARGETS attnprof_cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 install(DIRECTORY include/attnprof DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT attnprofTargets NAMESPACE attnprof:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/attnprof)
 

@@ -35,7 +35,7 @@ ninja -C "$BUILD" -j"$JOBS" -k 0 >"$OUT/build.log" 2>&1
 build_rc=$?
 if [ $build_rc -eq 0 ]; then status[build]=ok; else status[build]="FAILED rc=$build_rc (build.log)"; tail -20 "$OUT/build.log"; fi
 grep -E "spill|C75[01][0-9]" "$OUT/build.log" | grep -v " 0 bytes spill" | head -20 >"$OUT/ptxas_warnings.log" || true
-/usr/local/cuda/bin/cuobjdump --dump-resource-usage "$BUILD/lib/libattnprof.so" 2>/dev/null | grep -A1 attention_forward >"$OUT/resource_usage.log" || true
+/usr/local/cuda/bin/cuobjdump --dump-resource-usage "$BUILD/lib/libattnprof_cuda.so" 2>/dev/null | grep -A1 attention_forward >"$OUT/resource_usage.log" || true
 
 run_gtest() {  # name binary [gtest args...]
   local name=$1 bin=$2; shift 2
@@ -48,8 +48,8 @@ run_gtest() {  # name binary [gtest args...]
 # The Hopper building blocks first (issue 6): alone, so a hang or fault there is named.
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
 run_gtest hopper tests/cuda/test_cuda_gpu --gtest_filter='Hopper*'
-hgmma=$(/usr/local/cuda/bin/cuobjdump -sass "$BUILD/lib/libattnprof.so" 2>/dev/null | grep -cE '\bHGMMA\.')
-utmaldg=$(/usr/local/cuda/bin/cuobjdump -sass "$BUILD/lib/libattnprof.so" 2>/dev/null | grep -cE '\bUTMALDG')
+hgmma=$(/usr/local/cuda/bin/cuobjdump -sass "$BUILD/lib/libattnprof_cuda.so" 2>/dev/null | grep -cE '\bHGMMA\.')
+utmaldg=$(/usr/local/cuda/bin/cuobjdump -sass "$BUILD/lib/libattnprof_cuda.so" 2>/dev/null | grep -cE '\bUTMALDG')
 status[hopper_sass]="HGMMA instructions: $hgmma, UTMALDG instructions: $utmaldg"
 run_gtest tests_logic tests/cuda/test_cuda_logic
 # TESTS_WITH_SANITIZER=1: the GPU tests run beside the sanitizers instead (saves minutes of a lease).

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "cuda/check.h"
+#include "cuda/cudnn_sdpa.h"
 #include "cuda/problem_text.h"
 #include "cuda/tensor_layout.h"
 #include "cuda/device_memory.h"
@@ -118,6 +119,19 @@ class CudaBackend final : public ops::Backend {
   }
   std::optional<std::string> fused_refusal(const AttentionSpec& spec) const override {
     return fused_attention_refusal(spec);
+  }
+  std::optional<std::string> cudnn_sdpa_prepare(const AttentionSpec& spec) override {
+    CudnnPlanInfo info = cuda::cudnn_sdpa_prepare(spec, false);
+    if (info.cache_hit) return std::nullopt;
+    return fmt::format("plan built for {}x{}x{}x{}{} in {:.1f} ms ({}, engine {}, kernel cfg {}, heuristics config {} "
+                       "of {}, workspace {} B{}{})",
+                       spec.batch, spec.heads, spec.seq_q, spec.head_dim, spec.causal ? " causal" : "", info.build_ms,
+                       info.graph, info.engine_id, info.kernel_cfg, info.config_index, info.configs_offered,
+                       info.workspace_bytes, info.timed.empty() ? "" : "; timed: ", info.timed);
+  }
+  void cudnn_sdpa_forward(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k,
+                          const Tensor& v) override {
+    cuda::cudnn_sdpa_forward(spec, out, q, k, v, nullptr, stream_);
   }
   void synchronize() override { ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
   void push_range(const char* name) override { nvtxRangePushA(name); }

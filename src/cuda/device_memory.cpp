@@ -27,15 +27,11 @@ void release_on_stream(void* ptr) {
   ATTNPROF_CUDA_CHECK(cudaFreeAsync(ptr, g_stream));
 }
 
-const bool g_registered = [] {
-  memory::install_allocator(Device::cuda, memory::RawAllocator{&allocate_on_stream, &release_on_stream});
-  return true;
-}();
-
 }  // namespace
 
+memory::RawAllocator device_allocator() { return memory::RawAllocator{&allocate_on_stream, &release_on_stream}; }
+
 void set_allocation_stream(cudaStream_t stream) {
-  (void)g_registered;
   int device = 0;
   ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
   cudaMemPool_t pool = nullptr;

@@ -3,11 +3,15 @@
 // stream, with a pool that keeps freed blocks (release threshold = max), so repeated forwards
 // reuse memory as PyTorch's caching allocator does. Byte statistics are kept by memory.cpp.
 //
-// The RawAllocator is installed at start-up (static registration), so the first CUDA tensor
-// creates the backend lazily; without a GPU it throws the backend's UsageError.
+// The module hands its RawAllocator to libattnprof (ops::DeviceModule), whose allocator for
+// Device::cuda opens the module on the first CUDA tensor; allocating creates the backend lazily,
+// and without a GPU throws the backend's UsageError.
+#include <attnprof/memory.h>
 #include <cuda_runtime_api.h>
 
 namespace attnprof::cuda {
+// cudaMallocAsync / cudaFreeAsync on the backend's stream.
+memory::RawAllocator device_allocator();
 // Called by the backend once its stream exists: allocations are ordered on `stream`.
 void set_allocation_stream(cudaStream_t stream);
 }  // namespace attnprof::cuda

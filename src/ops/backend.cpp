@@ -1,16 +1,12 @@
 #include "ops/backend.h"
 
 #include <attnprof/error.h>
+#include <fmt/format.h>
 
 #include <array>
 #include <mutex>
 
 #include "cpu/cpu_backend.h"
-#ifdef ATTNPROF_HAVE_CUDA
-#include "cuda/cuda_backend.h"
-#include "cuda/cupti_collector.h"
-#include "profiler/device_activity.h"
-#endif
 
 namespace attnprof::ops {
 namespace {
@@ -18,51 +14,58 @@ std::array<Backend*, 2>& installed() {
   static std::array<Backend*, 2> all{nullptr, nullptr};
   return all;
 }
+std::array<BackendProvider, 2>& providers() {
+  static std::array<BackendProvider, 2> all{};
+  return all;
+}
 std::mutex& install_mutex() {
   static std::mutex m;
   return m;
 }
-#ifdef ATTNPROF_HAVE_CUDA
-// A CUDA build always offers the CUPTI collector to the profiler; creating one creates the backend
-// (and says clearly when there is no GPU). backend.o is in every program that runs ops.
-const bool g_cuda_activity_installed = [] {
-  profiler::install_device_activity_factory(&cuda::make_cupti_activity_source);
-  return true;
-}();
-#endif
+
+[[noreturn]] void throw_no_cudnn(const AttentionSpec& spec) {
+  throw UsageError(fmt::format("device {}: cuDNN's SDPA runs on device cuda only", device_name(spec.device)));
+}
 
 }  // namespace
+
+std::optional<std::string> Backend::cudnn_sdpa_prepare(const AttentionSpec& spec) { throw_no_cudnn(spec); }
+
+void Backend::cudnn_sdpa_forward(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k,
+                                 const Tensor& v) {
+  (void)out, (void)q, (void)k, (void)v;
+  throw_no_cudnn(spec);
+}
 
 void install_backend(Device device, Backend* backend) {
   std::lock_guard lock(install_mutex());
   installed()[static_cast<std::size_t>(device)] = backend;
 }
 
+void install_backend_provider(Device device, BackendProvider provider) {
+  std::lock_guard lock(install_mutex());
+  providers()[static_cast<std::size_t>(device)] = provider;
+}
+
 bool has_backend(Device device) {
   if (device == Device::cpu) return true;
+  BackendProvider provider;
   {
     std::lock_guard lock(install_mutex());
     if (installed()[static_cast<std::size_t>(device)] != nullptr) return true;
+    provider = providers()[static_cast<std::size_t>(device)];
   }
-#ifdef ATTNPROF_HAVE_CUDA
-  // A CUDA build creates its backend lazily: true when a GPU and driver can be used.
-  return !cuda::device_unavailable_reason().has_value();
-#else
-  return false;
-#endif
+  // A provided backend is made lazily: true when it can be made (a GPU and driver can be used).
+  return provider.unavailable != nullptr && !provider.unavailable().has_value();
 }
 
 Backend& backend(Device device) {
   if (device == Device::cpu) return cpu::cpu_backend();
   std::lock_guard lock(install_mutex());
-  Backend* b = installed()[static_cast<std::size_t>(device)];
-#ifdef ATTNPROF_HAVE_CUDA
-  if (b == nullptr) {
-    // Created on first use; throws UsageError("--device cuda: no usable GPU: <reason>; allowed here: cpu").
-    b = &cuda::cuda_backend();
-    installed()[static_cast<std::size_t>(device)] = b;
-  }
-#endif
+  Backend*& b = installed()[static_cast<std::size_t>(device)];
+  BackendProvider provider = providers()[static_cast<std::size_t>(device)];
+  // Made on first use; throws UsageError("--device cuda: ...; allowed here: cpu") when it cannot be.
+  if (b == nullptr && provider.get != nullptr) b = &provider.get();
   if (b == nullptr) {
     throw UsageError("--device cuda: no CUDA backend is available (this build has no CUDA, or no GPU was found); "
                      "allowed here: cpu");

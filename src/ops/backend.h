@@ -1,6 +1,6 @@
 #pragma once
 // The seam between the ops the variants compose and the device that runs them. One Backend per
-// device; the CPU one lives in src/cpu, the CUDA one in src/cuda and installs itself at start-up.
+// device; the CPU one lives in src/cpu, the CUDA one in src/cuda (a module opened on first need).
 //
 // Conventions for every call:
 // - destination first; tensors are rank <= 4 and indexed [B, H, S, D] (or [B, H, Sq, Sk]);
@@ -59,6 +59,13 @@ class Backend {
   // nullopt when this backend's fused kernels take the spec; otherwise why not.
   virtual std::optional<std::string> fused_refusal(const AttentionSpec& spec) const = 0;
 
+  // cuDNN's fused SDPA (the cudnn variant) on a device that has it; others throw UsageError.
+  // prepare builds the plan for the spec outside the timed forward (cuDNN compiles its kernel then)
+  // and returns one line describing the plan it built, nullopt when the plan came from the cache.
+  virtual std::optional<std::string> cudnn_sdpa_prepare(const AttentionSpec& spec);
+  virtual void cudnn_sdpa_forward(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k,
+                                  const Tensor& v);
+
   virtual void synchronize() = 0;
   // Bytes the device has free now (cudaMemGetInfo); the CPU backend answers nullopt (the
   // preflight reads MemAvailable itself).
@@ -71,5 +78,13 @@ class Backend {
 Backend& backend(Device device);  // throws UsageError when the device has no backend (no CUDA build / no GPU)
 bool has_backend(Device device);
 void install_backend(Device device, Backend* backend);
+
+// A device whose backend is made on first need (the CUDA one lives in a module that
+// src/run/cuda_module.cpp opens): backend() calls `get` once and keeps what it returns.
+struct BackendProvider {
+  Backend& (*get)() = nullptr;                            // throws UsageError saying why there is none
+  std::optional<std::string> (*unavailable)() = nullptr;  // nullopt when get() would succeed
+};
+void install_backend_provider(Device device, BackendProvider provider);
 
 }  // namespace attnprof::ops

@@ -1,7 +1,7 @@
 // cudnn: cuDNN's fused SDPA (one kernel per forward, O(S·D) memory) through the backend graph API,
 // CUDA only. In a CUDA build the body is src/cuda/cudnn_sdpa.cpp (the 14-op causal graph or the
-// SDPA_FWD operation, plans cached); the CPU-only form keeps the name so `--variant cudnn` gets a
-// clear refusal.
+// SDPA_FWD operation, plans cached), reached through ops::Backend; the CPU-only form keeps the
+// name so `--variant cudnn` gets a clear refusal.
 #include "variants/cudnn.h"
 
 #include <attnprof/error.h>
@@ -10,12 +10,8 @@
 #include <cstdio>
 #include <fmt/format.h>
 
+#include "ops/backend.h"
 #include "variants/common.h"
-
-#ifdef ATTNPROF_HAVE_CUDA
-#include "cuda/cuda_backend.h"
-#include "cuda/cudnn_sdpa.h"
-#endif
 
 namespace attnprof::variants {
 namespace {
@@ -41,22 +37,12 @@ class CudnnVariant final : public Variant {
   // The plan (cuDNN compiles its kernel here) is built outside the timed forward; its cost is
   // printed once, apart from the per-call time.
   void prepare(const AttentionSpec& spec) override {
-    cuda::CudnnPlanInfo info = cuda::cudnn_sdpa_prepare(spec, false);
-    if (!info.cache_hit)
-      std::fprintf(stderr,
-                   "cudnn: plan built for %lldx%lldx%lldx%lld%s in %.1f ms (%s, engine %lld, kernel cfg %lld, "
-                   "heuristics config %lld of %lld, workspace %lld B%s%s)\n",
-                   static_cast<long long>(spec.batch), static_cast<long long>(spec.heads),
-                   static_cast<long long>(spec.seq_q), static_cast<long long>(spec.head_dim),
-                   spec.causal ? " causal" : "", info.build_ms, info.graph.c_str(), static_cast<long long>(info.engine_id),
-                   static_cast<long long>(info.kernel_cfg), static_cast<long long>(info.config_index),
-                   static_cast<long long>(info.configs_offered), static_cast<long long>(info.workspace_bytes), info.timed.empty() ? "" : "; timed: ",
-                   info.timed.c_str());
+    if (auto plan = ops::backend(Device::cuda).cudnn_sdpa_prepare(spec)) std::fprintf(stderr, "cudnn: %s\n", plan->c_str());
   }
   void forward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) override {
     profiler::Range r(trace::Category::cpu_op, "aten::scaled_dot_product_attention", {&q, &k, &v});
     profiler::Range inner(trace::Category::cpu_op, "aten::_scaled_dot_product_cudnn_attention", {&q, &k, &v});
-    cuda::cudnn_sdpa_forward(spec, out, q, k, v, nullptr, cuda::backend_stream());
+    ops::backend(Device::cuda).cudnn_sdpa_forward(spec, out, q, k, v);
   }
   std::int64_t workspace_estimate(const AttentionSpec& spec) const override {
     (void)spec;

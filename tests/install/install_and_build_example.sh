@@ -9,6 +9,18 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
+
+# A CUDA build installs its backend module beside libattnprof, and the installed CLI opens that
+# copy (by its absolute path) when a command asks for the GPU.
+if [ -n "$(find "$build_dir" -name libattnprof_cuda.so -not -path '*/CMakeFiles/*' -print -quit)" ]; then
+  module=$(find "$work/prefix" -name libattnprof_cuda.so -print -quit)
+  [ -n "$module" ] || { echo "FAIL: libattnprof_cuda.so is not installed"; exit 1; }
+  [ "$(dirname "$module")" = "$(dirname "$(find "$work/prefix" -name libattnprof.so -print -quit)")" ] ||
+    { echo "FAIL: $module is not beside libattnprof.so"; exit 1; }
+  LD_DEBUG=files "$work/prefix/bin/attnprof" devices 2>"$work/devices.log" >/dev/null
+  grep -q "file=$module " "$work/devices.log" || { echo "FAIL: installed attnprof devices did not open $module"; exit 1; }
+  echo "installed CUDA module opened: $module"
+fi
 cmake -S "$source_dir/examples/custom_variant" -B "$work/example" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
 cmake --build "$work/example" >/dev/null
