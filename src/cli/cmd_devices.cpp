@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include <fstream>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -43,11 +44,22 @@ CpuInfo read_cpuinfo() {
   return info;
 }
 
+// The device's ceilings (measured again first with --remeasure) and the cache file they live in.
+std::string ceilings_lines(Device device, bool remeasure) {
+  const report::Ceilings& c = remeasure ? report::remeasure_ceilings(device) : report::measured_ceilings(device);
+  return fmt::format("  measured ceilings    {}\n  ceilings cache       {}", report::ceilings_text(c),
+                     c.cache_path.empty() ? "none (measured for this run only)" : c.cache_path);
+}
+
 }  // namespace
 
 Command add_devices(CLI::App& app) {
-  app.add_subcommand("devices", "Show the CPU and GPU this machine offers, and which variants run on each");
-  return []() {
+  CLI::App* sub =
+      app.add_subcommand("devices", "Show the CPU and GPU this machine offers, and which variants run on each");
+  auto remeasure = std::make_shared<bool>(false);
+  sub->add_flag("--remeasure", *remeasure,
+                "measure this machine's ceilings (GEMM rates, copy bandwidth) again and rewrite their cache");
+  return [remeasure]() {
     CpuInfo cpu = read_cpuinfo();
     fmt::print("cpu: {}\n", cpu.model);
     fmt::print("  threads (OpenMP)     {}\n", omp_get_max_threads());
@@ -59,11 +71,11 @@ Command add_devices(CLI::App& app) {
     fmt::print("  fused kernels        {} | {}\n", cpu::fused_kernel_name("flash_attention", DType::fp32, cpu::fused_isa(DType::fp32, cpu::kernel_isa())),
                cpu::fused_kernel_name("flash_attention", DType::bf16, cpu::fused_isa(DType::bf16, cpu::kernel_isa())));
     fmt::print("  BLAS                 {}\n", openblas_get_config());
-    fmt::print("  measured ceilings    {}\n", report::ceilings_text(report::measured_ceilings(Device::cpu)));
+    fmt::print("{}\n", ceilings_lines(Device::cpu, *remeasure));
     std::string cuda_line;
     try {
       (void)ops::backend(Device::cuda);
-      cuda_line = "available\n  measured ceilings    " + report::ceilings_text(report::measured_ceilings(Device::cuda));
+      cuda_line = "available\n" + ceilings_lines(Device::cuda, *remeasure);
     } catch (const Error& e) {
       cuda_line = e.what();
     }

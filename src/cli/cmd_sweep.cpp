@@ -116,8 +116,7 @@ int run_sweep_command(const SweepArgs& args) {
   options.threads = args.threads;
   options.seed = static_cast<std::uint64_t>(args.seed);
   options.profile = !args.no_profile;
-  options.out_dir = args.no_profile ? std::string() : args.out + "/traces";
-  if (!options.out_dir.empty()) ensure_writable_directory(options.out_dir, "--out");
+  options.out_dir = args.no_profile ? std::string() : args.out;  // traces and tables beside sweep.csv, as compare's
 
   const bool terminal = isatty(fileno(stderr)) != 0;
   report::SweepHooks hooks;
@@ -176,7 +175,7 @@ Command add_sweep(CLI::App& app) {
   sub->add_option("--threads", args->threads, "CPU threads (0: all cores)")->check(strict_integer());
   sub->add_option("--seed", args->seed, "Input seed")->check(strict_integer());
   sub->add_flag("--no-profile", args->no_profile, "Time without the profiler (no traces, no kernel counts)");
-  sub->add_option("--out", args->out, "Directory for sweep.csv, sweep.json and traces/")->capture_default_str();
+  sub->add_option("--out", args->out, "Directory for sweep.csv, sweep.json and the traces (.json.gz) and tables (.txt)")->capture_default_str();
   return [args] { return run_sweep_command(*args); };
 }
 

@@ -141,6 +141,11 @@ class CudaBackend final : public ops::Backend {
     ATTNPROF_CUDA_CHECK(cudaMemGetInfo(&free, &total));
     return static_cast<std::int64_t>(free);
   }
+  std::string model_name() const override {
+    cudaDeviceProp properties{};
+    ATTNPROF_CUDA_CHECK(cudaGetDeviceProperties(&properties, 0));  // device 0, as cudaSetDevice above
+    return properties.name;
+  }
 
  private:
   void copy_host_device(Tensor& dst, const Tensor& src) {

@@ -70,6 +70,9 @@ class Backend {
   // Bytes the device has free now (cudaMemGetInfo); the CPU backend answers nullopt (the
   // preflight reads MemAvailable itself).
   virtual std::optional<std::int64_t> free_bytes() const { return std::nullopt; }
+  // The device's model ("NVIDIA H200"), which its cached ceilings are keyed by; "" where the
+  // backend does not know it (the CPU's is read from /proc/cpuinfo by report/ceilings.cpp).
+  virtual std::string model_name() const { return {}; }
   // A named range for the device's own tools (NVTX for Nsight on CUDA; nothing on the CPU).
   virtual void push_range(const char* name) { (void)name; }
   virtual void pop_range() {}

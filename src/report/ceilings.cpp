@@ -9,8 +9,12 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #endif
 
+#include "cpu/gemm.h"
 #include "ops/backend.h"
+#include "report/ceilings_cache.h"
 #include "report/insights.h"
+
+#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
@@ -19,7 +23,6 @@
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 namespace attnprof::report {
@@ -53,17 +56,40 @@ Registry& registry() {
   return r;
 }
 
-// One sgemm of n×n; returns seconds. C = A·B with A, B filled so one entry can be checked.
-double time_sgemm(int n, std::vector<float>& a, std::vector<float>& b, std::vector<float>& c) {
-  auto start = Clock::now();
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
-  return seconds_since(start);
+// Runs `work` (which must finish its device work before returning) once to warm up, then until
+// it has run `min_runs` times and for `min_seconds`; returns the seconds of each timed run.
+template <typename Work>
+std::vector<double> timed_runs(double min_seconds, int min_runs, Work work) {
+  work();
+  std::vector<double> seconds;
+  double total = 0;
+  while (static_cast<int>(seconds.size()) < min_runs || total < min_seconds) {
+    auto start = Clock::now();
+    work();
+    seconds.push_back(seconds_since(start));
+    total += seconds.back();
+  }
+  return seconds;
 }
 
+// The rate of each run (`amount` per second): returns their median, their range into `spread`.
+double median_rate(const std::vector<double>& seconds, double amount, CeilingSpread& spread) {
+  std::vector<double> rates;
+  for (double s : seconds) rates.push_back(amount / s);
+  std::sort(rates.begin(), rates.end());
+  const std::size_t n = rates.size();
+  spread = {rates.front(), rates.back(), static_cast<int>(n)};
+  return n % 2 ? rates[n / 2] : 0.5 * (rates[n / 2 - 1] + rates[n / 2]);
+}
+
+constexpr int kMinRuns = 5;
+
+std::string threads_text(int threads) { return fmt::format("{} thread{}", threads, threads == 1 ? "" : "s"); }
+
 #ifdef ATTNPROF_HAVE_DNNL
-// oneDNN bf16 × bf16 → fp32 matmul of n³ repeated for at least `min_seconds`; TFLOP/s. The
-// inputs are constants (0.5 and 0.25, exact in bf16) so one output entry can be checked.
-double measure_bf16_matmul(int n, double min_seconds, int& runs) {
+// oneDNN bf16 × bf16 → fp32 matmul of n³ (OpenMP threads), repeated for at least `min_seconds`;
+// TFLOP/s. The inputs are constants (0.5 and 0.25, exact in bf16) so one output entry can be checked.
+double measure_bf16_matmul(int n, double min_seconds, CeilingSpread& spread) {
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
@@ -74,24 +100,16 @@ double measure_bf16_matmul(int n, double min_seconds, int& runs) {
   dnnl::memory a(a_md, engine), b(b_md, engine), c(c_md, engine);
   std::fill_n(static_cast<std::uint16_t*>(a.get_data_handle()), static_cast<std::size_t>(n) * n, std::uint16_t{0x3f00});
   std::fill_n(static_cast<std::uint16_t*>(b.get_data_handle()), static_cast<std::size_t>(n) * n, std::uint16_t{0x3e80});
-  auto once = [&] {
-    auto start = Clock::now();
+  // The first run is the warm-up: kernel generation and page faults.
+  const std::vector<double> seconds = timed_runs(min_seconds, kMinRuns, [&] {
     matmul.execute(stream, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
     stream.wait();
-    return seconds_since(start);
-  };
-  once();  // warm-up: kernel generation and page faults
-  double seconds = 0;
-  runs = 0;
-  while (runs < 2 || seconds < min_seconds) {
-    seconds += once();
-    ++runs;
-  }
+  });
   const float entry = static_cast<const float*>(c.get_data_handle())[17 * n + 1029 % n];
   if (std::fabs(entry - 0.125f * static_cast<float>(n)) > 1e-3f * static_cast<float>(n)) {
     throw Error(fmt::format("ceilings: oneDNN bf16 matmul gave {} where {} was expected", entry, 0.125 * n));
   }
-  return 2.0 * n * n * static_cast<double>(n) * runs / seconds / 1e12;
+  return median_rate(seconds, 2.0 * n * n * static_cast<double>(n) / 1e12, spread);
 }
 
 #endif
@@ -110,45 +128,58 @@ void install_ceiling_probe(Device device, CeilingProbe probe) {
   r.measured.erase(device);
 }
 
-const Ceilings& measured_ceilings(Device device) {
+namespace {
+
+// Measures the device's ceilings, or says why it cannot; `model` and `threads` are the cache key.
+Ceilings measure_now(Device device, CeilingProbe probe, const std::string& model, int threads) {
+  Ceilings c;
+  if (probe) {
+    c = probe();
+  } else if (device == Device::cpu) {
+    c = measure_cpu_ceilings();
+  } else {
+    c = measure_backend_ceilings(device);
+  }
+  c.model = model;
+  c.threads = threads;
+  if (device != Device::cpu && !model.empty()) c.device_name = model;
+  c.measured_at = utc_now_text();
+  return c;
+}
+
+const Ceilings& ceilings_for(Device device, bool remeasure) {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   auto done = r.measured.find(device);
-  if (done != r.measured.end()) return done->second;
-  Ceilings c;
-  auto probe = r.probes.find(device);
-  if (probe != r.probes.end() && probe->second) {
-    c = probe->second();
-  } else if (device == Device::cpu) {
-    c = measure_cpu_ceilings();
-  } else if (ops::has_backend(device)) {
-    c = measure_backend_ceilings(device);
-  } else {
+  if (done != r.measured.end() && !remeasure) return done->second;
+  auto found = r.probes.find(device);
+  const CeilingProbe probe = found != r.probes.end() ? found->second : nullptr;
+  if (!probe && device != Device::cpu && !ops::has_backend(device)) {
+    Ceilings c;
     c.device = device;
     c.device_name = std::string(device_name(device));
     c.matmul_what = "not measured: no ceiling probe installed for this device";
     c.copy_what = c.matmul_what;
+    return r.measured.insert_or_assign(device, std::move(c)).first->second;
   }
-  return r.measured.emplace(device, std::move(c)).first->second;
+  const std::string model = device == Device::cpu          ? cpu_model_name()
+                            : ops::has_backend(device) ? ops::backend(device).model_name()
+                                                       : std::string();
+  const int threads = device == Device::cpu ? omp_get_max_threads() : 0;
+  // A device whose model is unknown has no cache key: measured for the process only.
+  Ceilings c = model.empty() ? measure_now(device, probe, model, threads)
+                             : cached_or_measured(device, model, threads, remeasure,
+                                                  [&] { return measure_now(device, probe, model, threads); });
+  return r.measured.insert_or_assign(device, std::move(c)).first->second;
 }
+
+}  // namespace
+
+const Ceilings& measured_ceilings(Device device) { return ceilings_for(device, false); }
+
+const Ceilings& remeasure_ceilings(Device device) { return ceilings_for(device, true); }
 
 namespace {
-
-// Repeats `work` (which must finish its device work before returning) until `min_seconds`
-// have passed, at least twice after one warm-up; returns seconds per run.
-template <typename Work>
-double seconds_per_run(double min_seconds, int& runs, Work work) {
-  work();
-  double seconds = 0;
-  runs = 0;
-  while (runs < 2 || seconds < min_seconds) {
-    auto start = Clock::now();
-    work();
-    seconds += seconds_since(start);
-    ++runs;
-  }
-  return seconds / runs;
-}
 
 // Reads element [row, col] of a [1, 1, n, n] device tensor through a host copy.
 double device_entry(ops::Backend& backend, const Tensor& device_tensor, std::int64_t row, std::int64_t col) {
@@ -173,12 +204,12 @@ Ceilings measure_backend_ceilings(Device device, std::int64_t gemm_n, std::int64
   c.device_name = std::string(device_name(device));
 
   // Constant operands (0.5 and 0.25, exact in bf16): every output entry is 0.125 · K.
-  auto gemm_rate = [&](DType dtype, std::int64_t n, bool tensor_cores, int& runs) {
+  auto gemm_rate = [&](DType dtype, std::int64_t n, bool tensor_cores, CeilingSpread& spread) {
     Tensor a = Tensor::empty({1, 1, n, n}, dtype, device), b = Tensor::empty({1, 1, n, n}, dtype, device),
            out = Tensor::empty({1, 1, n, n}, dtype, device);
     backend.fill(a, 0.5);
     backend.fill(b, 0.25);
-    const double seconds = seconds_per_run(0.2, runs, [&] {
+    const std::vector<double> seconds = timed_runs(0.2, kMinRuns, [&] {
       backend.batched_gemm(out, a, b, /*transpose_b=*/false, 1.0f, tensor_cores);
       backend.synchronize();
     });
@@ -187,24 +218,24 @@ Ceilings measure_backend_ceilings(Device device, std::int64_t gemm_n, std::int64
       throw Error(fmt::format("ceilings: {} GEMM on {} gave {} where {} was expected", dtype_name(dtype),
                               device_name(device), entry, 0.125 * static_cast<double>(n)));
     }
-    return 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / seconds / 1e12;
+    return median_rate(seconds, 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / 1e12,
+                       spread);
   };
-  int runs = 0;
-  c.matmul_bf16_tflops = gemm_rate(DType::bf16, gemm_n, true, runs);
-  c.matmul_bf16_what = fmt::format("bf16 GEMM {}\u00b3 through the backend, {} runs", gemm_n, runs);
+  c.matmul_bf16_tflops = gemm_rate(DType::bf16, gemm_n, true, c.matmul_bf16_spread);
+  c.matmul_bf16_what = fmt::format("bf16 GEMM {}\u00b3 through the backend", gemm_n);
   const std::int64_t fp32_n = std::max<std::int64_t>(gemm_n / 2, 1);
-  c.matmul_tflops = gemm_rate(DType::fp32, fp32_n, false, runs);
-  c.matmul_what = fmt::format("fp32 GEMM {}\u00b3 off the tensor cores, {} runs", fp32_n, runs);
+  c.matmul_tflops = gemm_rate(DType::fp32, fp32_n, false, c.matmul_spread);
+  c.matmul_what = fmt::format("fp32 GEMM {}\u00b3 off the tensor cores", fp32_n);
 
   const std::int64_t elements = std::max<std::int64_t>(copy_bytes / 4, 1);
   Tensor src = Tensor::empty({elements}, DType::fp32, device), dst = Tensor::empty({elements}, DType::fp32, device);
   backend.fill(src, 1.0);
-  const double copy_seconds = seconds_per_run(0.1, runs, [&] {
+  const std::vector<double> copy_seconds = timed_runs(0.1, kMinRuns, [&] {
     backend.copy(dst, src);
     backend.synchronize();
   });
-  c.copy_gbps = 2.0 * static_cast<double>(elements) * 4 / copy_seconds / 1e9;
-  c.copy_what = fmt::format("device copy of {}, read + write, {} runs", format_bytes(static_cast<double>(elements) * 4), runs);
+  c.copy_gbps = median_rate(copy_seconds, 2.0 * static_cast<double>(elements) * 4 / 1e9, c.copy_spread);
+  c.copy_what = fmt::format("device copy of {}, read + write", format_bytes(static_cast<double>(elements) * 4));
   c.seconds_spent = seconds_since(begin);
   return c;
 }
@@ -213,22 +244,28 @@ Ceilings measure_cpu_ceilings() {
   const auto begin = Clock::now();
   Ceilings c;
   c.device = Device::cpu;
-  c.device_name = fmt::format("{} ({} threads)", cpu_model_name(), std::thread::hardware_concurrency());
+  c.model = cpu_model_name();
+  c.threads = omp_get_max_threads();
+  c.device_name = fmt::format("{} ({})", c.model, threads_text(c.threads));
 
-  // sgemm: one warm-up (thread pool, page faults), then repeat until 0.2 s have passed.
+  // sgemm on c.threads threads: an OpenMP OpenBLAS takes OpenMP's count; a pthreads one is held
+  // at one thread for attnprof's own parallel loops (cpu::openblas_init), so it is lifted to
+  // c.threads here and put back; a sequential one has one thread.
+  cpu::openblas_init();
+  const int parallel = openblas_get_parallel();  // 0 sequential, 1 pthreads, 2 OpenMP
+  const int sgemm_threads = parallel == 0 ? 1 : c.threads;
+  if (parallel == 1) openblas_set_num_threads(sgemm_threads);
   constexpr int kN = 2048;
   std::vector<float> a(static_cast<std::size_t>(kN) * kN), b(a.size()), out(a.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
     a[i] = static_cast<float>(static_cast<int>(i % 7) - 3) * 0.25f;
     b[i] = static_cast<float>(static_cast<int>(i % 5) - 2) * 0.5f;
   }
-  time_sgemm(kN, a, b, out);
-  double gemm_seconds = 0;
-  int gemms = 0;
-  while (gemms < 2 || gemm_seconds < 0.2) {
-    gemm_seconds += time_sgemm(kN, a, b, out);
-    ++gemms;
-  }
+  const std::vector<double> gemm_seconds = timed_runs(0.2, kMinRuns, [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kN, kN, kN, 1.0f, a.data(), kN, b.data(), kN, 0.0f,
+                out.data(), kN);
+  });
+  if (parallel == 1) openblas_set_num_threads(1);
   // The timed work must be the real product: check one entry against a plain dot product.
   double expected = 0;
   const int row = 17, col = 1029;
@@ -237,72 +274,108 @@ Ceilings measure_cpu_ceilings() {
     throw Error(fmt::format("ceilings: OpenBLAS sgemm gave {} where {} was expected",
                             out[static_cast<std::size_t>(row) * kN + col], expected));
   }
-  c.matmul_tflops = 2.0 * kN * kN * static_cast<double>(kN) * gemms / gemm_seconds / 1e12;
-  c.matmul_what = fmt::format("OpenBLAS sgemm {}\u00b3 fp32, {} runs", kN, gemms);
+  c.matmul_tflops = median_rate(gemm_seconds, 2.0 * kN * kN * static_cast<double>(kN) / 1e12, c.matmul_spread);
+  c.matmul_what = fmt::format("OpenBLAS sgemm {}\u00b3 fp32, {}", kN, threads_text(sgemm_threads));
 
 #ifdef ATTNPROF_HAVE_DNNL
-  int bf16_runs = 0;
-  c.matmul_bf16_tflops = measure_bf16_matmul(kN, 0.2, bf16_runs);
-  c.matmul_bf16_what = fmt::format("oneDNN bf16 matmul {}\u00b3, fp32 accumulation, {} runs", kN, bf16_runs);
+  c.matmul_bf16_tflops = measure_bf16_matmul(kN, 0.2, c.matmul_bf16_spread);
+  c.matmul_bf16_what = fmt::format("oneDNN bf16 matmul {}\u00b3, fp32 accumulation, {}", kN, threads_text(c.threads));
 #else  // no oneDNN on this machine: attnprof's own bf16 GEMM is the yardstick, and says so
   const Ceilings own = measure_backend_ceilings(Device::cpu, kN, std::int64_t{16} << 20);
   c.matmul_bf16_tflops = own.matmul_bf16_tflops;
-  c.matmul_bf16_what = own.matmul_bf16_what + " (attnprof's kernel: oneDNN was not found at build time)";
+  c.matmul_bf16_spread = own.matmul_bf16_spread;
+  c.matmul_bf16_what = own.matmul_bf16_what + ", 1 thread (attnprof's kernel: oneDNN was not found at build time)";
 #endif
 
-  // memcpy: 128 MiB, pages touched first; counts read + write bytes, as the anchors do.
+  // memcpy: 128 MiB on one thread, pages touched first; counts read + write bytes, as the anchors do.
   constexpr std::size_t kBytes = 128u << 20;
   std::vector<char> src(kBytes, 1), dst(kBytes, 0);
-  std::memcpy(dst.data(), src.data(), kBytes);
-  double copy_seconds = 0;
-  int copies = 0;
-  while (copies < 3 || copy_seconds < 0.1) {
-    src[static_cast<std::size_t>(copies) % kBytes] = static_cast<char>(copies);
-    auto start = Clock::now();
+  std::size_t copies = 0;
+  const std::vector<double> copy_seconds = timed_runs(0.1, kMinRuns, [&] {
+    src[copies % kBytes] = static_cast<char>(copies);
     std::memcpy(dst.data(), src.data(), kBytes);
-    copy_seconds += seconds_since(start);
     ++copies;
-  }
+  });
   if (dst[0] != src[0]) throw Error("ceilings: memcpy did not copy");
-  c.copy_gbps = 2.0 * static_cast<double>(kBytes) * copies / copy_seconds / 1e9;
-  c.copy_what = fmt::format("memcpy of 128 MiB, read + write, {} runs", copies);
+  c.copy_gbps = median_rate(copy_seconds, 2.0 * static_cast<double>(kBytes) / 1e9, c.copy_spread);
+  c.copy_what = "memcpy of 128 MiB, read + write, 1 thread";
   c.seconds_spent = seconds_since(begin);
   return c;
 }
 
+namespace {
+
+// "95.3 GFLOP/s (90.1–97.0 over 7 runs; OpenBLAS sgemm ...)": the median, then the runs' range in
+// the same unit. `scale` and `unit` turn the stored value into the printed one.
+std::string with_spread(double value, const CeilingSpread& s, const std::string& what, double scale,
+                        const char* unit) {
+  const std::string range =
+      s.samples > 0 ? fmt::format("{:.1f}\u2013{:.1f} over {} runs; ", s.min * scale, s.max * scale, s.samples) : "";
+  return fmt::format("{:.1f} {} ({}{})", value * scale, unit, range, what);
+}
+
+std::string matmul_text(double tflops, const CeilingSpread& s, const std::string& what) {
+  return tflops >= 1 ? with_spread(tflops, s, what, 1, "TFLOP/s") : with_spread(tflops, s, what, 1e3, "GFLOP/s");
+}
+
+}  // namespace
+
 std::string ceilings_text(const Ceilings& c) {
   if (!c.measured()) return fmt::format("{}: ceilings {}", c.device_name, c.matmul_what);
-  auto rate = [](double tflops) {
-    return tflops >= 1 ? fmt::format("{:.1f} TFLOP/s", tflops) : fmt::format("{:.1f} GFLOP/s", tflops * 1e3);
-  };
-  std::string bf16 = c.matmul_bf16_tflops > 0
-                         ? fmt::format("; bf16 matmul {} ({})", rate(c.matmul_bf16_tflops), c.matmul_bf16_what)
-                         : std::string();
-  return fmt::format("{}: fp32 matmul {} ({}){}; copy {:.1f} GB/s ({}); ridge at {:.1f} FLOP/byte", c.device_name,
-                     rate(c.matmul_tflops), c.matmul_what, bf16, c.copy_gbps, c.copy_what, c.ridge_flops_per_byte());
+  const std::string bf16 =
+      c.matmul_bf16_tflops > 0 ? "; bf16 matmul " + matmul_text(c.matmul_bf16_tflops, c.matmul_bf16_spread, c.matmul_bf16_what)
+                               : std::string();
+  const std::string when = c.measured_at.empty() ? std::string() : "; measured " + c.measured_at;
+  return fmt::format("{}: fp32 matmul {}{}; copy {}; ridge at {:.1f} FLOP/byte{}", c.device_name,
+                     matmul_text(c.matmul_tflops, c.matmul_spread, c.matmul_what), bf16,
+                     with_spread(c.copy_gbps, c.copy_spread, c.copy_what, 1, "GB/s"), c.ridge_flops_per_byte(), when);
 }
 
 nlohmann::json ceilings_json(const Ceilings& c) {
+  auto spread = [](const CeilingSpread& s) { return nlohmann::json{{"min", s.min}, {"max", s.max}, {"samples", s.samples}}; };
   return {{"device", std::string(device_name(c.device))},
           {"device_name", c.device_name},
+          {"model", c.model},
+          {"threads", c.threads},
+          {"measured_at", c.measured_at},
           {"matmul_tflops", c.matmul_tflops},
+          {"matmul_spread", spread(c.matmul_spread)},
           {"matmul_what", c.matmul_what},
           {"matmul_bf16_tflops", c.matmul_bf16_tflops},
+          {"matmul_bf16_spread", spread(c.matmul_bf16_spread)},
           {"matmul_bf16_what", c.matmul_bf16_what},
           {"copy_gbps", c.copy_gbps},
-          {"copy_what", c.copy_what}};
+          {"copy_spread", spread(c.copy_spread)},
+          {"copy_what", c.copy_what},
+          {"seconds_spent", c.seconds_spent}};
 }
 
 Ceilings ceilings_from_json(const nlohmann::json& j) {
+  auto spread = [&](const char* key) {
+    CeilingSpread s;
+    if (j.contains(key) && j[key].is_object()) {
+      s.min = j[key].value("min", 0.0);
+      s.max = j[key].value("max", 0.0);
+      s.samples = j[key].value("samples", 0);
+    }
+    return s;
+  };
   Ceilings c;
   c.device = parse_device(j.value("device", std::string("cpu")));
   c.device_name = j.value("device_name", std::string());
+  c.model = j.value("model", std::string());
+  c.threads = j.value("threads", 0);
+  c.measured_at = j.value("measured_at", std::string());
   c.matmul_tflops = j.value("matmul_tflops", 0.0);
+  c.matmul_spread = spread("matmul_spread");
   c.matmul_what = j.value("matmul_what", std::string());
   c.matmul_bf16_tflops = j.value("matmul_bf16_tflops", 0.0);
+  c.matmul_bf16_spread = spread("matmul_bf16_spread");
   c.matmul_bf16_what = j.value("matmul_bf16_what", std::string());
   c.copy_gbps = j.value("copy_gbps", 0.0);
+  c.copy_spread = spread("copy_spread");
   c.copy_what = j.value("copy_what", std::string());
+  c.seconds_spent = j.value("seconds_spent", 0.0);
   return c;
 }
 

@@ -11,16 +11,30 @@
 
 namespace attnprof::report {
 
+// How one ceiling varied over its runs (each timed alone); the ceiling is their median.
+struct CeilingSpread {
+  double min = 0;
+  double max = 0;
+  int samples = 0;
+};
+
 struct Ceilings {
   Device device = Device::cpu;
-  std::string device_name;   // "2-core AMD EPYC ...", "NVIDIA H200"
-  double matmul_tflops = 0;  // fp32 matmul; 0: not measured
-  std::string matmul_what;   // "OpenBLAS sgemm 2048³ fp32"
-  double matmul_bf16_tflops = 0;  // bf16 × bf16 → fp32 matmul; 0: not measured
-  std::string matmul_bf16_what;   // "oneDNN bf16 matmul 2048³"
-  double copy_gbps = 0;      // read + write bytes per second / 1e9
-  std::string copy_what;     // "memcpy of 128 MiB (read + write)"
+  std::string device_name;   // the label: "AMD EPYC (2 threads)", "NVIDIA H200"
+  std::string model;         // "AMD EPYC", "NVIDIA H200": with `threads`, what the cache is keyed by
+  int threads = 0;           // CPU threads the measurement ran with (0 on a GPU)
+  double matmul_tflops = 0;  // fp32 matmul, median of the runs; 0: not measured
+  CeilingSpread matmul_spread;
+  std::string matmul_what;   // "OpenBLAS sgemm 2048³ fp32, 2 threads"
+  double matmul_bf16_tflops = 0;  // bf16 × bf16 → fp32 matmul, median; 0: not measured
+  CeilingSpread matmul_bf16_spread;
+  std::string matmul_bf16_what;   // "oneDNN bf16 matmul 2048³, fp32 accumulation, 2 threads"
+  double copy_gbps = 0;      // read + write bytes per second / 1e9, median
+  CeilingSpread copy_spread;
+  std::string copy_what;     // "memcpy of 128 MiB, read + write, one thread"
   double seconds_spent = 0;  // how long the measurement took
+  std::string measured_at;   // UTC, "2026-12-01T14:50:03Z"
+  std::string cache_path;    // the cache file read or written; empty when none was
 
   bool measured() const { return matmul_tflops > 0 && copy_gbps > 0; }
   // The matmul ceiling a run of this dtype is measured against: the bf16 one for bf16 and fp16
@@ -34,18 +48,23 @@ using CeilingProbe = Ceilings (*)();
 // A device backend registers how to measure its ceilings (the CUDA one at start-up).
 void install_ceiling_probe(Device device, CeilingProbe probe);
 
-// The device's ceilings, measured on first use and cached for the process. A device without a
-// probe gets unmeasured ceilings (zeros) naming why.
+// The device's ceilings, kept for the process: read from this machine's cache file
+// (report/ceilings_cache.h) when it holds a valid measurement, else measured now (noted on stderr)
+// and written there. A device without a probe or backend gets unmeasured ceilings (zeros) naming why.
 const Ceilings& measured_ceilings(Device device);
+// Measures the device's ceilings again now, whatever the cache holds, and rewrites the cache
+// (`attnprof devices --remeasure`).
+const Ceilings& remeasure_ceilings(Device device);
 
 // A device's ceilings through its ops::Backend alone (what measured_ceilings uses for a device
 // with a backend and no probe): a bf16 GEMM of gemm_n³ on the tensor cores, an fp32 FFMA GEMM of
-// (gemm_n/2)³, each repeated for at least 0.2 s and checked on one entry, and a copy of
-// copy_bytes repeated for at least 0.1 s (read + write). Throws UsageError without a backend.
+// (gemm_n/2)³, each run at least 5 times and for at least 0.2 s and checked on one entry, and a
+// copy of copy_bytes run at least 5 times and for 0.1 s (read + write). Throws UsageError
+// without a backend.
 Ceilings measure_backend_ceilings(Device device, std::int64_t gemm_n = 8192, std::int64_t copy_bytes = 1LL << 30);
 
-// OpenBLAS sgemm and oneDNN's bf16 matmul (2048³, each repeated for at least 0.2 s) and a
-// memcpy of 128 MiB (at least 0.1 s).
+// OpenBLAS sgemm and oneDNN's bf16 matmul (2048³, each run at least 5 times and for at least
+// 0.2 s) on omp_get_max_threads() threads, and a memcpy of 128 MiB (5 times, at least 0.1 s).
 Ceilings measure_cpu_ceilings();
 
 std::string ceilings_text(const Ceilings& ceilings);

@@ -18,6 +18,7 @@
 #include "report/steps.h"
 #include "run/npy.h"
 #include "run/preflight.h"
+#include "run/trace_stem.h"
 #include "trace/writer.h"
 #include "variants/reference.h"
 
@@ -67,11 +68,6 @@ double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   std::size_t n = values.size();
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
-std::string trace_stem(const RunOptions& o) {
-  const AttentionSpec& s = o.spec;
-  return fmt::format("{}_{}_{}_{}_{}_{}", s.batch, s.heads, s.seq_q, s.head_dim, o.variant, device_name(s.device));
 }
 
 void dump_inputs_and_output(const std::string& dir, const AttentionInputs& in, const Tensor& out) {

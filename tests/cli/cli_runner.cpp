@@ -28,13 +28,14 @@ std::string make_temp_dir() {
   return pattern;
 }
 
-namespace {
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
+std::string read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
 }
+
+namespace {
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
   for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
     s.replace(at, from.size(), to);
@@ -53,8 +54,8 @@ CliResult run_cli(const std::vector<std::string>& args, int timeout_seconds) {
   command += " >" + shell_quote(capture + "/out") + " 2>" + shell_quote(capture + "/err");
   int status = std::system(command.c_str());
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.out = slurp(capture + "/out");
-  result.err = slurp(capture + "/err");
+  result.out = read_whole_file(capture + "/out");
+  result.err = read_whole_file(capture + "/err");
   std::filesystem::remove_all(capture);
   for (auto& entry : std::filesystem::recursive_directory_iterator(result.work_dir)) {
     if (!entry.is_directory()) {
@@ -62,6 +63,23 @@ CliResult run_cli(const std::vector<std::string>& args, int timeout_seconds) {
     }
   }
   return result;
+}
+
+ScopedEnv::ScopedEnv(const char* name, const char* value) : name_(name) {
+  if (const char* old = std::getenv(name)) old_ = old;
+  if (value != nullptr) {
+    setenv(name, value, 1);
+  } else {
+    unsetenv(name);
+  }
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (old_) {
+    setenv(name_.c_str(), old_->c_str(), 1);
+  } else {
+    unsetenv(name_.c_str());
+  }
 }
 
 }  // namespace attnprof::testing

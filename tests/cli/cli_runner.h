@@ -1,6 +1,7 @@
 #pragma once
 // Runs the attnprof binary (ATTNPROF_BIN) in a fresh empty working directory and captures its
 // exit code, stdout and stderr (kept outside that directory, so it can be checked for files).
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,5 +20,21 @@ std::string shell_quote(const std::string& arg);
 // `args` are passed to the binary as they are; "{work}" in an argument is replaced by work_dir.
 CliResult run_cli(const std::vector<std::string>& args, int timeout_seconds = 120);
 std::string make_temp_dir();
+// The bytes of a file ("" when it cannot be read).
+std::string read_whole_file(const std::string& path);
+
+// Sets (or, for nullptr, unsets) an environment variable of this process, which the binary run by
+// run_cli inherits, and puts the old value back when the scope ends.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
 
 }  // namespace attnprof::testing

@@ -2,7 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+#include <omp.h>
+
 #include <chrono>
+#include <filesystem>
+
+#include "cli/cli_runner.h"
 
 namespace attnprof::report {
 namespace {
@@ -111,6 +117,8 @@ TEST(Ceilings, ProbeRunsOncePerProcess) {
 }
 
 TEST(Ceilings, CpuMeasurementIsPlausibleAndCached) {
+  const std::string cache_home = testing::make_temp_dir();  // an empty cache: measured here, not read
+  testing::ScopedEnv xdg("XDG_CACHE_HOME", cache_home.c_str());
   auto start = std::chrono::steady_clock::now();
   const Ceilings& cpu = measured_ceilings(Device::cpu);
   double first_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -130,6 +138,19 @@ TEST(Ceilings, CpuMeasurementIsPlausibleAndCached) {
   EXPECT_EQ(&again, &cpu);
   EXPECT_LT(second_s, first_s / 10);
   std::printf("measured: %s\n", ceilings_text(cpu).c_str());
+  // Each ceiling is the median of at least 5 runs, within their range.
+  for (const auto& [median, spread] : {std::pair{cpu.matmul_tflops, cpu.matmul_spread},
+                                       std::pair{cpu.matmul_bf16_tflops, cpu.matmul_bf16_spread},
+                                       std::pair{cpu.copy_gbps, cpu.copy_spread}}) {
+    EXPECT_GE(spread.samples, 5);
+    EXPECT_LE(spread.min, median);
+    EXPECT_GE(spread.max, median);
+  }
+  // The label states the threads the measurement ran with.
+  EXPECT_EQ(cpu.threads, omp_get_max_threads());
+  EXPECT_NE(cpu.device_name.find(fmt::format("({} thread", cpu.threads)), std::string::npos) << cpu.device_name;
+  EXPECT_EQ(cpu.cache_path.rfind(cache_home + "/attnprof/ceilings-cpu-", 0), 0u) << cpu.cache_path;
+  std::filesystem::remove_all(cache_home);
 }
 
 }  // namespace

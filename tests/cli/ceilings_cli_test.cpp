@@ -1,0 +1,109 @@
+// The machine's ceilings through the binary: measured by the first run into the cache
+// (XDG_CACHE_HOME pointed at an empty folder), the very numbers reused by the next runs,
+// measured again by `devices --remeasure`, and a corrupt cache file replaced with a note.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cli/cli_runner.h"
+
+using attnprof::testing::CliResult;
+using attnprof::testing::make_temp_dir;
+using attnprof::testing::read_whole_file;
+using attnprof::testing::run_cli;
+using attnprof::testing::ScopedEnv;
+
+namespace fs = std::filesystem;
+
+namespace {
+
+
+// The one cache file the runs made for the CPU.
+fs::path cache_file(const std::string& cache_home) {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(fs::path(cache_home) / "attnprof")) files.push_back(entry.path());
+  EXPECT_EQ(files.size(), 1u);
+  EXPECT_EQ(files.empty() ? "" : files[0].filename().string().substr(0, 13), "ceilings-cpu-");
+  return files.empty() ? fs::path() : files[0];
+}
+
+// compare.json's ceilings from a small CPU compare.
+nlohmann::json compare_ceilings() {
+  CliResult r = run_cli({"compare", "--device", "cpu", "--variants", "naive", "--batch", "1", "--heads", "2", "--seq",
+                         "64", "--head-dim", "32", "--format", "json", "--out", "{work}/out"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(read_whole_file(fs::path(r.work_dir) / "out/compare.json"));
+  fs::remove_all(r.work_dir);
+  return j["ceilings"];
+}
+
+void expect_same_numbers(const nlohmann::json& shown, const nlohmann::json& cached) {
+  for (const char* key : {"matmul_tflops", "matmul_bf16_tflops", "copy_gbps", "threads", "measured_at", "matmul_spread",
+                          "copy_spread", "matmul_bf16_spread"}) {
+    EXPECT_EQ(shown[key], cached[key]) << key;
+  }
+}
+
+TEST(CeilingsCli, MeasuredOnceThenReusedNumberForNumber) {
+  const std::string cache_home = make_temp_dir();
+  ScopedEnv xdg("XDG_CACHE_HOME", cache_home.c_str());
+  const nlohmann::json first = compare_ceilings();
+  const fs::path file = cache_file(cache_home);
+  const std::string written = read_whole_file(file);
+  const nlohmann::json cached = nlohmann::json::parse(written)["ceilings"];
+  expect_same_numbers(first, cached);
+  EXPECT_GE(cached["matmul_spread"]["samples"].get<int>(), 5);
+
+  const nlohmann::json second = compare_ceilings();
+  expect_same_numbers(second, cached);
+  EXPECT_EQ(read_whole_file(file), written) << "the second run rewrote the cache";
+
+  // Numbers planted in the file by hand come out in the next run's JSON as they are.
+  nlohmann::json planted = nlohmann::json::parse(written);
+  planted["ceilings"]["matmul_tflops"] = 0.123;
+  planted["ceilings"]["matmul_spread"] = {{"min", 0.1}, {"max", 0.2}, {"samples", 11}};
+  planted["ceilings"]["copy_gbps"] = 4.5;
+  planted["ceilings"]["copy_spread"] = {{"min", 4.0}, {"max", 5.0}, {"samples", 13}};
+  planted["ceilings"]["measured_at"] = "2000-01-01T00:00:00Z";
+  std::ofstream(file) << planted.dump(1);
+  const nlohmann::json third = compare_ceilings();
+  EXPECT_EQ(third["matmul_tflops"], 0.123);
+  EXPECT_EQ(third["copy_gbps"], 4.5);
+  EXPECT_EQ(third["matmul_spread"]["samples"], 11);
+  EXPECT_EQ(third["measured_at"], "2000-01-01T00:00:00Z");
+
+  // devices --remeasure measures again and rewrites the file.
+  CliResult devices = run_cli({"devices", "--remeasure"});
+  EXPECT_EQ(devices.exit_code, 0) << devices.err;
+  EXPECT_NE(devices.out.find("ceilings cache       " + file.string()), std::string::npos) << devices.out;
+  const nlohmann::json remeasured = nlohmann::json::parse(read_whole_file(file))["ceilings"];
+  EXPECT_NE(remeasured["measured_at"], "2000-01-01T00:00:00Z");
+  EXPECT_NE(remeasured["matmul_spread"], planted["ceilings"]["matmul_spread"]);
+  EXPECT_EQ(cache_file(cache_home), file);
+  fs::remove_all(devices.work_dir);
+  fs::remove_all(cache_home);
+}
+
+TEST(CeilingsCli, CorruptCacheIsMeasuredAgainWithANote) {
+  const std::string cache_home = make_temp_dir();
+  ScopedEnv xdg("XDG_CACHE_HOME", cache_home.c_str());
+  (void)compare_ceilings();
+  const fs::path file = cache_file(cache_home);
+  std::ofstream(file) << "{\"kind\": \"attnprof.ceilings\", \"version\": 1, \"ceil";  // cut short
+  CliResult r = run_cli({"compare", "--device", "cpu", "--variants", "naive", "--batch", "1", "--heads", "2", "--seq",
+                         "64", "--head-dim", "32", "--format", "json", "--out", "{work}/out"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string note = "attnprof: ceilings cache " + file.string() + " is not usable (not JSON); measuring again\n";
+  EXPECT_NE(r.err.find(note), std::string::npos) << r.err;
+  const nlohmann::json replaced = nlohmann::json::parse(read_whole_file(file));
+  EXPECT_EQ(replaced["kind"], "attnprof.ceilings");
+  const nlohmann::json shown = nlohmann::json::parse(read_whole_file(fs::path(r.work_dir) / "out/compare.json"))["ceilings"];
+  expect_same_numbers(shown, replaced["ceilings"]);
+  fs::remove_all(r.work_dir);
+  fs::remove_all(cache_home);
+}
+
+}  // namespace

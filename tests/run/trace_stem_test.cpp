@@ -1,0 +1,105 @@
+// trace_stem: hand-written names for known configurations, and a different name for every field
+// that makes two runs differ.
+#include "run/trace_stem.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace attnprof;
+
+namespace {
+
+RunOptions defaults_of_the_cli() {
+  RunOptions o;
+  o.spec.batch = 1;
+  o.spec.heads = 16;
+  o.spec.kv_heads = 16;
+  o.spec.seq_q = o.spec.seq_k = 512;
+  o.spec.head_dim = 64;
+  o.variant = "flash";
+  return o;
+}
+
+TEST(TraceStem, HandWrittenNames) {
+  RunOptions o = defaults_of_the_cli();
+  EXPECT_EQ(trace_stem(o), "1_16_512_64_flash_cpu");
+
+  o.spec.dtype = DType::fp32;
+  EXPECT_EQ(trace_stem(o), "1_16_512_64_flash_cpu_fp32");
+
+  o = defaults_of_the_cli();
+  o.spec.device = Device::cuda;
+  o.spec.batch = 8;
+  o.spec.seq_q = 1024;
+  o.spec.seq_k = 384;
+  o.spec.causal_align = CausalAlign::bottom_right;
+  o.spec.kv_heads = 4;
+  o.spec.layout = Layout::bshd;
+  o.spec.dtype = DType::fp16;
+  o.variant = "naive";
+  EXPECT_EQ(trace_stem(o), "8_16_1024_64_naive_cuda_fp16_causal-bottom-right_bshd_kv4_sk384");
+
+  o = defaults_of_the_cli();
+  o.spec.causal = false;
+  o.threads = 2;
+  o.seed = 7;
+  o.schedule.active = 5;
+  EXPECT_EQ(trace_stem(o), "1_16_512_64_flash_cpu_nocausal_t2_seed7_sched1-1-5");
+
+  o = defaults_of_the_cli();
+  o.variant = "my variant/2%";
+  EXPECT_EQ(trace_stem(o), "1_16_512_64_my%20variant%2F2%25_cpu");
+}
+
+TEST(TraceStem, EveryFieldThatMakesRunsDifferChangesTheName) {
+  const RunOptions base = defaults_of_the_cli();
+  const std::vector<std::pair<const char*, std::function<void(RunOptions&)>>> changes = {
+      {"batch", [](RunOptions& o) { o.spec.batch = 2; }},
+      {"heads", [](RunOptions& o) { o.spec.heads = o.spec.kv_heads = 8; }},
+      {"seq", [](RunOptions& o) { o.spec.seq_q = o.spec.seq_k = 1024; }},
+      {"head_dim", [](RunOptions& o) { o.spec.head_dim = 128; }},
+      {"variant", [](RunOptions& o) { o.variant = "naive"; }},
+      {"device", [](RunOptions& o) { o.spec.device = Device::cuda; }},
+      {"dtype fp32", [](RunOptions& o) { o.spec.dtype = DType::fp32; }},
+      {"dtype fp16", [](RunOptions& o) { o.spec.dtype = DType::fp16; }},
+      {"no causal", [](RunOptions& o) { o.spec.causal = false; }},
+      {"causal align", [](RunOptions& o) { o.spec.causal_align = CausalAlign::bottom_right; }},
+      {"layout", [](RunOptions& o) { o.spec.layout = Layout::bshd; }},
+      {"kv heads", [](RunOptions& o) { o.spec.kv_heads = 4; }},
+      {"seq k", [](RunOptions& o) { o.spec.seq_k = 256; }},
+      {"threads", [](RunOptions& o) { o.threads = 1; }},
+      {"seed", [](RunOptions& o) { o.seed = 3; }},
+      {"wait", [](RunOptions& o) { o.schedule.wait = 0; }},
+      {"warmup", [](RunOptions& o) { o.schedule.warmup = 2; }},
+      {"active", [](RunOptions& o) { o.schedule.active = 4; }},
+  };
+  std::set<std::string> names{trace_stem(base)};
+  for (const auto& [what, change] : changes) {
+    RunOptions o = base;
+    change(o);
+    EXPECT_NE(trace_stem(o), trace_stem(base)) << what;
+    EXPECT_TRUE(names.insert(trace_stem(o)).second) << what << " gives a name another change gave: " << trace_stem(o);
+  }
+  // Fields in combination stay apart too: kv heads 4 with seq-k 256 is neither alone.
+  RunOptions both = base;
+  both.spec.kv_heads = 4;
+  both.spec.seq_k = 256;
+  EXPECT_TRUE(names.insert(trace_stem(both)).second) << trace_stem(both);
+}
+
+// A variant whose name ends like a device and a token cannot take another configuration's name.
+TEST(TraceStem, VariantNamesCannotImitateTokens) {
+  RunOptions fp32_flash = defaults_of_the_cli();
+  fp32_flash.spec.dtype = DType::fp32;
+  RunOptions odd = defaults_of_the_cli();
+  odd.variant = "flash_cpu_fp32";
+  EXPECT_EQ(trace_stem(fp32_flash), "1_16_512_64_flash_cpu_fp32");
+  EXPECT_EQ(trace_stem(odd), "1_16_512_64_flash_cpu_fp32_cpu");
+  EXPECT_NE(trace_stem(fp32_flash), trace_stem(odd));
+}
+
+}  // namespace
