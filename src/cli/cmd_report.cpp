@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/trace_limit_flags.h"
 #include "core/atomic_file.h"
 #include "report/html_report.h"
 #include "trace/reader.h"
@@ -20,6 +21,7 @@ struct ReportArgs {
   std::string dir;
   std::string out;  // empty: DIR/report.html
   std::string title = "attnprof report";
+  trace::ReadLimits limits;
 };
 
 int run_report_command(const ReportArgs& args) {
@@ -32,7 +34,9 @@ int run_report_command(const ReportArgs& args) {
     for (const std::filesystem::path& candidate : {std::filesystem::path(path), std::filesystem::path(args.dir) / path}) {
       if (!std::filesystem::exists(candidate)) continue;
       try {
-        return trace::read_trace_file(candidate.string());
+        return trace::read_trace_file(candidate.string(), args.limits);
+      } catch (const trace::LimitExceeded&) {
+        throw;  // refused, naming the flag that raises the limit
       } catch (const UsageError& e) {
         std::fprintf(stderr, "attnprof: report: no timeline from %s: %s\n", candidate.c_str(), e.what());
       }
@@ -55,7 +59,8 @@ Command add_report(CLI::App& app) {
   sub->add_option("dir", args->dir, "Directory holding compare.json and/or sweep.json")->required();
   sub->add_option("--out", args->out, "HTML file to write (default: DIR/report.html)");
   sub->add_option("--title", args->title, "Title of the report")->capture_default_str();
-  return [args] { return run_report_command(*args); };
+  add_trace_limit_flags(sub, args->limits);
+  return [args] { return naming_limit_flags([&] { return run_report_command(*args); }); };
 }
 
 }  // namespace attnprof::cli
