@@ -60,13 +60,18 @@ TEST(Preflight, RefusesAShapeBeyondTheMachineNamingTheLargestSeq) {
   }
 }
 
-// The estimates saturate: 9·S² + 6·S² bytes at S = 8e8 (math) is past INT64_MAX, not negative.
+// The estimates saturate where int64 wrapped: math keeps 9·S² + 6·S² bytes (past INT64_MAX at
+// S = 8e8 in bf16), naive and inplace 2·4·S² + S² in fp32 (past it at S = 1.05e9).
 TEST(Preflight, EstimatesSaturateInsteadOfWrapping) {
   AttentionSpec spec;
   spec.batch = spec.heads = spec.kv_heads = 1;
-  spec.seq_q = spec.seq_k = 800000000;
   spec.head_dim = 1;
-  for (const char* name : {"naive", "inplace", "math", "fused"}) {
+  spec.seq_q = spec.seq_k = 800000000;
+  EXPECT_EQ(estimate_run_bytes(spec, *find_variant("math")), INT64_MAX);
+  EXPECT_THROW(preflight_memory(spec, *find_variant("math")), UsageError);
+  spec.dtype = DType::fp32;
+  spec.seq_q = spec.seq_k = 1050000000;
+  for (const char* name : {"naive", "inplace", "math"}) {
     Variant* variant = find_variant(name);
     ASSERT_NE(variant, nullptr);
     EXPECT_EQ(estimate_run_bytes(spec, *variant), INT64_MAX) << name;
