@@ -19,5 +19,7 @@ std::string shell_quote(const std::string& arg);
 // `args` are passed to the binary as they are; "{work}" in an argument is replaced by work_dir.
 CliResult run_cli(const std::vector<std::string>& args, int timeout_seconds = 120);
 std::string make_temp_dir();
+// The bytes of a file ("" when it cannot be read).
+std::string slurp(const std::string& path);
 
 }  // namespace attnprof::testing

@@ -11,7 +11,6 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +19,7 @@
 using attnprof::testing::CliResult;
 using attnprof::testing::make_temp_dir;
 using attnprof::testing::run_cli;
+using attnprof::testing::slurp;
 
 namespace {
 
@@ -30,13 +30,6 @@ std::vector<std::string> entries_under(const std::string& dir) {
   std::vector<std::string> names;
   for (const auto& entry : fs::recursive_directory_iterator(dir)) names.push_back(fs::relative(entry.path(), dir).string());
   return names;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 void expect_refused(const CliResult& r, const std::string& expected) {

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,6 +15,7 @@
 using attnprof::testing::CliResult;
 using attnprof::testing::make_temp_dir;
 using attnprof::testing::run_cli;
+using attnprof::testing::slurp;
 
 namespace {
 
@@ -30,13 +30,6 @@ std::string sweep_with_row(const std::string& key, const std::string& value) {
                         {"causal", true},     {"status", "ok"},  {"device_ms", 0.5}};
   row[key] = nlohmann::json::parse(value);
   return nlohmann::json{{"kind", "attnprof.sweep"}, {"version", 1}, {"rows", nlohmann::json::array({row})}}.dump();
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 struct BadReport {
