@@ -1,6 +1,7 @@
-// The output contract through the binary: a refused command (bad --out, a memory limit, a grid
-// too large) says so in one line on stderr, exits 2 and leaves nothing behind, not even an empty
-// directory; a write error mid-sweep leaves sweep.csv and sweep.json as they were.
+// The output contract through the binary (issue 17, items 4-7, 11, 14, 15): a refused command
+// (bad --out, a memory limit, a grid too large) says so in one line on stderr, exits 2 and leaves
+// nothing behind, not even an empty directory; a write error mid-sweep leaves sweep.csv and
+// sweep.json as they were.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -62,12 +63,12 @@ std::vector<Refusal> refusals() {
                                     dtype,   "--out",      "{work}/traces"};
   };
   return {
-      // item 4: every S² estimate saturates instead of wrapping past the preflight
+      // Issue 17, item 4: every S² estimate saturates instead of wrapping past the preflight
       {"math_seq_800M", huge("math", "800000000", "bf16"), "largest --seq"},
       {"naive_fp32_seq_1050M", huge("naive", "1050000000", "fp32"), "largest --seq"},
       {"inplace_fp32_seq_1050M", huge("inplace", "1050000000", "fp32"), "largest --seq"},
       {"fused_fp32_seq_1050M", huge("fused", "1050000000", "fp32"), "largest --seq"},
-      // item 5: no endless doubling past INT64_MAX, no 1e11-point grid
+      // Issue 17, item 5: no endless doubling past INT64_MAX, no 1e11-point grid
       {"sweep_doubling_past_int64",
        {"sweep", "--device", "cpu", "--seq", "2,4,...,9223372036854775807", "--out", "{work}/s"},
        "does not continue 2,4"},
@@ -77,27 +78,27 @@ std::vector<Refusal> refusals() {
        {"sweep", "--device", "cpu", "--seq", "1,2,3,...,4000", "--head-dim", "1,2,3", "--variants", "naive", "--out",
         "{work}/s"},
        "12000 points"},
-      // item 6: an empty path is refused by every command
+      // Issue 17, item 6: an empty path is refused by every command
       {"run_out_empty", tiny({"run", "--out", ""}), "--out"},
       {"compare_out_empty", tiny({"compare", "--out", ""}), "--out"},
       {"sweep_out_empty", {"sweep", "--device", "cpu", "--out", ""}, "--out"},
       {"report_out_empty", {"report", "{work}", "--out", ""}, "--out"},
       {"report_dir_empty", {"report", ""}, "empty path"},
       {"run_dump_empty", tiny({"run", "--dump", "", "--out", "{work}/traces"}), "--dump"},
-      // item 14: --plugin '' is an empty path, not "does not export"
+      // Issue 17, item 14: --plugin '' is an empty path, not "does not export"
       {"plugin_empty", tiny({"run", "--plugin", "", "--out", "{work}/traces"}), "empty path"},
-      // item 7: an --out problem is one line before any variant runs
+      // Issue 17, item 7: an --out problem is one line before any variant runs
       {"compare_out_is_a_file", tiny({"compare", "--out", "/etc/hostname"}), "not a directory"},
       {"compare_all_refused_by_preflight",
        {"compare", "--device", "cpu", "--batch", "4096", "--heads", "64", "--seq", "65536", "--out", "{work}/traces"},
        "every variant refused"},
-      // item 14: one parser for variant lists
+      // Issue 17, item 14: one parser for variant lists
       {"compare_variants_trailing_comma", tiny({"compare", "--variants", "flash,", "--out", "{work}/t"}), "empty name"},
       {"compare_variants_empty", tiny({"compare", "--variants", "", "--out", "{work}/t"}), "empty list"},
       {"sweep_variants_empty", {"sweep", "--device", "cpu", "--variants", "", "--out", "{work}/s"}, "empty list"},
       {"sweep_variants_trailing_comma", {"sweep", "--device", "cpu", "--variants", "naive,", "--out", "{work}/s"},
        "empty name"},
-      // item 14: the ceilings line is not printed before an --out error; --dump's failure leaves
+      // Issue 17, item 14: the ceilings line is not printed before an --out error; --dump's failure leaves
       // no --out directory
       {"sweep_out_under_a_file", {"sweep", "--device", "cpu", "--seq", "16", "--out", "/etc/hostname/s"}, "--out"},
       {"run_dump_under_a_file", tiny({"run", "--dump", "/etc/hostname/d", "--out", "{work}/traces"}), "--dump"},
@@ -143,7 +144,7 @@ int run_limited(const std::string& work, int resource, rlim_t limit, const std::
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-// item 4: the preflight honours ulimit -v, naming it. naive at 1x16x8192x64 bf16 keeps two
+// Issue 17, item 4: the preflight honours ulimit -v, naming it. naive at 1x16x8192x64 bf16 keeps two
 // 1·16·8192² bf16 score tensors (4 GiB); the address space is capped at 2 GiB.
 TEST(MemoryLimit, UlimitVIsHonouredAndNamed) {
   const std::string work = make_temp_dir();
@@ -160,7 +161,7 @@ TEST(MemoryLimit, UlimitVIsHonouredAndNamed) {
   fs::remove_all(work);
 }
 
-// item 11: a write error while checkpointing (the JSON over RLIMIT_FSIZE, the CSV under it)
+// Issue 17, item 11: a write error while checkpointing (the JSON over RLIMIT_FSIZE, the CSV under it)
 // renames neither file: both still hold the previous sweep's rows.
 TEST(SweepFiles, WriteErrorLeavesThePairAsItWas) {
   const std::string work = make_temp_dir();
@@ -184,7 +185,7 @@ TEST(SweepFiles, WriteErrorLeavesThePairAsItWas) {
   fs::remove_all(first.work_dir);
 }
 
-// item 15: a temporary left by a dead process is removed when the next file is written beside
+// Issue 17, item 15: a temporary left by a dead process is removed when the next file is written beside
 // it; one whose process is alive (this test) is kept.
 TEST(Temporaries, StaleOnesOfDeadProcessesAreRemoved) {
   pid_t dead = fork();

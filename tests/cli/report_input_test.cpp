@@ -1,5 +1,6 @@
-// `attnprof report` on inputs that are not what compare and sweep write: one line naming the file
-// and the field, exit 2, no report.html; --out problems are found before anything is drawn.
+// Issue 17, items 12 and 14: `attnprof report` on inputs that are not what compare and sweep
+// write: one line naming the file and the field, exit 2, no report.html; --out problems are found
+// before anything is drawn.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
@@ -108,7 +109,7 @@ TEST(ReportOut, ItsOwnInputIsRefusedAndKept) {
   fs::remove_all(dir);
 }
 
-// item 14: any legal file name works, however long: the temporary beside it is named by a hash
+// Issue 17, item 14: any legal file name works, however long: the temporary beside it is named by a hash
 // when ".NAME.tmp.PID.N" would pass NAME_MAX (255 bytes).
 TEST(ReportOut, A245ByteNameIsWritten) {
   const std::string dir = make_temp_dir();
