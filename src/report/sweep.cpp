@@ -18,6 +18,7 @@
 namespace attnprof::report {
 
 std::vector<std::int64_t> parse_int_list(std::string_view text, std::string_view flag) {
+  const std::size_t max_values = kMaxSweepPoints;
   std::vector<std::string> tokens;
   std::size_t start = 0;
   while (true) {
@@ -55,15 +56,27 @@ std::vector<std::int64_t> parse_int_list(std::string_view text, std::string_view
     if (pending_ellipsis) {
       const std::int64_t a = values[values.size() - 2], b = values.back();
       const bool ratio = b % a == 0 && b / a >= 2;
-      std::int64_t next = ratio ? b * (b / a) : b + (b - a);
-      while (next < value) {
-        values.push_back(next);
-        next = ratio ? next * (b / a) : next + (b - a);
+      // The next term, or nullopt past INT64_MAX (then it is past `value` too, which does fit).
+      auto after = [&](std::int64_t x) -> std::optional<std::int64_t> {
+        std::int64_t y = 0;
+        if (ratio ? __builtin_mul_overflow(x, b / a, &y) : __builtin_add_overflow(x, b - a, &y)) return std::nullopt;
+        return y;
+      };
+      std::optional<std::int64_t> next = after(b);
+      while (next && *next < value) {
+        if (values.size() >= max_values) {
+          throw bad(fmt::format("more than {} values (a sweep runs at most {} points)", max_values, kMaxSweepPoints));
+        }
+        values.push_back(*next);
+        next = after(*next);
       }
       if (next != value) throw bad(fmt::format("{} does not continue {},{}", value, a, b));
       pending_ellipsis = false;
     }
     if (!values.empty() && value <= values.back()) throw bad(fmt::format("{} does not increase", value));
+    if (values.size() >= max_values) {
+      throw bad(fmt::format("more than {} values (a sweep runs at most {} points)", max_values, kMaxSweepPoints));
+    }
     values.push_back(value);
   }
   if (pending_ellipsis) throw bad("'...' needs a last value after it");
@@ -285,9 +298,17 @@ std::vector<SweepRecord> run_sweep(const std::vector<SweepPoint>& points, const 
 void write_sweep_files(const std::string& dir, const std::vector<SweepRecord>& records, const Ceilings& ceilings) {
   const std::string csv = sweep_csv(records);
   const std::string json = sweep_json(records, ceilings).dump(1) + "\n";
+  // Both temporaries are written and synced before either is renamed: a write error (a full
+  // disk) renames neither, so the CSV and the JSON on disk always hold the same rows.
   SignalDeferral together;
-  write_file_atomically(dir + "/sweep.csv", csv, "--out");
-  write_file_atomically(dir + "/sweep.json", json, "--out");
+  AtomicFile csv_file(dir + "/sweep.csv", "--out");
+  AtomicFile json_file(dir + "/sweep.json", "--out");
+  csv_file.write(csv);
+  json_file.write(json);
+  csv_file.sync();
+  json_file.sync();
+  csv_file.commit();
+  json_file.commit();
 }
 
 std::string progress_line(std::size_t done, std::size_t total, const SweepRecord& r, bool terminal, int width) {

@@ -23,7 +23,7 @@ class FusedVariant final : public Variant {
     ops::matmul_out(out, scores, v, /*transpose_b=*/false);
   }
   std::int64_t workspace_estimate(const AttentionSpec& spec) const override {
-    return score_elements(spec) * element_bytes(spec) + cpu_gemm_panel_bytes(spec);
+    return sat_add(sat_mul(score_elements(spec), element_bytes(spec)), cpu_gemm_panel_bytes(spec));
   }
 };
 

@@ -60,6 +60,18 @@ TEST(ParseIntList, RejectsBadListsNamingTheFlag) {
   }
 }
 
+// A continuation never wraps past INT64_MAX, and no list expands beyond kMaxSweepPoints values.
+TEST(ParseIntList, StopsAtInt64MaxAndAtThePointCap) {
+  EXPECT_EQ(parse_int_list("9223372036854775805,9223372036854775806,...,9223372036854775807", "--seq"),
+            (std::vector<std::int64_t>{9223372036854775805, 9223372036854775806, 9223372036854775807}));
+  EXPECT_EQ(parse_int_list("1,2,3,...,10000", "--seq").size(), 10000u);
+  EXPECT_EQ(parse_int_list("1,2,3,...,10000", "--seq").back(), 10000);
+  for (const char* bad : {"2,4,...,9223372036854775807", "1,4611686018427387904,...,9223372036854775807",
+                          "1,2,3,...,10001", "2,3,...,100000000000"}) {
+    EXPECT_THROW(parse_int_list(bad, "--seq"), UsageError) << bad;
+  }
+}
+
 TEST(Memory, SkipReasonOnlyWhenItDoesNotFit) {
   EXPECT_FALSE(memory_skip_reason(1 << 20, 2 << 20));
   EXPECT_FALSE(memory_skip_reason(1LL << 40, std::nullopt));
