@@ -61,11 +61,15 @@ Command add_devices(CLI::App& app) {
     fmt::print("  BLAS                 {}\n", openblas_get_config());
     fmt::print("  measured ceilings    {}\n", report::ceilings_text(report::measured_ceilings(Device::cpu)));
     std::string cuda_line;
-    try {
-      (void)ops::backend(Device::cuda);
-      cuda_line = "available\n  measured ceilings    " + report::ceilings_text(report::measured_ceilings(Device::cuda));
-    } catch (const Error& e) {
-      cuda_line = e.what();
+    if (auto why = ops::unavailable_reason(Device::cuda)) {
+      cuda_line = *why;  // "no NVIDIA driver (...)", or a build configured without CUDA
+    } else {
+      try {
+        (void)ops::backend(Device::cuda);
+        cuda_line = "available\n  measured ceilings    " + report::ceilings_text(report::measured_ceilings(Device::cuda));
+      } catch (const Error& e) {
+        cuda_line = e.what();
+      }
     }
     fmt::print("cuda: {}\n", cuda_line);
     fmt::print("variants:\n");

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "cpu/cpu_backend.h"
+#include "ops/cuda_unavailable.h"
 #ifdef ATTNPROF_HAVE_CUDA
 #include "cuda/cuda_backend.h"
 #include "cuda/cupti_collector.h"
@@ -38,19 +39,21 @@ void install_backend(Device device, Backend* backend) {
   installed()[static_cast<std::size_t>(device)] = backend;
 }
 
-bool has_backend(Device device) {
-  if (device == Device::cpu) return true;
+std::optional<std::string> unavailable_reason(Device device) {
+  if (device == Device::cpu) return std::nullopt;
   {
     std::lock_guard lock(install_mutex());
-    if (installed()[static_cast<std::size_t>(device)] != nullptr) return true;
+    if (installed()[static_cast<std::size_t>(device)] != nullptr) return std::nullopt;
   }
 #ifdef ATTNPROF_HAVE_CUDA
-  // A CUDA build creates its backend lazily: true when a GPU and driver can be used.
-  return !cuda::device_unavailable_reason().has_value();
+  // A CUDA build creates its backend lazily: usable when a GPU and driver are.
+  return cuda::device_unavailable_reason();
 #else
-  return false;
+  return std::string(kNoCudaInThisBuild);
 #endif
 }
+
+bool has_backend(Device device) { return !unavailable_reason(device).has_value(); }
 
 Backend& backend(Device device) {
   if (device == Device::cpu) return cpu::cpu_backend();
@@ -64,8 +67,7 @@ Backend& backend(Device device) {
   }
 #endif
   if (b == nullptr) {
-    throw UsageError("--device cuda: no CUDA backend is available (this build has no CUDA, or no GPU was found); "
-                     "allowed here: cpu");
+    throw UsageError(std::string("--device cuda: ") + kNoCudaInThisBuild + "; allowed here: cpu");
   }
   return *b;
 }

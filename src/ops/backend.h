@@ -70,6 +70,9 @@ class Backend {
 
 Backend& backend(Device device);  // throws UsageError when the device has no backend (no CUDA build / no GPU)
 bool has_backend(Device device);
+// Why `device` has no usable backend ("no NVIDIA driver (...)", "this build has no CUDA backend
+// (...)"), or nullopt when it has one.
+std::optional<std::string> unavailable_reason(Device device);
 void install_backend(Device device, Backend* backend);
 
 }  // namespace attnprof::ops
