@@ -272,9 +272,7 @@ Ceilings measure_cpu_ceilings() {
 
 std::string ceilings_text(const Ceilings& c) {
   if (!c.measured()) return fmt::format("{}: ceilings {}", c.device_name, c.matmul_what);
-  auto rate = [](double tflops) {
-    return tflops >= 1 ? fmt::format("{:.1f} TFLOP/s", tflops) : fmt::format("{:.1f} GFLOP/s", tflops * 1e3);
-  };
+  auto rate = [](double tflops) { return format_tflops(tflops); };
   std::string bf16 = c.matmul_bf16_tflops > 0
                          ? fmt::format("; bf16 matmul {} ({})", rate(c.matmul_bf16_tflops), c.matmul_bf16_what)
                          : std::string();
