@@ -30,6 +30,7 @@ struct InspectOptions {
   bool insights = false;  // force the insight rules on a trace of any size
   bool no_insights = false;
   trace::ReadLimits limits;
+  bool no_double_count = false;  // report::DeviceTime::once instead of torch's booking
 };
 
 // The insight rules and --expect need the whole Trace (footprints, op chains), not the compact
@@ -118,7 +119,8 @@ int run_inspect(const InspectOptions& o) {
         /*keep_flows=*/keep_full, o.limits);
     std::string sort_by = o.sort_by;
     if (sort_by.empty()) sort_by = report::has_device_work(t) ? "device_time_total" : "cpu_time_total";
-    report::KeyAverages table = report::key_averages(t, sort_by, o.row_limit);
+    const auto device_time = o.no_double_count ? report::DeviceTime::once : report::DeviceTime::torch;
+    report::KeyAverages table = report::key_averages(t, sort_by, o.row_limit, device_time);
     auto steps = report::summarize_steps(t);
     auto fw = report::summarize_forwards(t);
     report::AttentionSummary attention = report::find_attention(t);
@@ -135,7 +137,8 @@ int run_inspect(const InspectOptions& o) {
     }
     if (o.format == "json") {
       std::string json = inspect_json(path, table, steps, fw);
-      json.pop_back();  // reopen the object for the insights and the expect comparison
+      json.pop_back();  // reopen the object for the booking, the attention calls, the insights and --expect
+      json += fmt::format(",\n \"device_time\": \"{}\"", o.no_double_count ? "once" : "torch");
       json += ",\n \"attention\": " + report::attention_json(attention);
       json += ",\n \"insights\": " + report::insights_json(insights).dump();
       if (!insights_note.empty()) {
@@ -151,6 +154,10 @@ int run_inspect(const InspectOptions& o) {
       text += report::render_text(table);
       if (table.total_rows > table.rows.size())
         text += fmt::format("({} of {} rows; --row-limit -1 shows all)\n", table.rows.size(), table.total_rows);
+      if (!table.device_label.empty())
+        text += o.no_double_count ? "(--no-double-count: each device time on its own row only)\n"
+                                  : "(torch's booking: a launching op's Self time repeats its device work; "
+                                    "--no-double-count counts it once)\n";
       text += "\n" + steps_text(steps, table.device_label);
       if (!fw.forwards.empty()) {
         text += fmt::format(
@@ -199,6 +206,9 @@ Command add_inspect(CLI::App& app) {
   CLI::Option* force = sub->add_flag("--insights", options->insights,
                                      "derive insights even for traces over a million events");
   sub->add_flag("--no-insights", options->no_insights, "skip the insight rules")->excludes(force);
+  sub->add_flag("--no-double-count", options->no_double_count,
+                "count each device time once, on its own row: no Self time on the op that launched it and no "
+                "gpu_user_annotation rows, so Self % sums to 100% (default: torch's booking)");
   add_trace_limit_flags(sub, options->limits);
   return [options] { return naming_limit_flags([&] { return run_inspect(*options); }); };
 }

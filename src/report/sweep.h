@@ -43,7 +43,7 @@ struct SweepRecord {
   SweepPoint point;
   std::string status = "ok";  // ok | skipped | refused | failed
   std::string reason;
-  double device_ms = 0, cpu_ms = 0, tflops = 0, pct_of_peak = 0, rel_err = 0;
+  double device_ms = 0, cpu_ms = 0, setup_ms = 0, tflops = 0, pct_of_peak = 0, rel_err = 0;
   double kernels_per_forward = 0, memcpy_per_forward = 0, memset_per_forward = 0;
   std::int64_t peak_extra_bytes = 0;
   bool nan_output = false;

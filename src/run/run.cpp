@@ -107,7 +107,7 @@ RunResult run_variant(const RunOptions& options) {
 
   RunResult result;
   result.variant = std::string(variant->name());
-  result.summary = std::string(variant->summary());
+  result.summary = variant->describe(spec);
   result.spec = spec;
   result.flops = spec.flops();
 

@@ -13,9 +13,8 @@ std::optional<std::string> common_refusal(std::string_view variant, const Attent
   if (spec.dtype != DType::bf16 && spec.dtype != DType::fp16 && spec.dtype != DType::fp32) {
     return fmt::format("--dtype {}: variant {} takes bf16, fp16, fp32", dtype_name(spec.dtype), variant);
   }
-  if (!ops::has_backend(spec.device)) {
-    return fmt::format("--device {}: this build has no {} backend (or no device was found); allowed: cpu",
-                       device_name(spec.device), device_name(spec.device));
+  if (auto why = ops::unavailable_reason(spec.device)) {
+    return fmt::format("--device {}: {}; allowed: cpu", device_name(spec.device), *why);
   }
   return std::nullopt;
 }

@@ -32,6 +32,10 @@ class MathVariant final : public Variant {
     return "fp32 reference: upcast, causal mask rebuilt per call, √scale on q and k, fp32 GEMMs, additive mask, "
            "NaN-safe softmax, downcast";
   }
+  std::string describe(const AttentionSpec& spec) const override {
+    return spec.causal ? std::string(summary())
+                       : "fp32 reference: upcast, √scale on q and k, fp32 GEMMs, NaN-safe softmax, downcast";
+  }
   std::optional<std::string> refusal(const AttentionSpec& spec) const override { return common_refusal(name(), spec); }
 
   void forward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) override {

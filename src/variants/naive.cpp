@@ -28,6 +28,10 @@ std::string_view NaiveVariant::summary() const {
                    : "matmul(q,kᵀ) → mul(scale) → masked_fill (copy, then fill) → softmax → matmul";
 }
 
+std::string NaiveVariant::describe(const AttentionSpec& spec) const {
+  return spec.causal ? std::string(summary()) : "matmul(q,kᵀ) → mul(scale) → softmax → matmul";
+}
+
 std::optional<std::string> NaiveVariant::refusal(const AttentionSpec& spec) const {
   return common_refusal(name(), spec);
 }

@@ -174,8 +174,11 @@ TEST(SweepFiles, CsvAndJsonHoldEveryRecord) {
   std::getline(lines, first);
   std::getline(lines, second);
   EXPECT_FALSE(std::getline(lines, extra));
-  EXPECT_EQ(header.rfind("variant,device,batch,heads,kv_heads,seq,head_dim,dtype,causal,status,reason,device_ms,", 0), 0u);
-  EXPECT_EQ(first.rfind("flash,cpu,1,16,16,512,64,bf16,true,ok,,0.512,0.05,", 0), 0u) << first;
+  EXPECT_EQ(header.rfind("variant,device,batch,heads,kv_heads,seq,seq_k,head_dim,dtype,causal,causal_align,layout,"
+                         "status,reason,device_ms,cpu_ms,setup_ms,",
+                         0),
+            0u);
+  EXPECT_EQ(first.rfind("flash,cpu,1,16,16,512,512,64,bf16,true,top-left,bhsd,ok,,0.512,0.05,", 0), 0u) << first;
   EXPECT_NE(second.find("skipped,\"needs 1.0 GiB, \"\"0\"\" free\",,"), std::string::npos) << second;
   nlohmann::json j = nlohmann::json::parse(read_all(dir / "sweep.json"));
   EXPECT_EQ(j["kind"], "attnprof.sweep");
