@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/run_flags.h"
+#include "cli/terminal.h"
 #include "report/ceilings.h"
 #include "report/compare_glance.h"
 
@@ -22,7 +23,7 @@ Command add_compare(CLI::App& app) {
     std::vector<CompareRow> rows = compare_variants(base, flags->variant_list(), [&](const std::string& name) {
       if (text) std::fprintf(stderr, "running %s...\n", name.c_str());
     });
-    std::fputs(render_compare(rows, text ? CompareFormat::text : CompareFormat::json).c_str(), stdout);
+    std::fputs(render_compare(rows, text ? CompareFormat::text : CompareFormat::json, terminal_width()).c_str(), stdout);
     if (!base.out_dir.empty()) {  // DIR/compare.json: what `attnprof report DIR` draws
       const report::Ceilings& ceilings = report::measured_ceilings(base.spec.device);
       report::write_compare_results(base.out_dir, rows, report::glance_rows(rows, ceilings), ceilings, "--out");

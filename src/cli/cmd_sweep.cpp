@@ -48,7 +48,7 @@ std::vector<std::string> split_names(const std::string& list) {
     std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (name.empty()) throw UsageError(fmt::format("--variants: empty name in '{}'; allowed: {}", list, variant_names()));
     if (!find_variant(name)) {
-      throw UsageError(fmt::format("--variants: unknown variant '{}'; allowed: {}", name, variant_names()));
+      throw UsageError(unknown_variant_message("--variants", name));
     }
     names.push_back(name);
     if (comma == std::string::npos) break;

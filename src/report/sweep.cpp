@@ -14,6 +14,7 @@
 #include "core/atomic_file.h"
 #include "report/insights.h"
 #include "report/roofline.h"
+#include "report/time_stats_text.h"
 
 namespace attnprof::report {
 
@@ -101,6 +102,7 @@ SweepRecord record_from_result(const SweepPoint& point, const RunResult& result,
   r.point = point;
   r.device_ms = result.median_ns / 1e6;
   r.cpu_ms = result.cpu_ns / 1e6;
+  r.time = result.time.scaled(1e-6);
   r.tflops = result.tflops;
   const double peak = ceilings.peak_tflops(point.spec.dtype);
   r.pct_of_peak = peak > 0 ? 100.0 * result.tflops / peak : 0;
@@ -134,7 +136,8 @@ namespace {
 const std::vector<std::string>& csv_columns() {
   static const std::vector<std::string> cols = {
       "variant", "device", "batch", "heads", "kv_heads", "seq", "head_dim", "dtype", "causal", "status", "reason",
-      "device_ms", "cpu_ms", "tflops", "pct_of_peak", "rel_err", "nan_output", "kernels_per_forward",
+      "device_ms", "device_ms_min", "device_ms_max", "device_ms_p10", "device_ms_p90", "samples", "cpu_ms", "tflops",
+      "pct_of_peak", "rel_err", "nan_output", "kernels_per_forward",
       "memcpy_per_forward", "memset_per_forward", "peak_extra_bytes", "flops", "min_bytes", "intensity", "trace_path"};
   return cols;
 }
@@ -166,6 +169,13 @@ nlohmann::json record_json(const SweepRecord& r) {
   auto number = [&](double v) { return ran && std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
   j["device_ms"] = number(r.device_ms);
   j["cpu_ms"] = number(r.cpu_ms);
+  // time_stats for tools reading the JSON; the flat device_ms_* keys are the CSV's columns
+  j["time_stats"] = ran ? time_stats_json(r.time) : nlohmann::json(nullptr);
+  j["device_ms_min"] = number(r.time.min);
+  j["device_ms_max"] = number(r.time.max);
+  j["device_ms_p10"] = number(r.time.p10);
+  j["device_ms_p90"] = number(r.time.p90);
+  j["samples"] = ran ? nlohmann::json(r.time.count) : nlohmann::json(nullptr);
   j["tflops"] = number(r.tflops);
   j["pct_of_peak"] = number(r.pct_of_peak);
   j["rel_err"] = r.nan_output ? nlohmann::json(nullptr) : number(r.rel_err);
@@ -235,6 +245,7 @@ std::vector<SweepRecord> sweep_records_from_json(const nlohmann::json& json) {
     r.reason = j.value("reason", std::string());
     r.device_ms = num(j, "device_ms");
     r.cpu_ms = num(j, "cpu_ms");
+    if (j.contains("time_stats")) r.time = time_stats_from_json(j["time_stats"]);
     r.tflops = num(j, "tflops");
     r.pct_of_peak = num(j, "pct_of_peak");
     r.rel_err = num(j, "rel_err");
@@ -293,7 +304,8 @@ void write_sweep_files(const std::string& dir, const std::vector<SweepRecord>& r
 std::string progress_line(std::size_t done, std::size_t total, const SweepRecord& r, bool terminal, int width) {
   const AttentionSpec& s = r.point.spec;
   std::string what = fmt::format("{} S={} D={}", r.point.variant, s.seq_q, s.head_dim);
-  std::string outcome = r.status == "ok" ? fmt::format("{:.3f} ms, {:.3g} TFLOP/s", r.device_ms, r.tflops)
+  std::string outcome = r.status == "ok" ? fmt::format("{} ms ({}), {:.3g} TFLOP/s", ms_text(r.device_ms),
+                                                       spread_text(r.time), r.tflops)
                                          : fmt::format("{}: {}", r.status, r.reason);
   std::string counter = fmt::format("{}/{}", done, total);
   if (!terminal) return fmt::format("[{}] {}: {}", counter, what, outcome);

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "report/time_stats_text.h"
+
 namespace attnprof {
 
 nlohmann::json run_result_json(const RunResult& r) {
@@ -21,6 +23,9 @@ nlohmann::json run_result_json(const RunResult& r) {
   j["layout"] = std::string(layout_name(s.layout));
   j["median_ms"] = r.median_ns / 1e6;
   j["cpu_ms"] = r.cpu_ns / 1e6;
+  j["time_stats"] = report::time_stats_json(r.time.scaled(1e-6));  // the samples behind median_ms
+  j["cpu_time_stats"] = report::time_stats_json(r.cpu_time.scaled(1e-6));
+  j["threads"] = r.threads;
   j["setup_ms"] = r.setup_ns / 1e6;
   j["peak_extra_bytes"] = r.peak_extra_bytes;
   // JSON has no NaN: an error that is NaN (NaN in rows that see a key) is null.

@@ -96,7 +96,6 @@ std::vector<BadInput> cases() {
       {"compare_unknown_variant", {"compare", "--device", "cpu", "--variants", "naive,bogus"}, "--variants"},
       {"compare_empty_variants", {"compare", "--device", "cpu", "--variants", ","}, "--variants"},
       {"compare_bad_seq", {"compare", "--device", "cpu", "--seq", "0"}, "--seq"},
-      {"no_subcommand", {}, "subcommand"},
       {"unknown_subcommand", {"frobnicate"}, "frobnicate"},
       {"sweep_seq_zero", {"sweep", "--device", "cpu", "--seq", "0", "--out", "{work}/s"}, "--seq"},
       {"sweep_seq_not_increasing", {"sweep", "--device", "cpu", "--seq", "256,128", "--out", "{work}/s"}, "--seq"},
