@@ -98,6 +98,7 @@ std::vector<BadInput> cases() {
       {"compare_bad_seq", {"compare", "--device", "cpu", "--seq", "0"}, "--seq"},
       {"unknown_subcommand", {"frobnicate"}, "frobnicate"},
       {"sweep_seq_zero", {"sweep", "--device", "cpu", "--seq", "0", "--out", "{work}/s"}, "--seq"},
+      {"sweep_forwards_zero", {"sweep", "--device", "cpu", "--forwards", "0", "--out", "{work}/s"}, "--forwards"},
       {"sweep_seq_not_increasing", {"sweep", "--device", "cpu", "--seq", "256,128", "--out", "{work}/s"}, "--seq"},
       {"sweep_batch_overflows", {"sweep", "--device", "cpu", "--batch", "99999999999999999999", "--out", "{work}/s"},
        "--batch"},

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -164,6 +165,19 @@ TEST(TimeStatsJson, RunCarriesTenOrMoreSamplesInOrder) {
                                "--seq", "64", "--format", "json", "--no-profile", "--repeat", "13"});
   ASSERT_EQ(counted.exit_code, 0) << counted.err;
   EXPECT_EQ(nlohmann::json::parse(counted.out)["time_stats"]["count"], 13);
+}
+
+TEST(TimeStatsJson, SweepMeasuresTheForwardsItIsTold) {
+  CliResult r = run_cli({"sweep", "--device", "cpu", "--seq", "64", "--variants", "flash", "--heads", "2",
+                         "--forwards", "12", "--no-profile", "--out", "{work}/s"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(r.work_dir + "/s/sweep.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["rows"].size(), 1u);
+  expect_consistent_stats(j["rows"][0]["time_stats"], "sweep time_stats");
+  EXPECT_EQ(j["rows"][0]["time_stats"]["count"], 12);
+  EXPECT_EQ(j["rows"][0]["samples"], 12);
+  std::filesystem::remove_all(r.work_dir);
 }
 
 // The ranking sentence follows the spreads: a variant is called the fastest, clear of the next,
