@@ -54,7 +54,8 @@ std::string table_header(const RunResult& result, const std::string& device_name
 // `header`, then one line per variant (the columns that fit in `width`: variant, median ms and
 // its min–max spread first, then TFLOP/s, %peak, error, kernels, CPU ms, extra memory, memcpy,
 // memset), then the ranking sentence and every insight once, naming the rows it came from,
-// wrapped to `width`. No line is wider than `width` unless a single variant name is.
+// wrapped to `width`. No line is wider than `width` unless the three first columns or a single
+// word are.
 std::string glance_text(const std::vector<GlanceRow>& rows, int width = 100, const std::string& header = "");
 // {"rows": [{"variant", "kernels_per_forward", "memcpy_per_forward", "memset_per_forward",
 //   "device_ms", "cpu_ms", "time_stats", "cpu_time_stats" ({"count", "median_ms", "min_ms", "max_ms",
