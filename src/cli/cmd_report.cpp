@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "core/atomic_file.h"
+#include "core/utf8.h"
 #include "report/html_report.h"
 #include "trace/reader.h"
 
@@ -34,7 +35,8 @@ int run_report_command(const ReportArgs& args) {
       try {
         return trace::read_trace_file(candidate.string());
       } catch (const UsageError& e) {
-        std::fprintf(stderr, "attnprof: report: no timeline from %s: %s\n", candidate.c_str(), e.what());
+        std::fprintf(stderr, "attnprof: report: no timeline from %s: %s\n", printable(candidate.string()).c_str(),
+                     printable(e.what()).c_str());
       }
     }
     return std::nullopt;

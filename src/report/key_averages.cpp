@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "core/utf8.h"
 #include "report/timeline.h"
 #include "trace/json_text.h"
 
@@ -200,8 +201,11 @@ std::string render_text(const KeyAverages& t) {
     headers.insert(headers.end(), {"Self " + d, "Self " + d + " %", d + " total", d + " time avg"});
   }
   headers.push_back("# of Calls");
+  // Names come from the trace: shown with control characters escaped, measured in code points.
+  std::vector<std::string> names;
+  for (const auto& r : t.rows) names.push_back(printable(r.name));
   std::size_t name_width = 4;
-  for (const auto& r : t.rows) name_width = std::max(name_width, r.name.size() + 4);
+  for (const std::string& name : names) name_width = std::max(name_width, utf8_columns(name) + 4);
   name_width = std::min(name_width, kMaxName);
   std::vector<std::size_t> widths;
   for (std::size_t i = 0; i < headers.size(); ++i) widths.push_back(i == 0 ? name_width : std::max<std::size_t>(12, headers[i].size()));
@@ -217,9 +221,9 @@ std::string render_text(const KeyAverages& t) {
   out += rule;
   line(headers);
   out += rule;
-  for (const auto& r : t.rows) {
-    std::string name = r.name.size() > name_width ? r.name.substr(0, name_width - 3) + "..." : r.name;
-    std::vector<std::string> cells = {name,
+  for (std::size_t row = 0; row < t.rows.size(); ++row) {
+    const KeyAverage& r = t.rows[row];
+    std::vector<std::string> cells = {cut_to_columns(names[row], name_width, "..."),
                                       format_pct(r.self_cpu_ns, t.self_cpu_total_ns),
                                       format_time(static_cast<double>(r.self_cpu_ns)),
                                       format_pct(r.cpu_total_ns, t.self_cpu_total_ns),

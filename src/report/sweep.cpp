@@ -12,6 +12,8 @@
 #include <sstream>
 
 #include "core/atomic_file.h"
+#include "core/json_dump.h"
+#include "core/utf8.h"
 #include "report/insights.h"
 #include "report/roofline.h"
 
@@ -284,7 +286,7 @@ std::vector<SweepRecord> run_sweep(const std::vector<SweepPoint>& points, const 
 
 void write_sweep_files(const std::string& dir, const std::vector<SweepRecord>& records, const Ceilings& ceilings) {
   const std::string csv = sweep_csv(records);
-  const std::string json = sweep_json(records, ceilings).dump(1) + "\n";
+  const std::string json = dump_json(sweep_json(records, ceilings), 1) + "\n";
   SignalDeferral together;
   write_file_atomically(dir + "/sweep.csv", csv, "--out");
   write_file_atomically(dir + "/sweep.json", json, "--out");
@@ -294,14 +296,14 @@ std::string progress_line(std::size_t done, std::size_t total, const SweepRecord
   const AttentionSpec& s = r.point.spec;
   std::string what = fmt::format("{} S={} D={}", r.point.variant, s.seq_q, s.head_dim);
   std::string outcome = r.status == "ok" ? fmt::format("{:.3f} ms, {:.3g} TFLOP/s", r.device_ms, r.tflops)
-                                         : fmt::format("{}: {}", r.status, r.reason);
+                                         : fmt::format("{}: {}", r.status, printable(r.reason));
   std::string counter = fmt::format("{}/{}", done, total);
   if (!terminal) return fmt::format("[{}] {}: {}", counter, what, outcome);
   const int bar = 20;
   const int filled = total ? static_cast<int>(bar * done / total) : bar;
   std::string line = fmt::format("[{}{}] {} {} {}", std::string(filled, '#'), std::string(bar - filled, '.'), counter,
                                  what, outcome);
-  if (static_cast<int>(line.size()) > width) line = line.substr(0, static_cast<std::size_t>(width));
+  if (width >= 0) line = std::string(utf8_prefix_columns(line, static_cast<std::size_t>(width)));
   return line;
 }
 

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_dump.h"
 #include "report/ceilings.h"
 #include "report/compare_glance.h"
 #include "report/glance.h"
@@ -25,7 +26,7 @@ std::string render_compare(const std::vector<CompareRow>& rows, CompareFormat fo
       if (!out["rows"][i].contains(key)) out["rows"][i][key] = value;
     }
   }
-  return out.dump(2) + "\n";
+  return dump_json(out, 2) + "\n";
 }
 
 }  // namespace attnprof

@@ -3,6 +3,8 @@
 #include <attnprof/error.h>
 #include <fmt/format.h>
 
+#include "core/utf8.h"
+
 namespace attnprof::trace {
 namespace {
 
@@ -95,7 +97,10 @@ void JsonPull::read_string(std::string& out) {
     out.append(buf_.data() + start, pos_ - start);
     if (pos_ == end_) continue;
     char c = buf_[pos_++];
-    if (c == '"') return;
+    if (c == '"') {
+      make_valid_utf8(out);  // names reach every output; invalid bytes stop here as U+FFFD
+      return;
+    }
     char e = get();
     switch (e) {
       case '"': out.push_back('"'); break;
@@ -337,6 +342,7 @@ void JsonPull::value(std::string* out) {
 void JsonPull::capture(std::string& out) {
   out.clear();
   value(&out);
+  make_valid_utf8(out);  // kept verbatim and written back out: invalid bytes inside its strings become U+FFFD
 }
 
 void JsonPull::skip() { value(nullptr); }
