@@ -50,6 +50,11 @@ TEST(Utf8, ValidUtf8ReplacesEachInvalidPartWithOneReplacementCharacter) {
   EXPECT_EQ(valid_utf8("\xC0\xAF"), kFffd + kFffd);
   EXPECT_EQ(valid_utf8("\xF0\x9F\x98\xE2\x82\xAC"), kFffd + "\xE2\x82\xAC");  // the cut emoji, then a whole euro
   EXPECT_EQ(valid_utf8(kFffd), kFffd);
+  // ASCII is passed over eight bytes at a time: invalid bytes after such runs, and in a tail shorter than eight.
+  EXPECT_EQ(valid_utf8(std::string(16, 'a') + "\xFF" + std::string(7, 'b') + "\x80"),
+            std::string(16, 'a') + kFffd + std::string(7, 'b') + kFffd);
+  EXPECT_EQ(valid_utf8(std::string(7, 'a') + "\xE2\x82\xAC" + std::string(9, 'b')),
+            std::string(7, 'a') + "\xE2\x82\xAC" + std::string(9, 'b'));
   std::string in_place = "x\xFFy";
   make_valid_utf8(in_place);
   EXPECT_EQ(in_place, "x" + kFffd + "y");
