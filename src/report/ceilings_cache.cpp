@@ -1,4 +1,3 @@
-#include "core/json_dump.h"
 #include "report/ceilings_cache.h"
 
 #include <attnprof/error.h>
@@ -15,6 +14,7 @@
 #include <system_error>
 
 #include "core/atomic_file.h"
+#include "core/json_dump.h"
 
 namespace attnprof::report {
 namespace {
