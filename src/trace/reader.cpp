@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "core/utf8.h"
 #include "trace/json_pull.h"
 #include "trace/json_text.h"
 
@@ -46,17 +47,10 @@ bool parse_triple(const std::string& json, std::array<std::int64_t, 3>& out) {
   return i == json.size();
 }
 
-// An event's name as an error message shows it: at most 80 bytes (cut between code points), JSON-escaped, so
-// control characters, ESC and invalid UTF-8 from the file never reach the terminal raw.
-std::string shown_name(const std::string& name) {
-  std::size_t cut = std::min<std::size_t>(name.size(), 80);
-  while (cut > 0 && cut < name.size() && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
-  std::string out;
-  append_json_string(out, std::string_view(name).substr(0, cut));
-  out = out.substr(1, out.size() - 2);
-  if (cut < name.size()) out += "...";
-  return out;
-}
+// An event's name as an error message shows it: control characters as visible escapes and
+// invalid UTF-8 as U+FFFD (core/utf8's printable), so nothing from the file reaches the terminal
+// raw; at most 80 code points.
+std::string shown_name(const std::string& name) { return cut_to_columns(printable(name), 80, "..."); }
 
 std::optional<double> parse_double(const std::string& json) {
   if (json.empty() || !(json[0] == '-' || (json[0] >= '0' && json[0] <= '9'))) return std::nullopt;
