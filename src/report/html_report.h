@@ -1,7 +1,8 @@
 #pragma once
 // `attnprof report DIR`: one self-contained HTML file (inline CSS and SVG; no scripts, fonts or
-// URLs) from what compare and sweep left in DIR: the glance table, one step's timeline per
-// variant, time and memory against S (log-log) and the roofline.
+// URLs) from what compare and sweep left in DIR: a header (shape, dtype, device, date, version),
+// the glance table, one step's timeline per variant on one time scale, time and memory against S
+// (log-log) and the roofline; each variant in its one colour (variant_color) throughout.
 #include <attnprof/trace.h>
 
 #include <nlohmann/json.hpp>
