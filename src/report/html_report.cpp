@@ -274,9 +274,14 @@ std::string roofline_section(const ReportInputs& in) {
       auto it = largest.find(key);
       if (it == largest.end() || r.point.spec.seq_q > it->second.point.spec.seq_q) largest[key] = r;
     }
+    // The variant's colour; the head dim's shape when there are several.
+    std::map<std::int64_t, int> shapes;
+    for (const auto& [key, r] : largest) shapes[r.point.spec.head_dim] = 0;
+    int shape = 0;
+    for (auto& [head_dim, s] : shapes) s = shape++;
     for (const auto& [key, r] : largest) {
       marks.push_back({fmt::format("{} S={}", key, r.point.spec.seq_q), r.intensity, r.tflops, r.point.variant,
-                       variant_color(r.point.variant)});
+                       variant_color(r.point.variant), shapes[r.point.spec.head_dim]});
     }
   }
   // The roof of the runs' dtype: the bf16 matmul ceiling for bf16/fp16 runs when it was measured.

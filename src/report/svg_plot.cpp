@@ -103,6 +103,24 @@ double text_width_px(std::string_view text, double font_px) {
 
 namespace {
 
+// A roofline mark of `shape` (RooflineMark::shape) centred on (cx, cy); `inner` goes inside it
+// (a <title>), `attributes` into its tag.
+std::string mark_svg(int shape, double cx, double cy, const std::string& attributes, const std::string& color,
+                     const std::string& inner) {
+  switch (shape % 3) {
+    case 1:
+      return fmt::format("<rect {} x=\"{:.1f}\" y=\"{:.1f}\" width=\"8\" height=\"8\" fill=\"{}\">{}</rect>", attributes,
+                         cx - 4, cy - 4, color, inner);
+    case 2:
+      return fmt::format("<polygon {} points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\" fill=\"{}\">{}"
+                         "</polygon>",
+                         attributes, cx, cy - 5, cx + 5, cy, cx, cy + 5, cx - 5, cy, color, inner);
+    default:
+      return fmt::format("<circle {} cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\">{}</circle>", attributes, cx, cy,
+                         color, inner);
+  }
+}
+
 // The points of a series that a log-log plot can show, sorted by x.
 std::vector<std::pair<double, double>> positive_points(const PlotSeries& series) {
   std::vector<std::pair<double, double>> pts;
@@ -200,13 +218,15 @@ std::string roofline_svg(const PlotAxes& axes, double matmul_tflops, double copy
   for (const auto& m : marks) {
     if (!(m.intensity > 0 && m.tflops > 0)) continue;
     const std::string variant = html_escape(m.variant);
-    svg += fmt::format("<circle class=\"mark\" data-variant=\"{}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"><title>{}: "
-                       "{:.3g} FLOP/byte, {:.3g} TFLOP/s</title></circle>\n",
-                       variant, x.map(m.intensity), y.map(m.tflops), m.color, html_escape(m.label), m.intensity, m.tflops);
+    svg += mark_svg(m.shape, x.map(m.intensity), y.map(m.tflops), fmt::format("class=\"mark\" data-variant=\"{}\"", variant),
+                    m.color,
+                    fmt::format("<title>{}: {:.3g} FLOP/byte, {:.3g} TFLOP/s</title>", html_escape(m.label), m.intensity,
+                                m.tflops)) +
+           "\n";
     const int ly = kTop + 8 + row++ * kLegendRow;
-    svg += fmt::format("<circle class=\"legend\" data-variant=\"{}\" cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"/>"
-                       "<text class=\"legend\" x=\"{}\" y=\"{}\">{}</text>\n",
-                       variant, l.legend_x + 9, ly, m.color, l.legend_x + kLegendText, ly + 4, html_escape(m.label));
+    svg += mark_svg(m.shape, l.legend_x + 9, ly, fmt::format("class=\"legend\" data-variant=\"{}\"", variant), m.color, "");
+    svg += fmt::format("<text class=\"legend\" x=\"{}\" y=\"{}\">{}</text>\n", l.legend_x + kLegendText, ly + 4,
+                       html_escape(m.label));
   }
   svg += "</svg>\n";
   return svg;

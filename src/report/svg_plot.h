@@ -31,6 +31,7 @@ struct RooflineMark {
   double tflops = 0;
   std::string variant;   // data-variant of its marks
   std::string color;     // "#rrggbb"
+  int shape = 0;         // 0 circle, 1 square, 2 diamond (one per head dim, when several)
 };
 // The roof: bandwidth × intensity up to the ridge, then the matmul ceiling.
 std::string roofline_svg(const PlotAxes& axes, double matmul_tflops, double copy_gbps, const std::vector<RooflineMark>& marks);

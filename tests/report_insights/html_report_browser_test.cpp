@@ -162,7 +162,7 @@ TEST(HtmlReportBrowser, OneColourPerVariantCommonTimeScaleLegendsInside) {
   // A profiled sweep alone: the roofline's points are the sweep's (a point's bytes need its
   // kernel count), labelled "efficient D=128 S=128", the longest legend entry of the page.
   CliResult profiled = run_cli({"sweep", "--device", "cpu", "--batch", "1", "--heads", "2", "--seq", "128", "--head-dim",
-                                "128", "--variants", "efficient,naive", "--threads", "1", "--out", "{work}/sw"});
+                                "64,128", "--variants", "efficient,naive", "--threads", "1", "--out", "{work}/sw"});
   ASSERT_EQ(profiled.exit_code, 0) << profiled.err;
   const fs::path sweep_only = fs::path(profiled.work_dir) / "sw";
   CliResult sweep_report = run_cli({"report", sweep_only.string()});
@@ -172,6 +172,15 @@ TEST(HtmlReportBrowser, OneColourPerVariantCommonTimeScaleLegendsInside) {
   bool long_label = false;
   for (const auto& text : sweep_probe["texts"]) long_label |= text["text"] == "efficient D=128 S=128";
   EXPECT_TRUE(long_label);
+  // Two head dims on the roofline: each variant's point and legend entry as a circle (D=64) and
+  // a square (D=128), both in the variant's colour.
+  std::map<std::string, std::multiset<std::string>> roofline_shapes;
+  for (const auto& mark : sweep_probe["marks"]) {
+    if (mark["where"] == "roofline") roofline_shapes[mark["variant"]].insert(mark["tag"].get<std::string>());
+  }
+  const std::multiset<std::string> two_of_each = {"circle", "circle", "rect", "rect"};
+  EXPECT_EQ(roofline_shapes["efficient"], two_of_each);
+  EXPECT_EQ(roofline_shapes["naive"], two_of_each);
 
   for (const auto& r : {compare, sweep, report, profiled, sweep_report}) fs::remove_all(r.work_dir);
 }
