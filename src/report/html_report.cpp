@@ -133,7 +133,7 @@ std::string number_cell(const std::string& text) { return "<td class=\"num\">" +
 
 std::string glance_table(const nlohmann::json& compare) {
   std::string html =
-      "<table class=\"glance\" id=\"glance\"><thead><tr><th>variant</th><th>what it does</th><th>kernels / fwd</th><th>memcpy / "
+      "<table class=\"glance\"><thead><tr><th>variant</th><th>what it does</th><th>kernels / fwd</th><th>memcpy / "
       "fwd</th><th>memset / fwd</th><th>device ms</th><th>CPU ms</th><th>peak extra</th><th>TFLOP/s</th><th>% of "
       "peak</th><th>error vs fp64</th><th>what the trace revealed</th></tr></thead>\n<tbody>\n";
   for (const auto& j : compare.value("rows", nlohmann::json::array())) {
@@ -317,14 +317,18 @@ ReportInputs read_report_inputs(const std::string& dir) {
                                  "`attnprof compare --out {}` or `attnprof sweep --out {}`",
                                  dir, dir, dir));
   }
+  in.measured = results_written(dir);
+  return in;
+}
+
+std::string results_written(const std::string& dir) {
   std::optional<fs::file_time_type> latest;
   for (const char* name : {"compare.json", "sweep.json"}) {
     std::error_code error;
     const auto when = fs::last_write_time(fs::path(dir) / name, error);
     if (!error && (!latest || when > *latest)) latest = when;
   }
-  if (latest) in.measured = utc_minute(*latest);
-  return in;
+  return latest ? utc_minute(*latest) : std::string();
 }
 
 std::string render_html_report(const ReportInputs& in, const TraceLoader& load_trace) {
@@ -333,7 +337,7 @@ std::string render_html_report(const ReportInputs& in, const TraceLoader& load_t
   html += "<h1>" + html_escape(in.title) + "</h1>\n" + header_table(in);
   if (in.compare) {
     const auto& c = *in.compare;
-    html += "<h2>At a glance</h2>\n" + glance_table(c);
+    html += "<h2>At a glance</h2>\n<div id=\"glance\">" + glance_table(c) + "</div>\n";
     html += "<h2>One step per variant</h2>\n<p class=\"meta\">CPU ranges above, device work below; hover for names "
             "and durations.</p>\n<div id=\"timelines\">" +
             timelines(c, load_trace) + "</div>\n";

@@ -17,13 +17,16 @@ struct ReportInputs {
   std::optional<nlohmann::json> compare;  // DIR/compare.json
   std::optional<nlohmann::json> sweep;    // DIR/sweep.json
   std::string title = "attnprof report";
-  std::string measured;  // when the results were written ("2026-12-01 14:50 UTC"); empty: not known
+  std::string measured;  // when the results were written: results_written(DIR); empty: not known
 };
 
-// Reads DIR/compare.json and DIR/sweep.json, and `measured` from their modification times (the
-// latest); throws UsageError naming DIR when it has neither, Error naming the file when one does
-// not parse.
+// Reads DIR/compare.json and DIR/sweep.json; throws UsageError naming DIR when it has neither,
+// Error naming the file when one does not parse.
 ReportInputs read_report_inputs(const std::string& dir);
+
+// ReportInputs::measured of DIR: the later modification time of DIR/compare.json and
+// DIR/sweep.json, "YYYY-MM-DD HH:MM UTC"; empty when neither is there.
+std::string results_written(const std::string& dir);
 
 // A trace loader for compare rows that carry a trace path but no timeline (the trace reader).
 using TraceLoader = std::function<std::optional<trace::Trace>(const std::string& path)>;
