@@ -176,12 +176,13 @@ std::string timeline_svg(const StepTimeline& t, const TimeScale& scale) {
   const int cpu_rows = std::max(t.cpu_depth, 1);
   const int device_top = kAxis + cpu_rows * kRow + kGap;
   const int height = device_top + 24 + 8;
-  // Grid lines at multiples of the page's tick inside the span; the last one's label is centred
-  // on it, so the SVG holds half its width past the span.
+  // Grid lines at multiples of the page's tick inside the span; the SVG holds the last one's
+  // label, centred on it (starting at it when it is the first).
   std::vector<std::int64_t> ticks;
   for (std::int64_t at = 0; at <= t.span_ns; at += scale.tick_ns) ticks.push_back(at);
   const double last_label = text_width_px(format_duration_ns(static_cast<double>(ticks.back())), 11);
-  const int width = kLabel + static_cast<int>(std::ceil(span_px + std::max(10.0, last_label / 2 + 4)));
+  const double last_end = static_cast<double>(ticks.back()) * px_per_ns + (ticks.back() == 0 ? last_label : last_label / 2);
+  const int width = kLabel + static_cast<int>(std::ceil(std::max(span_px + 10, last_end + 4)));
   std::string svg = fmt::format(
       "<svg class=\"timeline\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
       "font-family=\"sans-serif\" font-size=\"11\">\n",
@@ -204,7 +205,9 @@ std::string timeline_svg(const StepTimeline& t, const TimeScale& scale) {
                        "stroke=\"#fff\" stroke-width=\"0.5\"/>",
                        html_escape(s.name), html_escape(s.kind), html_escape(format_duration_ns(static_cast<double>(s.dur_ns))),
                        x, y, w, h, timeline_color(s.kind));
-    const std::size_t fits = static_cast<std::size_t>((w - 4) / 6.2);
+    // 7.2 px a character: kernel names in an 11 px sans-serif measure up to 6.6 px a character
+    // in Chromium, and the ellipsis is 11 px; the label then ends inside its slice.
+    const std::size_t fits = static_cast<std::size_t>((w - 4) / 7.2);
     if (fits >= 4) {
       std::string label = s.name.size() > fits ? s.name.substr(0, fits - 1) + "\u2026" : s.name;
       svg += fmt::format("<text x=\"{:.2f}\" y=\"{}\" fill=\"#111\">{}</text>", x + 2, y + h - 5, html_escape(label));

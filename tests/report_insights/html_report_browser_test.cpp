@@ -38,9 +38,14 @@ constexpr const char* kProbe = R"(<script>
     const box = svg.getBoundingClientRect();
     for (const text of svg.querySelectorAll('text')) {
       const r = text.getBoundingClientRect();
+      // A timeline slice's name ends inside the slice (the <rect> before it in its <g>).
+      const slice = text.previousElementSibling;
+      const end = svg.classList.contains('timeline') && slice && slice.tagName === 'rect'
+                ? slice.getBoundingClientRect().right : box.right;
       out.texts.push({where: svg.closest('[id]').id, text: text.textContent, inside:
-        r.left >= box.left - 0.5 && r.right <= box.right + 0.5 && r.top >= box.top - 0.5 && r.bottom <= box.bottom + 0.5,
-        box: [r.left - box.left, r.right - box.left, box.width]});
+        r.left >= box.left - 0.5 && r.right <= Math.min(box.right, end) + 0.5 && r.top >= box.top - 0.5 &&
+        r.bottom <= box.bottom + 0.5,
+        box: [r.left - box.left, r.right - box.left, end - box.left, box.width]});
     }
   }
   for (const step of document.querySelectorAll('[data-timeline]')) {
@@ -98,7 +103,8 @@ const std::map<std::string, std::string> kPalette = {{"naive", "#d62728"}, {"inp
                                                      {"cudnn", "#17becf"}};
 
 // Each of `variants` is drawn in `places` (ids of the page's parts) and nowhere else, always in its
-// palette colour; every text of every SVG (legends, titles, tick labels, slice names) lies inside it.
+// palette colour; every text of every SVG (legends, titles, tick labels, slice names) lies inside
+// it, and a timeline slice's name inside its slice.
 void expect_colours_and_texts_inside(const nlohmann::json& probe, const std::set<std::string>& variants,
                                      const std::set<std::string>& places) {
   std::map<std::string, std::set<std::string>> colours, where;
