@@ -1,6 +1,8 @@
 // libFuzzer target for the trace reader: any bytes (plain or gzip) either parse into a Trace or
 // raise UsageError; never a crash, a leak or another exception. What parses must also survive the
-// writer round trip byte for byte, and the reports must not crash on it.
+// writer round trip byte for byte, and the reports must not crash on it. The reader runs under
+// ReadLimits small enough that libFuzzer's inputs (up to 64 KiB, a gzip of which inflates to about
+// 64 MiB) reach every limit while memory stays far below -rss_limit_mb.
 #include <attnprof/error.h>
 
 #include <cstdint>
@@ -15,15 +17,20 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace attnprof;
+  trace::ReadLimits limits;
+  limits.max_string_bytes = std::uint64_t{1} << 20;
+  limits.max_trace_bytes = std::uint64_t{4} << 20;
+  limits.max_events = 50000;
   trace::Trace t;
   try {
-    t = trace::read_trace_bytes("fuzz", reinterpret_cast<const char*>(data), size);
+    t = trace::read_trace_bytes("fuzz", reinterpret_cast<const char*>(data), size, limits);
   } catch (const UsageError&) {
-    return 0;  // the expected outcome for bad input
+    return 0;  // the expected outcome for bad input (a LimitExceeded is one)
   }
   std::string first = trace::to_json(t);
   trace::Trace back;
   try {
+    // Our output may be longer than the input (escapes, layout): read back under the defaults.
     back = trace::read_trace_bytes("rewrite", first.data(), first.size());
   } catch (const UsageError& e) {
     std::fprintf(stderr, "our own output did not read back: %s\n", e.what());

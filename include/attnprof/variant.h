@@ -16,6 +16,11 @@ class Variant {
   virtual ~Variant() = default;
   virtual std::string_view name() const = 0;
   virtual std::string_view summary() const = 0;  // one line: what it runs
+  // What it runs for this spec (its device, mask): summary() unless the variant says more or less.
+  virtual std::string describe(const AttentionSpec& spec) const {
+    (void)spec;
+    return std::string(summary());
+  }
   // nullopt when the variant can run this spec; otherwise the reason, naming what is allowed.
   virtual std::optional<std::string> refusal(const AttentionSpec& spec) const = 0;
   // Work done once per shape, outside the timed forward (naive's causal mask, cuDNN's plan).

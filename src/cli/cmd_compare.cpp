@@ -1,12 +1,15 @@
 // attnprof compare: every variant the device supports, one row each (the main job).
 #include <attnprof/compare.h>
+#include <attnprof/error.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
 #include "cli/commands.h"
 #include "cli/run_flags.h"
+#include "core/atomic_file.h"
 #include "report/ceilings.h"
 #include "report/compare_glance.h"
 
@@ -19,9 +22,20 @@ Command add_compare(CLI::App& app) {
   return [flags]() {
     RunOptions base = flags->to_options();
     bool text = flags->format == "text";
-    std::vector<CompareRow> rows = compare_variants(base, flags->variant_list(), [&](const std::string& name) {
+    const std::vector<std::string> names = flags->variant_list();
+    // Output problems are the command's, not a variant's: one line before anything runs.
+    if (!base.out_dir.empty()) check_writable_directory(base.out_dir, "--out");
+    std::vector<CompareRow> rows = compare_variants(base, names, [&](const std::string& name) {
       if (text) std::fprintf(stderr, "running %s...\n", name.c_str());
     });
+    // Nothing ran: no table and no compare.json, one line with each variant's reason.
+    if (std::all_of(rows.begin(), rows.end(), [](const CompareRow& row) { return !row.result; })) {
+      std::string reasons;
+      for (const CompareRow& row : rows) {
+        reasons += fmt::format("{}{}: {}", reasons.empty() ? "" : "; ", row.variant, row.refusal);
+      }
+      throw UsageError(fmt::format("compare: every variant refused {}: {}", base.spec.shape_string(), reasons));
+    }
     std::fputs(render_compare(rows, text ? CompareFormat::text : CompareFormat::json).c_str(), stdout);
     if (!base.out_dir.empty()) {  // DIR/compare.json: what `attnprof report DIR` draws
       const report::Ceilings& ceilings = report::measured_ceilings(base.spec.device);

@@ -73,11 +73,15 @@ Command add_devices(CLI::App& app) {
     fmt::print("  BLAS                 {}\n", openblas_get_config());
     fmt::print("{}\n", ceilings_lines(Device::cpu, *remeasure));
     std::string cuda_line;
-    try {
-      (void)ops::backend(Device::cuda);
-      cuda_line = "available\n" + ceilings_lines(Device::cuda, *remeasure);
-    } catch (const Error& e) {
-      cuda_line = e.what();
+    if (auto why = ops::unavailable_reason(Device::cuda)) {
+      cuda_line = *why;  // "no NVIDIA driver (...)", or a build configured without CUDA
+    } else {
+      try {
+        (void)ops::backend(Device::cuda);
+        cuda_line = "available\n" + ceilings_lines(Device::cuda, *remeasure);
+      } catch (const Error& e) {
+        cuda_line = e.what();
+      }
     }
     fmt::print("cuda: {}\n", cuda_line);
     fmt::print("variants:\n");

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/trace_limit_flags.h"
 #include "report/attention_render.h"
 #include "report/expect.h"
 #include "report/insights.h"
@@ -28,6 +29,8 @@ struct InspectOptions {
   std::string expect;     // the guessed work of one forward
   bool insights = false;  // force the insight rules on a trace of any size
   bool no_insights = false;
+  trace::ReadLimits limits;
+  bool no_double_count = false;  // report::DeviceTime::once instead of torch's booking
 };
 
 // The insight rules and --expect need the whole Trace (footprints, op chains), not the compact
@@ -93,22 +96,38 @@ int run_inspect(const InspectOptions& o) {
   if (!o.expect.empty()) (void)report::parse_expect(o.expect);  // a bad word fails before reading
   std::vector<std::string> outputs;
   for (const std::string& path : o.traces) {
-    // Streams the file into the compact timeline: memory grows with the events, not the text.
+    // One streaming pass (a pipe or FIFO can be read only once): every event goes into the compact
+    // timeline; the whole Trace the insights and --expect need is kept alongside while the
+    // timeline has at most kInsightEventLimit events (always with --insights or --expect).
     report::Timeline t;
-    trace::Trace header;
-    trace::read_trace_file(path, header, [&](trace::Event& e) { t.add(e); }, /*keep_flows=*/false);
+    trace::Trace full;
+    const bool want_full = !o.no_insights || !o.expect.empty();
+    const bool force_full = o.insights || !o.expect.empty();
+    bool keep_full = want_full;
+    trace::read_trace_file(
+        path, full,
+        [&](trace::Event& e) {
+          t.add(e);
+          if (!keep_full) return;
+          if (!force_full && t.events().size() > kInsightEventLimit) {
+            keep_full = false;  // also stops keeping the flows
+            std::vector<trace::Event>().swap(full.events);
+            return;
+          }
+          full.events.push_back(std::move(e));
+        },
+        /*keep_flows=*/keep_full, o.limits);
     std::string sort_by = o.sort_by;
     if (sort_by.empty()) sort_by = report::has_device_work(t) ? "device_time_total" : "cpu_time_total";
-    report::KeyAverages table = report::key_averages(t, sort_by, o.row_limit);
+    const auto device_time = o.no_double_count ? report::DeviceTime::once : report::DeviceTime::torch;
+    report::KeyAverages table = report::key_averages(t, sort_by, o.row_limit, device_time);
     auto steps = report::summarize_steps(t);
     auto fw = report::summarize_forwards(t);
     report::AttentionSummary attention = report::find_attention(t);
     std::vector<report::Insight> insights;
     std::optional<report::ExpectResult> expected;
     std::string insights_note;
-    bool want_full = !o.no_insights || !o.expect.empty();
-    if (want_full && (o.insights || !o.expect.empty() || t.events().size() <= kInsightEventLimit)) {
-      trace::Trace full = trace::read_trace_file(path);
+    if (keep_full) {
       if (!o.no_insights) insights = report::derive_insights(full, {});
       if (!o.expect.empty()) expected = report::compare_expect(report::parse_expect(o.expect), full);
     } else if (want_full) {
@@ -118,7 +137,8 @@ int run_inspect(const InspectOptions& o) {
     }
     if (o.format == "json") {
       std::string json = inspect_json(path, table, steps, fw);
-      json.pop_back();  // reopen the object for the insights and the expect comparison
+      json.pop_back();  // reopen the object for the booking, the attention calls, the insights and --expect
+      json += fmt::format(",\n \"device_time\": \"{}\"", o.no_double_count ? "once" : "torch");
       json += ",\n \"attention\": " + report::attention_json(attention);
       json += ",\n \"insights\": " + report::insights_json(insights).dump();
       if (!insights_note.empty()) {
@@ -134,6 +154,10 @@ int run_inspect(const InspectOptions& o) {
       text += report::render_text(table);
       if (table.total_rows > table.rows.size())
         text += fmt::format("({} of {} rows; --row-limit -1 shows all)\n", table.rows.size(), table.total_rows);
+      if (!table.device_label.empty())
+        text += o.no_double_count ? "(--no-double-count: each device time on its own row only)\n"
+                                  : "(torch's booking: a launching op's Self time repeats its device work; "
+                                    "--no-double-count counts it once)\n";
       text += "\n" + steps_text(steps, table.device_label);
       if (!fw.forwards.empty()) {
         text += fmt::format(
@@ -170,7 +194,7 @@ Command add_inspect(CLI::App& app) {
   auto options = std::make_shared<InspectOptions>();
   CLI::App* sub = app.add_subcommand("inspect", "Print the key_averages table and per-step summary of Kineto traces "
                                                  "(PyTorch's or attnprof's, .json or .json.gz)");
-  sub->add_option("traces", options->traces, "Trace files")->required();
+  sub->add_option("traces", options->traces, "Trace files; - reads standard input")->required();
   sub->add_option("--sort-by", options->sort_by,
                   "Sort column: cpu_time_total, self_cpu_time_total, cpu_time, device_time_total (= cuda_time_total), "
                   "self_device_time_total, device_time, count, name (default: device_time_total when the trace has "
@@ -182,7 +206,11 @@ Command add_inspect(CLI::App& app) {
   CLI::Option* force = sub->add_flag("--insights", options->insights,
                                      "derive insights even for traces over a million events");
   sub->add_flag("--no-insights", options->no_insights, "skip the insight rules")->excludes(force);
-  return [options] { return run_inspect(*options); };
+  sub->add_flag("--no-double-count", options->no_double_count,
+                "count each device time once, on its own row: no Self time on the op that launched it and no "
+                "gpu_user_annotation rows, so Self % sums to 100% (default: torch's booking)");
+  add_trace_limit_flags(sub, options->limits);
+  return [options] { return naming_limit_flags([&] { return run_inspect(*options); }); };
 }
 
 }  // namespace attnprof::cli

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/run_flags.h"
 #include "run/preflight.h"
+#include "report/ceilings.h"
 #include "report/compare_glance.h"
 #include "report/expect.h"
 #include "report/insights.h"
@@ -17,7 +18,7 @@
 namespace attnprof::cli {
 namespace {
 
-void print_text(const RunResult& r) {
+void print_text(const RunResult& r, double peak_tflops) {
   const AttentionSpec& s = r.spec;
   const std::string mask = !s.causal ? "non-causal"
                            : s.causal_align == CausalAlign::top_left
@@ -31,8 +32,9 @@ void print_text(const RunResult& r) {
   fmt::print("  {:<26}{}\n", "CPU time / forward", report::format_duration_ns(r.cpu_ns));
   fmt::print("  {:<26}{}  (prepare, once per shape, before the first forward)\n", "one-time setup",
              report::format_duration_ns(r.setup_ns));
-  double rate = r.median_ns > 0 ? r.flops / r.median_ns : 0;  // GFLOP/s
-  fmt::print("  {:<26}{:.1f} GFLOP/s\n", "throughput", rate);
+  const double pct = report::pct_of_peak(r.tflops, peak_tflops);
+  fmt::print("  {:<26}{}{}\n", "throughput", report::format_tflops(r.tflops),
+             pct > 0 ? fmt::format("  ({:.1f}% of the measured {} matmul ceiling)", pct, dtype_name(r.spec.dtype)) : "");
   fmt::print("  {:<26}{}\n", "peak extra memory", report::format_bytes(static_cast<double>(r.peak_extra_bytes)));
   fmt::print("  {:<26}{:.2e}  ({}){}\n", "error vs fp64", r.rel_err, r.err_scope,
              r.nan_only_in_masked_rows ? "  NaN in the fully masked rows only (as PyTorch's naive module)"
@@ -62,12 +64,13 @@ Command add_run(CLI::App& app) {
   return [flags]() {
     RunOptions options = flags->to_options();
     RunResult result = run_variant(options);
+    const double peak_tflops = report::measured_ceilings(result.spec.device).peak_tflops(result.spec.dtype);
     std::optional<report::ExpectResult> expected;
     if (!flags->expect.empty() && result.trace) {
       expected = report::compare_expect(report::parse_expect(flags->expect), *result.trace);
     }
     if (flags->format == "json") {
-      nlohmann::json j = run_result_json(result);
+      nlohmann::json j = run_result_json(result, peak_tflops);
       j["insights"] = nlohmann::json::array();
       for (const report::Insight& insight : report::run_insights(result)) {
         j["insights"].push_back({{"code", insight.code}, {"text", insight.text}});
@@ -75,7 +78,7 @@ Command add_run(CLI::App& app) {
       if (expected) j["expect"] = report::expect_json(*expected);
       fmt::print("{}\n", j.dump(2));
     } else {
-      print_text(result);
+      print_text(result, peak_tflops);
       std::vector<report::Insight> insights = report::run_insights(result);
       if (!insights.empty()) fmt::print("  what the trace revealed\n");
       for (const report::Insight& insight : insights) fmt::print("    {:<24}{}\n", insight.code, insight.text);

@@ -7,12 +7,14 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/run_flags.h"
 #include "run/preflight.h"
 #include "cli/shape_flags.h"
 #include "core/atomic_file.h"
@@ -25,7 +27,7 @@ namespace {
 struct SweepArgs {
   std::string seqs = "512,1024,...,16384";
   std::string head_dims = "64";
-  std::string variants;  // empty: every variant the device supports
+  std::optional<std::string> variants;  // absent: every variant the device supports
   std::string device;    // empty: cuda when a GPU is present, else cpu
   std::optional<std::int64_t> batch;  // default: 8 on a GPU, 1 on the CPU
   std::int64_t heads = 16;
@@ -39,23 +41,6 @@ struct SweepArgs {
   bool no_profile = false;
   std::string out = "sweep";
 };
-
-std::vector<std::string> split_names(const std::string& list) {
-  std::vector<std::string> names;
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    std::size_t comma = list.find(',', start);
-    std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (name.empty()) throw UsageError(fmt::format("--variants: empty name in '{}'; allowed: {}", list, variant_names()));
-    if (!find_variant(name)) {
-      throw UsageError(fmt::format("--variants: unknown variant '{}'; allowed: {}", name, variant_names()));
-    }
-    names.push_back(name);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return names;
-}
 
 // Unknown variant or its refusal → "refused"; over the free memory → "skipped".
 std::optional<report::SweepRecord> precheck_point(const report::SweepPoint& point) {
@@ -87,8 +72,8 @@ int run_sweep_command(const SweepArgs& args) {
   const std::vector<std::int64_t> seqs = report::parse_int_list(args.seqs, "--seq");
   const std::vector<std::int64_t> head_dims = report::parse_int_list(args.head_dims, "--head-dim");
   std::vector<std::string> variants;
-  if (!args.variants.empty()) {
-    variants = split_names(args.variants);
+  if (args.variants) {
+    variants = parse_variant_list(*args.variants);
   } else {
     AttentionSpec probe = base;
     probe.seq_q = probe.seq_k = seqs.front();
@@ -105,18 +90,26 @@ int run_sweep_command(const SweepArgs& args) {
       check.validate();
     }
   }
+  const std::size_t grid = seqs.size() * head_dims.size() * std::max<std::size_t>(variants.size(), 1);
+  if (grid > report::kMaxSweepPoints) {
+    throw UsageError(fmt::format("--seq, --head-dim, --variants: {} values x {} x {} variants is {} points; allowed: at "
+                                 "most {} points in a sweep",
+                                 seqs.size(), head_dims.size(), variants.size(), grid, report::kMaxSweepPoints));
+  }
   apply_threads(args.threads);
-  ensure_writable_directory(args.out, "--out");
-  install_signal_cleanup();
-
-  const report::Ceilings& ceilings = report::measured_ceilings(base.device);
-  std::printf("ceilings: %s\n", report::ceilings_text(ceilings).c_str());
 
   RunOptions options;
   options.threads = args.threads;
   options.seed = static_cast<std::uint64_t>(args.seed);
   options.profile = !args.no_profile;
   options.out_dir = args.no_profile ? std::string() : args.out;  // traces and tables beside sweep.csv, as compare's
+  // Every output problem is found before anything is printed or made; the directory is made
+  // when the first point's files are written.
+  check_writable_directory(args.out, "--out");
+  install_signal_cleanup();
+
+  const report::Ceilings& ceilings = report::measured_ceilings(base.device);
+  std::printf("ceilings: %s\n", report::ceilings_text(ceilings).c_str());
 
   const bool terminal = isatty(fileno(stderr)) != 0;
   report::SweepHooks hooks;
@@ -175,7 +168,9 @@ Command add_sweep(CLI::App& app) {
   sub->add_option("--threads", args->threads, "CPU threads (0: all cores)")->check(strict_integer());
   sub->add_option("--seed", args->seed, "Input seed")->check(strict_integer());
   sub->add_flag("--no-profile", args->no_profile, "Time without the profiler (no traces, no kernel counts)");
-  sub->add_option("--out", args->out, "Directory for sweep.csv, sweep.json and the traces (.json.gz) and tables (.txt)")->capture_default_str();
+  sub->add_option("--out", args->out, "Directory for sweep.csv, sweep.json and the traces (.json.gz) and tables (.txt)")
+      ->capture_default_str()
+      ->check(non_empty_path());
   return [args] { return run_sweep_command(*args); };
 }
 

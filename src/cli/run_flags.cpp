@@ -5,7 +5,6 @@
 #include <attnprof/variant.h>
 #include <fmt/format.h>
 
-#include <sstream>
 
 #include "report/expect.h"
 
@@ -14,11 +13,13 @@ namespace attnprof::cli {
 void RunFlags::add_to(CLI::App& app, bool single_variant) {
   shape.add_to(app);
   app.add_option("--plugin", plugins,
-                 "load out-of-tree variants from a shared library exporting attnprof_register_variants (repeatable)");
+                 "load out-of-tree variants from a shared library exporting attnprof_register_variants (repeatable)")
+      ->check(non_empty_path());
   if (single_variant) {
     app.add_option("--variant,-v", variant, "naive, inplace, math, fused, efficient, flash or cudnn")
         ->capture_default_str();
-    app.add_option("--dump", dump, "write q.npy, k.npy, v.npy and out.npy (NumPy format) into this directory");
+    app.add_option("--dump", dump, "write q.npy, k.npy, v.npy and out.npy (NumPy format) into this directory")
+        ->check(non_empty_path());
     app.add_option("--expect", expect,
                    "guess one forward's work first (e.g. gemm,mul,masked_fill,softmax,gemm); the trace checks it");
   } else {
@@ -26,8 +27,9 @@ void RunFlags::add_to(CLI::App& app, bool single_variant) {
   }
   app.add_option("--format", format, "text or json")->capture_default_str();
   CLI::Option* out_option =
-      app.add_option("--out", out, "directory for the traces (.json.gz) and tables (.txt); '' writes none")
-          ->capture_default_str();
+      app.add_option("--out", out, "directory for the traces (.json.gz) and tables (.txt); --no-profile writes none")
+          ->capture_default_str()
+          ->check(non_empty_path());
   app.add_flag("--no-profile", no_profile, "time plain forwards without recording a trace")->excludes(out_option);
   app.add_option("--wait", wait, "profiler schedule: steps skipped first")->check(strict_integer())->capture_default_str();
   app.add_option("--warmup", warmup, "profiler schedule: steps recorded then discarded")->capture_default_str();
@@ -62,21 +64,29 @@ RunOptions RunFlags::to_options() const {
 }
 
 std::vector<std::string> RunFlags::variant_list() const {
+  if (variants) return parse_variant_list(*variants);
   std::vector<std::string> names;
-  if (variants.empty()) {
-    for (Variant* v : all_variants()) names.emplace_back(v->name());
-    return names;
-  }
-  std::stringstream stream(variants);
-  std::string name;
-  while (std::getline(stream, name, ',')) {
+  for (Variant* v : all_variants()) names.emplace_back(v->name());
+  return names;
+}
+
+std::vector<std::string> parse_variant_list(const std::string& list) {
+  if (list.empty()) throw UsageError("--variants: empty list; allowed: a comma-separated list of " + variant_names());
+  std::vector<std::string> names;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = list.find(',', start);
+    std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (name.empty()) {
+      throw UsageError(fmt::format("--variants: empty name in '{}'; allowed: {}", list, variant_names()));
+    }
     if (find_variant(name) == nullptr) {
       throw UsageError(fmt::format("--variants: unknown variant '{}'; allowed: {}", name, variant_names()));
     }
-    names.push_back(name);
+    names.push_back(std::move(name));
+    if (comma == std::string::npos) return names;
+    start = comma + 1;
   }
-  if (names.empty()) throw UsageError("--variants: empty list; allowed: " + variant_names());
-  return names;
 }
 
 }  // namespace attnprof::cli

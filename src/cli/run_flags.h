@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,7 @@ namespace attnprof::cli {
 struct RunFlags {
   ShapeFlags shape;
   std::string variant = "flash";
-  std::string variants;  // compare: comma-separated; empty = every variant the device supports
+  std::optional<std::string> variants;  // compare: comma-separated; absent = every variant the device supports
   std::string format = "text";
   std::string out = "traces";
   std::string dump;
@@ -29,5 +30,10 @@ struct RunFlags {
   RunOptions to_options() const;
   std::vector<std::string> variant_list() const;  // compare's --variants, checked against the registry
 };
+
+// A --variants list ("flash,math"): each name known to the registry. Throws UsageError naming
+// --variants for an empty list, an empty item ("flash,") or an unknown name. compare and sweep
+// both parse theirs here.
+std::vector<std::string> parse_variant_list(const std::string& list);
 
 }  // namespace attnprof::cli

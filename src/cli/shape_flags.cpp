@@ -24,6 +24,15 @@ const CLI::Validator& strict_integer() {
   return validator;
 }
 
+const CLI::Validator& non_empty_path() {
+  static const CLI::Validator validator(
+      [](std::string& text) -> std::string {
+        return text.empty() ? "empty path; allowed: a file or directory name" : std::string();
+      },
+      "PATH");
+  return validator;
+}
+
 CLI::Option* add_causal_align_flag(CLI::App& app, std::optional<std::string>& value) {
   return app.add_option("--causal-align", value,
                         "where the causal diagonal sits when seq != seq-k: top-left (PyTorch's is_causal, "

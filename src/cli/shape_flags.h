@@ -33,6 +33,9 @@ struct ShapeFlags {
 
 // Rejects integers that do not fit 64 bits (CLI11 alone would saturate them).
 const CLI::Validator& strict_integer();
+// Rejects an empty path: every flag naming a file or directory (--out, --dump, --plugin, report's
+// DIR) takes it, so '' never means "/" or "." or the program itself.
+const CLI::Validator& non_empty_path();
 
 // The --causal-align flag shared by run, compare and sweep, and its check: an unknown value, or
 // the flag beside --no-causal, throws UsageError naming the flag(s) and what is allowed.

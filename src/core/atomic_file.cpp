@@ -2,6 +2,7 @@
 
 #include <attnprof/error.h>
 #include <fmt/format.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,10 +10,14 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
+#include <climits>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <set>
+#include <string_view>
 
 namespace attnprof {
 namespace {
@@ -57,7 +62,63 @@ extern "C" void cleanup_and_exit(int signal_number) {
   ::_exit(128 + signal_number);
 }
 
+// ".NAME.tmp.PID.N" when that fits one directory entry (NAME_MAX bytes), else the same with NAME
+// replaced by a 64-bit FNV-1a hash of it in hex: every name that is legal gets a temporary.
+std::string temp_name(const std::string& name, long pid, unsigned n) {
+  std::string temp = fmt::format(".{}.tmp.{}.{}", name, pid, n);
+  if (temp.size() <= NAME_MAX) return temp;
+  std::uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : name) hash = (hash ^ c) * 1099511628211ull;
+  return fmt::format(".{:016x}.tmp.{}.{}", hash, pid, n);
+}
+
+// The PID of a temporary's name ".NAME.tmp.PID.N" (NAME may hold dots), or 0 for any other name.
+long temp_owner(std::string_view name) {
+  if (name.size() < 2 || name.front() != '.') return 0;
+  const std::size_t last_dot = name.rfind('.');
+  const std::size_t pid_dot = last_dot == 0 ? std::string_view::npos : name.rfind('.', last_dot - 1);
+  if (pid_dot == std::string_view::npos || pid_dot < 5 || name.substr(pid_dot - 4, 4) != ".tmp") return 0;
+  auto all_digits = [](std::string_view digits) {
+    return !digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  const std::string_view pid_text = name.substr(pid_dot + 1, last_dot - pid_dot - 1);
+  if (!all_digits(pid_text) || !all_digits(name.substr(last_dot + 1))) return 0;
+  long pid = 0;
+  auto [end, ec] = std::from_chars(pid_text.data(), pid_text.data() + pid_text.size(), pid);
+  return ec == std::errc() && end == pid_text.data() + pid_text.size() ? pid : 0;
+}
+
 }  // namespace
+
+void remove_stale_temporaries(const std::string& dir) {
+  DIR* stream = ::opendir(dir.empty() ? "." : dir.c_str());
+  if (stream == nullptr) return;
+  while (const dirent* entry = ::readdir(stream)) {
+    const long pid = temp_owner(entry->d_name);
+    // kill(pid, 0) fails with ESRCH only when no such process exists (EPERM: alive, not ours).
+    if (pid <= 0 || pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    ::unlinkat(::dirfd(stream), entry->d_name, 0);
+  }
+  ::closedir(stream);
+}
+
+void check_writable_directory(const std::string& dir, std::string_view flag) {
+  if (dir.empty()) throw UsageError(fmt::format("{}: empty path; allowed: a directory name", flag));
+  std::error_code ec;
+  std::filesystem::path existing(dir);
+  while (!std::filesystem::exists(existing, ec)) {
+    existing = existing.has_relative_path() && existing.has_parent_path() ? existing.parent_path()
+                                                                          : std::filesystem::path(".");
+  }
+  if (!std::filesystem::is_directory(existing, ec)) {
+    if (existing == std::filesystem::path(dir)) throw UsageError(fmt::format("{}: '{}' is not a directory", flag, dir));
+    throw UsageError(fmt::format("{}: cannot create directory '{}': '{}' is not a directory", flag, dir,
+                                 existing.string()));
+  }
+  if (::access(existing.c_str(), W_OK | X_OK) != 0) {
+    throw UsageError(fmt::format("{}: directory '{}' is not writable: {}", flag, existing.string(), std::strerror(errno)));
+  }
+}
 
 void ensure_writable_directory(const std::string& dir, std::string_view flag) {
   std::error_code ec;
@@ -78,13 +139,19 @@ AtomicFile::AtomicFile(std::string path, std::string_view flag) : path_(std::mov
   std::filesystem::path dest(path_);
   std::string dir = dest.has_parent_path() ? dest.parent_path().string() : std::string(".");
   ensure_writable_directory(dir, flag);
+  {  // once per directory and process: a sweep writing thousands of files scans each directory once
+    static std::mutex scanned_mutex;
+    static std::set<std::string> scanned;
+    std::lock_guard lock(scanned_mutex);
+    if (scanned.insert(dir).second) remove_stale_temporaries(dir);
+  }
   // The slot is claimed before the file exists, so a signal arriving at any moment (on any
   // thread) finds every temporary that may be on disk; unlinking a name not yet created is harmless.
   static std::atomic<unsigned> counter{0};
   int fd = -1;
   for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-    temp_path_ = (std::filesystem::path(dir) / fmt::format(".{}.tmp.{}.{}", dest.filename().string(), ::getpid(),
-                                                          counter.fetch_add(1)))
+    temp_path_ = (std::filesystem::path(dir) /
+                  temp_name(dest.filename().string(), static_cast<long>(::getpid()), counter.fetch_add(1)))
                      .string();
     slot_ = claim_slot(temp_path_);
     fd = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -120,12 +187,18 @@ void AtomicFile::write(std::string_view bytes) {
   }
 }
 
-void AtomicFile::commit() {
+void AtomicFile::sync() {
+  if (file_ == nullptr) return;
   if (std::fflush(file_) != 0 || ::fsync(::fileno(file_)) != 0) {
     throw Error(fmt::format("writing '{}': {}", path_, std::strerror(errno)));
   }
-  std::fclose(file_);
+  const int closed = std::fclose(file_);
   file_ = nullptr;
+  if (closed != 0) throw Error(fmt::format("writing '{}': {}", path_, std::strerror(errno)));
+}
+
+void AtomicFile::commit() {
+  sync();
   ::chmod(temp_path_.c_str(), 0644);
   if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
     int saved = errno;
@@ -161,6 +234,7 @@ void install_signal_cleanup() {
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGHUP, &action, nullptr);
 }
 
 }  // namespace attnprof

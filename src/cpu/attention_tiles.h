@@ -31,6 +31,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/saturating.h"
 #include "cpu/exp2_poly.h"
 #include "cpu/fused_attention.h"
 #include "cpu/row_kernels.h"
@@ -117,9 +118,9 @@ class TileDriver {
 
   FusedWorkspace workspace() const {
     FusedWorkspace w;
-    w.prepack_bytes = c_.prepack_kv && !head_major_ ? p_.batch * p_.kv_heads * kv_tiles_ * (k_tile_ + v_tile_) *
-                                          static_cast<std::int64_t>(sizeof(E))
-                                    : 0;
+    w.prepack_bytes = c_.prepack_kv && !head_major_ ? sat_product({p_.batch, p_.kv_heads, kv_tiles_, k_tile_ + v_tile_,
+                                                                   static_cast<std::int64_t>(sizeof(E))})
+                                                    : 0;
     w.per_thread_bytes = per_thread_;
     return w;
   }

@@ -11,6 +11,7 @@
 
 #include <string>
 
+#include "core/saturating.h"
 #include "cpu/cpu_features.h"
 #include "cpu/elementwise.h"
 #include "cpu/fused_attention.h"
@@ -245,7 +246,7 @@ std::int64_t fused_workspace_bytes(const AttentionSpec& spec, bool flash) {
   p.causal_offset = spec.causal_offset();
   const FusedWorkspace ws = fused_workspace(p, flash ? kFlashTiles : kEfficientTiles, fused_isa(spec.dtype, kernel_isa()),
                                             omp_get_max_threads());
-  return ws.prepack_bytes + ws.per_thread_bytes * omp_get_max_threads();
+  return sat_add(ws.prepack_bytes, sat_mul(ws.per_thread_bytes, omp_get_max_threads()));
 }
 
 }  // namespace attnprof::cpu

@@ -16,6 +16,7 @@
 #include "cuda/gemm_cublaslt.h"
 #include "cuda/kernels.h"
 #include "cuda/nvtx.h"
+#include "ops/cuda_unavailable.h"
 
 namespace attnprof::cuda {
 namespace {
@@ -219,14 +220,19 @@ std::optional<std::string> fused_attention_refusal(const AttentionSpec& spec) {
   return std::nullopt;
 }
 
+static_assert(ops::kCudaErrorStubLibrary == cudaErrorStubLibrary);
+static_assert(ops::kCudaErrorInsufficientDriver == cudaErrorInsufficientDriver);
+static_assert(ops::kCudaErrorNoDevice == cudaErrorNoDevice);
+
 std::optional<std::string> device_unavailable_reason() {
   int count = 0;
   cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
     cudaGetLastError();
-    return fmt::format("{} ({})", cudaGetErrorString(status), cudaGetErrorName(status));
+    return ops::cuda_unavailable_reason(static_cast<int>(status), cudaGetErrorName(status), cudaGetErrorString(status),
+                                        ops::nvidia_driver_library_loads());
   }
-  if (count == 0) return std::string("no CUDA device is present");
+  if (count == 0) return std::string("no NVIDIA GPU is present");
   return std::nullopt;
 }
 

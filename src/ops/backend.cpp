@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "cpu/cpu_backend.h"
+#include "ops/cuda_unavailable.h"
 
 namespace attnprof::ops {
 namespace {
@@ -47,17 +48,20 @@ void install_backend_provider(Device device, BackendProvider provider) {
   providers()[static_cast<std::size_t>(device)] = provider;
 }
 
-bool has_backend(Device device) {
-  if (device == Device::cpu) return true;
+std::optional<std::string> unavailable_reason(Device device) {
+  if (device == Device::cpu) return std::nullopt;
   BackendProvider provider;
   {
     std::lock_guard lock(install_mutex());
-    if (installed()[static_cast<std::size_t>(device)] != nullptr) return true;
+    if (installed()[static_cast<std::size_t>(device)] != nullptr) return std::nullopt;
     provider = providers()[static_cast<std::size_t>(device)];
   }
-  // A provided backend is made lazily: true when it can be made (a GPU and driver can be used).
-  return provider.unavailable != nullptr && !provider.unavailable().has_value();
+  // A CUDA build provides its backend, made lazily: usable when a GPU and driver are.
+  if (provider.unavailable == nullptr) return std::string(kNoCudaInThisBuild);
+  return provider.unavailable();
 }
+
+bool has_backend(Device device) { return !unavailable_reason(device).has_value(); }
 
 Backend& backend(Device device) {
   if (device == Device::cpu) return cpu::cpu_backend();
@@ -67,8 +71,7 @@ Backend& backend(Device device) {
   // Made on first use; throws UsageError("--device cuda: ...; allowed here: cpu") when it cannot be.
   if (b == nullptr && provider.get != nullptr) b = &provider.get();
   if (b == nullptr) {
-    throw UsageError("--device cuda: no CUDA backend is available (this build has no CUDA, or no GPU was found); "
-                     "allowed here: cpu");
+    throw UsageError(std::string("--device cuda: ") + kNoCudaInThisBuild + "; allowed here: cpu");
   }
   return *b;
 }

@@ -80,6 +80,9 @@ class Backend {
 
 Backend& backend(Device device);  // throws UsageError when the device has no backend (no CUDA build / no GPU)
 bool has_backend(Device device);
+// Why `device` has no usable backend ("no NVIDIA driver (...)", "this build has no CUDA backend
+// (...)"), or nullopt when it has one.
+std::optional<std::string> unavailable_reason(Device device);
 void install_backend(Device device, Backend* backend);
 
 // A device whose backend is made on first need (the CUDA one lives in a module that

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <climits>
 #include <map>
+#include <utility>
 #include <tuple>
 
 #include "report/insights.h"
@@ -13,11 +16,12 @@ namespace {
 
 std::string dim(const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : "?"; }
 
-std::string shape_text(const AttentionShape& s) {
-  if (!s.seq_q && !s.head_dim) return "(not recorded)";
+// "8x32/8x1x" and "x128": the shape around seq_k, which a decode loop grows call by call.
+std::pair<std::string, std::string> shape_around_seq_k(const AttentionShape& s) {
+  if (!s.seq_q && !s.head_dim) return {"(not recorded)", ""};
   std::string heads = dim(s.heads);
   if (s.kv_heads && s.heads && *s.kv_heads != *s.heads) heads += "/" + dim(s.kv_heads);
-  return fmt::format("{}x{}x{}x{}x{}", dim(s.batch), heads, dim(s.seq_q), dim(s.seq_k), dim(s.head_dim));
+  return {fmt::format("{}x{}x{}x", dim(s.batch), heads, dim(s.seq_q)), "x" + dim(s.head_dim)};
 }
 
 const char* causal_text(const std::optional<bool>& c) { return !c ? "?" : *c ? "yes" : "no"; }
@@ -75,14 +79,19 @@ std::string attention_text(const AttentionSummary& s) {
   if (s.calls.empty()) return {};
   std::string out = lead_line(s);
   // One row per distinct call: pass, implementation, shape, dtype, causal.
-  using Key = std::tuple<int, std::string, std::string, std::string, std::string>;
+  using Key = std::tuple<int, std::string, std::pair<std::string, std::string>, std::string, std::string>;
   struct Row {
     std::int64_t calls = 0, kernels = 0, memcpy = 0, memset = 0, device_ns = 0;
+    std::int64_t seq_k_min = INT64_MAX, seq_k_max = INT64_MIN;  // calls that differ only in seq_k share a row
   };
   std::map<Key, Row> rows;
   for (const AttentionCall& c : s.calls) {
-    Row& r = rows[Key{static_cast<int>(c.pass), implementation_label(c.implementation), shape_text(c.shape),
+    Row& r = rows[Key{static_cast<int>(c.pass), implementation_label(c.implementation), shape_around_seq_k(c.shape),
                       c.dtype.empty() ? "?" : c.dtype, causal_text(c.causal)}];
+    if (c.shape.seq_k) {
+      r.seq_k_min = std::min(r.seq_k_min, *c.shape.seq_k);
+      r.seq_k_max = std::max(r.seq_k_max, *c.shape.seq_k);
+    }
     ++r.calls;
     r.kernels += c.kernels;
     r.memcpy += c.memcpy;
@@ -92,8 +101,12 @@ std::string attention_text(const AttentionSummary& s) {
   out += fmt::format("{:<9} {:<14} {:<22} {:<5} {:<6} {:>6} {:>13} {:>14}\n", "Pass", "Implementation",
                      "Shape BxH[/KVH]xSqxSkxD", "dtype", "causal", "Calls", "GPU ops/call", "GPU time/call");
   for (const auto& [key, r] : rows) {
-    const auto& [pass, impl, shape, dtype, causal] = key;
+    const auto& [pass, impl, around, dtype, causal] = key;
     const double n = static_cast<double>(r.calls);
+    std::string seq_k = r.seq_k_min > r.seq_k_max    ? std::string("?")
+                        : r.seq_k_min == r.seq_k_max ? std::to_string(r.seq_k_min)
+                                                     : fmt::format("{}-{}", r.seq_k_min, r.seq_k_max);
+    std::string shape = around.second.empty() ? around.first : around.first + seq_k + around.second;
     out += fmt::format("{:<9} {:<14} {:<22} {:<5} {:<6} {:>6} {:>13.2f} {:>14}\n",
                        pass_name(static_cast<AttentionPass>(pass)), impl, shape, dtype, causal, r.calls,
                        static_cast<double>(r.kernels + r.memcpy + r.memset) / n,

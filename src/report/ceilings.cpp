@@ -305,8 +305,8 @@ Ceilings measure_cpu_ceilings() {
 
 namespace {
 
-// "95.3 GFLOP/s (90.1–97.0 over 7 runs; OpenBLAS sgemm ...)": the median, then the runs' range in
-// the same unit. `scale` and `unit` turn the stored value into the printed one.
+// "4.2 GB/s (4.0–4.4 over 5 runs; memcpy ...)": the median, then the runs' range in the same
+// unit. `scale` and `unit` turn the stored value into the printed one.
 std::string with_spread(double value, const CeilingSpread& s, const std::string& what, double scale,
                         const char* unit) {
   const std::string range =
@@ -314,8 +314,12 @@ std::string with_spread(double value, const CeilingSpread& s, const std::string&
   return fmt::format("{:.1f} {} ({}{})", value * scale, unit, range, what);
 }
 
+// Matmul rates in TFLOP/s, the one unit of every rate attnprof prints (tflops_number's digits).
 std::string matmul_text(double tflops, const CeilingSpread& s, const std::string& what) {
-  return tflops >= 1 ? with_spread(tflops, s, what, 1, "TFLOP/s") : with_spread(tflops, s, what, 1e3, "GFLOP/s");
+  const std::string range = s.samples > 0 ? fmt::format("{}\u2013{} over {} runs; ", tflops_number(s.min),
+                                                        tflops_number(s.max), s.samples)
+                                          : "";
+  return fmt::format("{} ({}{})", format_tflops(tflops), range, what);
 }
 
 }  // namespace

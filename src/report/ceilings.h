@@ -44,6 +44,9 @@ struct Ceilings {
   double ridge_flops_per_byte() const { return copy_gbps > 0 ? matmul_tflops * 1e3 / copy_gbps : 0; }
 };
 
+// TFLOP/s as a percentage of the ceiling peak_tflops; 0 when no ceiling was measured (0).
+inline double pct_of_peak(double tflops, double peak_tflops) { return peak_tflops > 0 ? 100.0 * tflops / peak_tflops : 0; }
+
 using CeilingProbe = Ceilings (*)();
 // A device backend registers how to measure its ceilings (the CUDA one at start-up).
 void install_ceiling_probe(Device device, CeilingProbe probe);

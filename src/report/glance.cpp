@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "report/ceilings.h"
+#include "report/result_keys.h"
+
 namespace attnprof::report {
 
 std::size_t display_width(const std::string& text) {
@@ -79,7 +82,7 @@ GlanceRow glance_row(const RunResult& result, double peak_tflops) {
   row.setup_ms = result.setup_ns / 1e6;
   row.peak_extra_bytes = result.peak_extra_bytes;
   row.tflops = result.tflops;
-  row.pct_of_peak = peak_tflops > 0 ? 100.0 * result.tflops / peak_tflops : 0;
+  row.pct_of_peak = pct_of_peak(result.tflops, peak_tflops);
   row.rel_err = result.rel_err;
   row.nan_output = result.nan_output;
   row.masked_rows = result.masked_rows;
@@ -147,12 +150,6 @@ std::string ms_text(double ms) {
   return fmt::format("{:.4f}", ms);
 }
 
-std::string tflops_text(double tflops) {
-  if (tflops >= 10) return fmt::format("{:.1f}", tflops);
-  if (tflops >= 0.1) return fmt::format("{:.2f}", tflops);
-  return fmt::format("{:.4f}", tflops);
-}
-
 }  // namespace
 
 std::string glance_text(const std::vector<GlanceRow>& rows, int width) {
@@ -200,7 +197,7 @@ std::string glance_text(const std::vector<GlanceRow>& rows, int width) {
         ms_text(row.device_ms),
         ms_text(row.cpu_ms),
         format_bytes(static_cast<double>(row.peak_extra_bytes)),
-        tflops_text(row.tflops),
+        tflops_number(row.tflops),
         row.pct_of_peak > 0 ? fmt::format("{:.1f}%", row.pct_of_peak) : "-",
         // NaN only in fully masked rows (naive, inplace, as PyTorch): the error over the defined
         // rows, the nan_output insight says why the output holds NaN
@@ -224,9 +221,9 @@ nlohmann::json glance_row_json(const GlanceRow& row) {
       j[key] = nullptr;
     }
   } else {
-    j["kernels_per_forward"] = row.kernels_per_forward;
-    j["memcpy_per_forward"] = row.memcpy_per_forward;
-    j["memset_per_forward"] = row.memset_per_forward;
+    j["kernels_per_forward"] = count_json(row.kernels_per_forward);
+    j["memcpy_per_forward"] = count_json(row.memcpy_per_forward);
+    j["memset_per_forward"] = count_json(row.memset_per_forward);
     j["device_ms"] = row.device_ms;
     j["cpu_ms"] = row.cpu_ms;
     j["setup_ms"] = row.setup_ms;

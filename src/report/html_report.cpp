@@ -28,19 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::optional<nlohmann::json> read_json_file(const fs::path& path) {
-  if (!fs::exists(path)) return std::nullopt;
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("report: cannot read {}", path.string()));
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    return nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(fmt::format("report: {} is not valid JSON: {}", path.string(), e.what()));
-  }
-}
-
 constexpr const char* kStyle = R"(
 body { font-family: sans-serif; margin: 24px; color: #1b1b1b; max-width: 1200px; }
 h1 { font-size: 22px; margin-bottom: 4px; }
@@ -304,22 +291,6 @@ std::string roofline_section(const ReportInputs& in) {
 }
 
 }  // namespace
-
-ReportInputs read_report_inputs(const std::string& dir) {
-  if (!fs::is_directory(dir)) {
-    throw UsageError(fmt::format("report: '{}' is not a directory; give the --out directory of compare or sweep", dir));
-  }
-  ReportInputs in;
-  in.compare = read_json_file(fs::path(dir) / "compare.json");
-  in.sweep = read_json_file(fs::path(dir) / "sweep.json");
-  if (!in.compare && !in.sweep) {
-    throw UsageError(fmt::format("report: '{}' holds neither compare.json nor sweep.json; write them with "
-                                 "`attnprof compare --out {}` or `attnprof sweep --out {}`",
-                                 dir, dir, dir));
-  }
-  in.measured = results_written(dir);
-  return in;
-}
 
 std::string results_written(const std::string& dir) {
   std::optional<fs::file_time_type> latest;

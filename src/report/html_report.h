@@ -20,9 +20,13 @@ struct ReportInputs {
   std::string measured;  // when the results were written: results_written(DIR); empty: not known
 };
 
-// Reads DIR/compare.json and DIR/sweep.json; throws UsageError naming DIR when it has neither,
-// Error naming the file when one does not parse.
+// Reads DIR/compare.json and DIR/sweep.json (report_inputs.cpp); throws UsageError naming DIR
+// when it has neither, and naming the file and the field when one is not a regular file, too
+// large, not JSON, or holds a value the report cannot draw (a row's dtype, a trace_path that
+// names a FIFO...).
 ReportInputs read_report_inputs(const std::string& dir);
+// A JSON library exception's text without its "[json.exception.type_error.302] " prefix.
+std::string json_error_text(const std::string& what);
 
 // ReportInputs::measured of DIR: the later modification time of DIR/compare.json and
 // DIR/sweep.json, "YYYY-MM-DD HH:MM UTC"; empty when neither is there.

@@ -22,6 +22,14 @@ std::string format_duration_ns(double ns) {
   return fmt::format("{:.2f} s", ns / 1e9);
 }
 
+std::string tflops_number(double tflops) {
+  if (tflops >= 10) return fmt::format("{:.1f}", tflops);
+  if (tflops >= 0.1) return fmt::format("{:.2f}", tflops);
+  return fmt::format("{:.4f}", tflops);
+}
+
+std::string format_tflops(double tflops) { return tflops_number(tflops) + " TFLOP/s"; }
+
 std::string format_bytes(double bytes) {
   if (bytes < 1024) return fmt::format("{:.0f} B", bytes);
   if (bytes < 1024.0 * 1024) return fmt::format("{:.1f} KiB", bytes / 1024);

@@ -84,5 +84,9 @@ nlohmann::json insights_json(const std::vector<Insight>& insights);
 std::string format_duration_ns(double ns);
 // "256.0 MiB", "16.0 KiB", "812 B"
 std::string format_bytes(double bytes);
+// A compute rate, in the one unit every command prints it in: "12.3", "0.45", "0.0123" (TFLOP/s)
+std::string tflops_number(double tflops);
+// "12.3 TFLOP/s"
+std::string format_tflops(double tflops);
 
 }  // namespace attnprof::report

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 
 #include "report/timeline.h"
@@ -25,6 +26,20 @@ struct Node {
   std::int64_t child_ns = 0;
   std::size_t row = 0;
 };
+
+// Row kinds: torch keys its rows by name, device type and "is user annotation" together.
+enum Kind : int { host_op = 0, host_annotation = 1, device_work = 2, device_annotation = 3 };
+
+// The utility ops torch drops while reading its events (torch.autograd.profiler's _filter_name);
+// their time stays in their parent's Self CPU.
+bool filtered_name(const std::string& name) {
+  static const char* const names[] = {"profiler::_record_function_enter", "profiler::_record_function_enter_new",
+                                      "profiler::_record_function_exit", "aten::is_leaf", "aten::output_nr",
+                                      "aten::_version"};
+  for (const char* n : names)
+    if (name == n) return true;
+  return false;
+}
 
 // torch's _format_time.
 std::string format_time(double ns) {
@@ -62,11 +77,11 @@ const std::vector<std::string>& sort_keys() {
   return keys;
 }
 
-KeyAverages key_averages(const trace::Trace& trace, const std::string& sort_by, int row_limit) {
-  return key_averages(Timeline::of(trace), sort_by, row_limit);
+KeyAverages key_averages(const trace::Trace& trace, const std::string& sort_by, int row_limit, DeviceTime device_time) {
+  return key_averages(Timeline::of(trace), sort_by, row_limit, device_time);
 }
 
-KeyAverages key_averages(const Timeline& timeline, const std::string& sort_by, int row_limit) {
+KeyAverages key_averages(const Timeline& timeline, const std::string& sort_by, int row_limit, DeviceTime device_time) {
   const auto& keys = sort_keys();
   if (std::find(keys.begin(), keys.end(), sort_by) == keys.end()) {
     std::string allowed;
@@ -76,61 +91,81 @@ KeyAverages key_averages(const Timeline& timeline, const std::string& sort_by, i
   if (row_limit == 0) throw UsageError("--row-limit 0: must be a positive number of rows, or -1 for all");
 
   KeyAverages out;
+  const std::vector<TimelineEvent>& events = timeline.events();
   bool gpu = false, cpu_kernels = false;
-  for (const TimelineEvent& e : timeline.events()) {
+  for (const TimelineEvent& e : events) {
     gpu = gpu || is_device_work(e.category);
     cpu_kernels = cpu_kernels || e.category == Category::cpu_kernel;
   }
   out.device_label = gpu ? "CUDA" : cpu_kernels ? "CPU kernel" : "";
+  const bool torch = device_time == DeviceTime::torch;
 
-  std::vector<KeyAverage> rows;
-  std::vector<long> row_index[2];  // name id -> row, for [host rows, device-work rows]
-  for (auto& v : row_index) v.assign(timeline.name_count(), -1);
-  long step_row[2] = {-1, -1};      // ProfilerStep#N rows merge under one name, as torch does
-  auto row_of = [&](std::uint32_t name, bool device_row) {
-    long& slot = row_index[device_row][name];
-    if (slot < 0) {
-      std::string g = group_name(timeline.name_at(name));
-      bool step = g == "ProfilerStep*";
-      if (step && step_row[device_row] >= 0) {
-        slot = step_row[device_row];
-        return static_cast<std::size_t>(slot);
-      }
-      if (step) step_row[device_row] = static_cast<long>(rows.size());
-      KeyAverage r;
-      r.name = std::move(g);
-      r.device_row = device_row;
-      slot = static_cast<long>(rows.size());
-      rows.push_back(std::move(r));
-    }
-    return static_cast<std::size_t>(slot);
+  // Which row each event counts in (-1: none). Rows are created in the order torch meets them:
+  // events by start time, the longer first, so ties in the sort keep that order.
+  std::vector<bool> dropped(timeline.name_count());
+  for (std::uint32_t n = 0; n < timeline.name_count(); ++n) dropped[n] = filtered_name(timeline.name_at(n));
+  auto kind_of = [&](const TimelineEvent& e) -> int {
+    if (dropped[e.name]) return -1;
+    if (e.category == Category::gpu_user_annotation) return torch && gpu ? device_annotation : -1;
+    if (is_device_work(e.category) || (!gpu && e.category == Category::cpu_kernel)) return device_work;
+    if (e.category == Category::user_annotation) return host_annotation;
+    return is_host_event(e.category) ? host_op : -1;
   };
+  std::vector<std::size_t> order(events.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (events[a].ts_ns != events[b].ts_ns) return events[a].ts_ns < events[b].ts_ns;
+    return events[a].end_ns() > events[b].end_ns();
+  });
+  std::vector<KeyAverage> rows;
+  std::vector<long> event_row(events.size(), -1);
+  std::vector<long> row_index[4];                                  // kind, name id -> row
+  for (auto& v : row_index) v.assign(timeline.name_count(), -1);
+  std::map<std::pair<std::string, int>, std::size_t> row_by_key;  // (grouped name, kind) -> row
+  for (std::size_t i : order) {
+    int kind = kind_of(events[i]);
+    if (kind < 0) continue;
+    long& slot = row_index[kind][events[i].name];
+    if (slot < 0) {
+      std::string g = group_name(timeline.name_at(events[i].name));
+      auto [it, added] = row_by_key.emplace(std::make_pair(g, kind), rows.size());
+      if (added) {
+        KeyAverage r;
+        r.name = std::move(g);
+        r.device_row = kind == device_work || kind == device_annotation;
+        r.annotation_row = kind == device_annotation;
+        rows.push_back(std::move(r));
+      }
+      slot = static_cast<long>(it->second);
+    }
+    event_row[i] = slot;
+  }
 
-  // Host events as a forest per thread, parents found by containment.
+  // Host events as a forest per thread, as torch builds it: by start time (the longer first), an
+  // event's parent is the innermost open event that contains it whole; one that overruns an open
+  // event closes it and is not its child.
   std::vector<Node> nodes;
+  std::vector<long> node_of(events.size(), -1);
   std::vector<std::vector<std::size_t>> tracks(timeline.track_count());
-  for (const TimelineEvent& e : timeline.events()) {
-    if (!is_host_event(e.category)) continue;
+  for (std::size_t i : order) {
+    const TimelineEvent& e = events[i];
+    if (!is_host_event(e.category) || event_row[i] < 0) continue;
+    node_of[i] = static_cast<long>(nodes.size());
     tracks[e.track].push_back(nodes.size());
-    // On a CPU trace the cpu_kernel events are the device rows; on a GPU trace they are host ops.
-    nodes.push_back(Node{&e, -1, 0, row_of(e.name, !gpu && e.category == Category::cpu_kernel)});
+    nodes.push_back(Node{&e, -1, 0, static_cast<std::size_t>(event_row[i])});
   }
   for (auto& ids : tracks) {
-    std::stable_sort(ids.begin(), ids.end(), [&](std::size_t a, std::size_t b) {
-      const TimelineEvent* x = nodes[a].event;
-      const TimelineEvent* y = nodes[b].event;
-      if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns;
-      return x->dur_ns > y->dur_ns;
-    });
     std::vector<std::size_t> open;
     for (std::size_t id : ids) {
       const TimelineEvent* e = nodes[id].event;
-      while (!open.empty() && nodes[open.back()].event->end_ns() <= e->ts_ns) open.pop_back();
+      while (!open.empty()) {
+        const TimelineEvent* p = nodes[open.back()].event;
+        if (e->ts_ns < p->end_ns() && e->end_ns() <= p->end_ns()) break;
+        open.pop_back();
+      }
       if (!open.empty()) {
-        Node& parent = nodes[open.back()];
         nodes[id].parent = static_cast<long>(open.back());
-        // A child that overruns its parent (a malformed trace) only counts inside the parent.
-        parent.child_ns += std::min(e->end_ns(), parent.event->end_ns()) - e->ts_ns;
+        nodes[open.back()].child_ns += e->dur_ns;
       }
       open.push_back(id);
     }
@@ -143,36 +178,44 @@ KeyAverages key_averages(const Timeline& timeline, const std::string& sort_by, i
     out.self_cpu_total_ns += n.event->dur_ns - n.child_ns;
   }
 
-  auto credit_ancestors = [&](long node, std::int64_t ns) {
-    for (; node >= 0; node = nodes[static_cast<std::size_t>(node)].parent)
+  // Device work: its own row, and the op that launched it (torch's "Self CUDA" of that op in
+  // torch's booking) and that op's ancestors ("CUDA total").
+  auto book = [&](long launcher, std::int64_t ns) {
+    if (launcher >= 0 && torch) rows[nodes[static_cast<std::size_t>(launcher)].row].self_device_ns += ns;
+    for (long node = launcher; node >= 0; node = nodes[static_cast<std::size_t>(node)].parent)
       rows[nodes[static_cast<std::size_t>(node)].row].device_total_ns += ns;
   };
+  std::unordered_map<std::int64_t, std::size_t> launch_node;  // correlation -> runtime/driver node
   if (gpu) {
-    std::unordered_map<std::int64_t, std::size_t> launch_node;  // correlation -> runtime/driver node
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       const TimelineEvent* e = nodes[i].event;
       if ((e->category == Category::cuda_runtime || e->category == Category::cuda_driver) && e->correlation >= 0)
         launch_node.emplace(e->correlation, i);
     }
-    for (const TimelineEvent& e : timeline.events()) {
-      if (!is_device_work(e.category)) continue;
-      KeyAverage& r = rows[row_of(e.name, true)];
+  }
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const TimelineEvent& e = events[i];
+    if (event_row[i] < 0) continue;
+    KeyAverage& r = rows[static_cast<std::size_t>(event_row[i])];
+    if (e.category == Category::gpu_user_annotation) {
+      ++r.calls;
+      r.self_device_ns += e.dur_ns;
+      r.device_total_ns += e.dur_ns;
+    } else if (gpu && is_device_work(e.category)) {
       ++r.calls;
       r.self_device_ns += e.dur_ns;
       r.device_total_ns += e.dur_ns;
       out.self_device_total_ns += e.dur_ns;
-      // The op that launched it (not the runtime call itself, as torch shows it) and its ancestors.
+      // The launching op is the one around its runtime/driver call: the op whose External id a
+      // kernel carries in PyTorch's traces.
       auto it = launch_node.find(e.correlation);
-      if (it != launch_node.end()) credit_ancestors(nodes[it->second].parent, e.dur_ns);
-    }
-  } else if (cpu_kernels) {
-    for (const Node& n : nodes) {
-      if (n.event->category != Category::cpu_kernel) continue;
-      KeyAverage& r = rows[n.row];
-      r.self_device_ns += n.event->dur_ns;
-      r.device_total_ns += n.event->dur_ns;
-      out.self_device_total_ns += n.event->dur_ns;
-      credit_ancestors(n.parent, n.event->dur_ns);
+      if (it != launch_node.end()) book(nodes[it->second].parent, e.dur_ns);
+    } else if (!gpu && e.category == Category::cpu_kernel) {
+      const Node& n = nodes[static_cast<std::size_t>(node_of[i])];
+      r.self_device_ns += e.dur_ns;
+      r.device_total_ns += e.dur_ns;
+      out.self_device_total_ns += e.dur_ns;
+      book(n.parent, e.dur_ns);
     }
   }
 
@@ -180,9 +223,7 @@ KeyAverages key_averages(const Timeline& timeline, const std::string& sort_by, i
     std::stable_sort(rows.begin(), rows.end(), [](const KeyAverage& a, const KeyAverage& b) { return a.name < b.name; });
   } else {
     std::stable_sort(rows.begin(), rows.end(), [&](const KeyAverage& a, const KeyAverage& b) {
-      std::int64_t x = sort_value(a, sort_by), y = sort_value(b, sort_by);
-      if (x != y) return x > y;
-      return a.name < b.name;
+      return sort_value(a, sort_by) > sort_value(b, sort_by);
     });
   }
   out.total_rows = rows.size();
@@ -204,7 +245,10 @@ std::string render_text(const KeyAverages& t) {
   for (const auto& r : t.rows) name_width = std::max(name_width, r.name.size() + 4);
   name_width = std::min(name_width, kMaxName);
   std::vector<std::size_t> widths;
-  for (std::size_t i = 0; i < headers.size(); ++i) widths.push_back(i == 0 ? name_width : std::max<std::size_t>(12, headers[i].size()));
+  // torch's value columns are 12 wide, even under its 13-character "CUDA time avg" header (which
+  // then overflows by one, as torch prints it); the longer "CPU kernel" headers widen theirs.
+  for (std::size_t i = 0; i < headers.size(); ++i)
+    widths.push_back(i == 0 ? name_width : headers[i].size() <= 13 ? 12 : headers[i].size());
 
   std::string out;
   auto line = [&](const std::vector<std::string>& cells) {
@@ -218,7 +262,8 @@ std::string render_text(const KeyAverages& t) {
   line(headers);
   out += rule;
   for (const auto& r : t.rows) {
-    std::string name = r.name.size() > name_width ? r.name.substr(0, name_width - 3) + "..." : r.name;
+    // torch cuts every name of 52 characters or more to 52 and "...".
+    std::string name = r.name.size() >= kMaxName - 3 ? r.name.substr(0, kMaxName - 3) + "..." : r.name;
     std::vector<std::string> cells = {name,
                                       format_pct(r.self_cpu_ns, t.self_cpu_total_ns),
                                       format_time(static_cast<double>(r.self_cpu_ns)),
@@ -256,10 +301,10 @@ std::string render_json_rows(const KeyAverages& t) {
     out += "\"name\": ";
     trace::append_json_string(out, r.name);
     out += fmt::format(
-        ", \"device_row\": {}, \"calls\": {}, \"self_cpu_us\": {}, \"self_cpu_pct\": {}, \"cpu_total_us\": {}, "
+        ", \"device_row\": {}, \"annotation_row\": {}, \"calls\": {}, \"self_cpu_us\": {}, \"self_cpu_pct\": {}, \"cpu_total_us\": {}, "
         "\"cpu_total_pct\": {}, \"cpu_time_avg_us\": {}, \"self_device_us\": {}, \"self_device_pct\": {}, "
         "\"device_total_us\": {}, \"device_time_avg_us\": {}}}",
-        r.device_row ? "true" : "false", r.calls, us(r.self_cpu_ns), pct(r.self_cpu_ns, t.self_cpu_total_ns),
+        r.device_row ? "true" : "false", r.annotation_row ? "true" : "false", r.calls, us(r.self_cpu_ns), pct(r.self_cpu_ns, t.self_cpu_total_ns),
         us(r.cpu_total_ns), pct(r.cpu_total_ns, t.self_cpu_total_ns), us(r.calls ? (r.cpu_total_ns + r.calls / 2) / r.calls : 0),
         us(r.self_device_ns), pct(r.self_device_ns, t.self_device_total_ns), us(r.device_total_ns),
         us(r.calls ? (r.device_total_ns + r.calls / 2) / r.calls : 0));

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/atomic_file.h"
+#include "report/result_keys.h"
 #include "report/roofline.h"
 #include "report/step_timeline.h"
 
@@ -59,6 +60,8 @@ nlohmann::json compare_json(const std::vector<GlanceRow>& rows, const std::vecto
     for (const RunResult& r : results) {
       if (r.variant != rows[i].variant) continue;
       row["spec"] = spec_json(r.spec);
+      put_spec_keys(row, r.spec);
+      row["flops"] = flops_json(r.flops);
       if (!out.contains("shape")) out["shape"] = shape_text(r.spec);
       if (r.trace) row["timeline"] = step_timeline_json(extract_step_timeline(*r.trace));
       row["roofline"] = roofline_json(

@@ -13,11 +13,13 @@
 
 #include "core/atomic_file.h"
 #include "report/insights.h"
+#include "report/result_keys.h"
 #include "report/roofline.h"
 
 namespace attnprof::report {
 
 std::vector<std::int64_t> parse_int_list(std::string_view text, std::string_view flag) {
+  const std::size_t max_values = kMaxSweepPoints;
   std::vector<std::string> tokens;
   std::size_t start = 0;
   while (true) {
@@ -55,15 +57,27 @@ std::vector<std::int64_t> parse_int_list(std::string_view text, std::string_view
     if (pending_ellipsis) {
       const std::int64_t a = values[values.size() - 2], b = values.back();
       const bool ratio = b % a == 0 && b / a >= 2;
-      std::int64_t next = ratio ? b * (b / a) : b + (b - a);
-      while (next < value) {
-        values.push_back(next);
-        next = ratio ? next * (b / a) : next + (b - a);
+      // The next term, or nullopt past INT64_MAX (then it is past `value` too, which does fit).
+      auto after = [&](std::int64_t x) -> std::optional<std::int64_t> {
+        std::int64_t y = 0;
+        if (ratio ? __builtin_mul_overflow(x, b / a, &y) : __builtin_add_overflow(x, b - a, &y)) return std::nullopt;
+        return y;
+      };
+      std::optional<std::int64_t> next = after(b);
+      while (next && *next < value) {
+        if (values.size() >= max_values) {
+          throw bad(fmt::format("more than {} values (a sweep runs at most {} points)", max_values, kMaxSweepPoints));
+        }
+        values.push_back(*next);
+        next = after(*next);
       }
       if (next != value) throw bad(fmt::format("{} does not continue {},{}", value, a, b));
       pending_ellipsis = false;
     }
     if (!values.empty() && value <= values.back()) throw bad(fmt::format("{} does not increase", value));
+    if (values.size() >= max_values) {
+      throw bad(fmt::format("more than {} values (a sweep runs at most {} points)", max_values, kMaxSweepPoints));
+    }
     values.push_back(value);
   }
   if (pending_ellipsis) throw bad("'...' needs a last value after it");
@@ -101,9 +115,9 @@ SweepRecord record_from_result(const SweepPoint& point, const RunResult& result,
   r.point = point;
   r.device_ms = result.median_ns / 1e6;
   r.cpu_ms = result.cpu_ns / 1e6;
+  r.setup_ms = result.setup_ns / 1e6;
   r.tflops = result.tflops;
-  const double peak = ceilings.peak_tflops(point.spec.dtype);
-  r.pct_of_peak = peak > 0 ? 100.0 * result.tflops / peak : 0;
+  r.pct_of_peak = pct_of_peak(result.tflops, ceilings.peak_tflops(point.spec.dtype));
   r.rel_err = result.rel_err;
   r.kernels_per_forward = result.kernels_per_forward;
   r.memcpy_per_forward = result.memcpy_per_forward;
@@ -133,8 +147,8 @@ namespace {
 
 const std::vector<std::string>& csv_columns() {
   static const std::vector<std::string> cols = {
-      "variant", "device", "batch", "heads", "kv_heads", "seq", "head_dim", "dtype", "causal", "status", "reason",
-      "device_ms", "cpu_ms", "tflops", "pct_of_peak", "rel_err", "nan_output", "kernels_per_forward",
+      "variant", "device", "batch", "heads", "kv_heads", "seq", "seq_k", "head_dim", "dtype", "causal", "causal_align",
+      "layout", "status", "reason", "device_ms", "cpu_ms", "setup_ms", "tflops", "pct_of_peak", "rel_err", "nan_output", "kernels_per_forward",
       "memcpy_per_forward", "memset_per_forward", "peak_extra_bytes", "flops", "min_bytes", "intensity", "trace_path"};
   return cols;
 }
@@ -148,33 +162,27 @@ std::string csv_quote(const std::string& field) {
 
 nlohmann::json record_json(const SweepRecord& r) {
   const AttentionSpec& s = r.point.spec;
-  nlohmann::json j = {{"variant", r.point.variant},
-                      {"device", std::string(device_name(s.device))},
-                      {"batch", s.batch},
-                      {"heads", s.heads},
-                      {"kv_heads", s.kv_heads},
-                      {"seq", s.seq_q},
-                      {"head_dim", s.head_dim},
-                      {"dtype", std::string(dtype_name(s.dtype))},
-                      {"causal", s.causal},
-                      {"causal_align", std::string(causal_align_name(s.causal_align))},
-                      {"status", r.status},
-                      {"reason", r.reason},
-                      {"flops", r.flops},
-                      {"trace_path", r.trace_path}};
+  nlohmann::json j = {{"variant", r.point.variant}};
+  put_spec_keys(j, s);
+  j["status"] = r.status;
+  j["reason"] = r.reason;
+  j["flops"] = flops_json(r.flops);
+  j["trace_path"] = r.trace_path;
   const bool ran = r.status == "ok";
   auto number = [&](double v) { return ran && std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
   j["device_ms"] = number(r.device_ms);
   j["cpu_ms"] = number(r.cpu_ms);
+  j["setup_ms"] = number(r.setup_ms);
   j["tflops"] = number(r.tflops);
   j["pct_of_peak"] = number(r.pct_of_peak);
   j["rel_err"] = r.nan_output ? nlohmann::json(nullptr) : number(r.rel_err);
   j["nan_output"] = r.nan_output;
-  j["kernels_per_forward"] = number(r.kernels_per_forward);
-  j["memcpy_per_forward"] = number(r.memcpy_per_forward);
-  j["memset_per_forward"] = number(r.memset_per_forward);
+  auto count = [&](double v) { return ran && std::isfinite(v) ? count_json(v) : nlohmann::json(nullptr); };
+  j["kernels_per_forward"] = count(r.kernels_per_forward);
+  j["memcpy_per_forward"] = count(r.memcpy_per_forward);
+  j["memset_per_forward"] = count(r.memset_per_forward);
   j["peak_extra_bytes"] = ran ? nlohmann::json(r.peak_extra_bytes) : nlohmann::json(nullptr);
-  j["min_bytes"] = number(r.min_bytes);
+  j["min_bytes"] = count(r.min_bytes);
   j["intensity"] = number(r.intensity);
   return j;
 }
@@ -226,17 +234,20 @@ std::vector<SweepRecord> sweep_records_from_json(const nlohmann::json& json) {
     s.batch = j.value("batch", s.batch);
     s.heads = j.value("heads", s.heads);
     s.kv_heads = j.value("kv_heads", s.kv_heads);
-    s.seq_q = s.seq_k = j.value("seq", s.seq_q);
+    s.seq_q = j.value("seq", s.seq_q);
+    s.seq_k = j.value("seq_k", s.seq_q);
     s.head_dim = j.value("head_dim", s.head_dim);
     s.dtype = parse_dtype(j.value("dtype", std::string("bf16")));
     s.causal = j.value("causal", true);
     s.causal_align = parse_causal_align(j.value("causal_align", std::string("top-left")));
+    s.layout = parse_layout(j.value("layout", std::string(layout_name(s.layout))));
     r.status = j.value("status", std::string("ok"));
     r.reason = j.value("reason", std::string());
     r.device_ms = num(j, "device_ms");
     r.cpu_ms = num(j, "cpu_ms");
     r.tflops = num(j, "tflops");
     r.pct_of_peak = num(j, "pct_of_peak");
+    r.setup_ms = num(j, "setup_ms");
     r.rel_err = num(j, "rel_err");
     r.nan_output = j.value("nan_output", false);
     r.kernels_per_forward = num(j, "kernels_per_forward");
@@ -285,15 +296,23 @@ std::vector<SweepRecord> run_sweep(const std::vector<SweepPoint>& points, const 
 void write_sweep_files(const std::string& dir, const std::vector<SweepRecord>& records, const Ceilings& ceilings) {
   const std::string csv = sweep_csv(records);
   const std::string json = sweep_json(records, ceilings).dump(1) + "\n";
+  // Both temporaries are written and synced before either is renamed: a write error (a full
+  // disk) renames neither, so the CSV and the JSON on disk always hold the same rows.
   SignalDeferral together;
-  write_file_atomically(dir + "/sweep.csv", csv, "--out");
-  write_file_atomically(dir + "/sweep.json", json, "--out");
+  AtomicFile csv_file(dir + "/sweep.csv", "--out");
+  AtomicFile json_file(dir + "/sweep.json", "--out");
+  csv_file.write(csv);
+  json_file.write(json);
+  csv_file.sync();
+  json_file.sync();
+  csv_file.commit();
+  json_file.commit();
 }
 
 std::string progress_line(std::size_t done, std::size_t total, const SweepRecord& r, bool terminal, int width) {
   const AttentionSpec& s = r.point.spec;
   std::string what = fmt::format("{} S={} D={}", r.point.variant, s.seq_q, s.head_dim);
-  std::string outcome = r.status == "ok" ? fmt::format("{:.3f} ms, {:.3g} TFLOP/s", r.device_ms, r.tflops)
+  std::string outcome = r.status == "ok" ? fmt::format("{:.3f} ms, {}", r.device_ms, format_tflops(r.tflops))
                                          : fmt::format("{}: {}", r.status, r.reason);
   std::string counter = fmt::format("{}/{}", done, total);
   if (!terminal) return fmt::format("[{}] {}: {}", counter, what, outcome);

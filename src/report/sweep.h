@@ -18,9 +18,14 @@
 
 namespace attnprof::report {
 
+// The most points one sweep runs (sequence lengths × head dims × variants), and so the most
+// values one list may expand to.
+inline constexpr std::size_t kMaxSweepPoints = 10000;
+
 // "512,1024,...,16384": values in order; "..." continues the two values before it (doubling
 // here; an arithmetic step when they differ by a constant that is not a ratio) up to the value
-// after it. Throws UsageError naming `flag` for anything else, non-positive or not increasing.
+// after it. Throws UsageError naming `flag` for anything else, non-positive, not increasing, a
+// continuation that passes INT64_MAX, or more than kMaxSweepPoints values (refused while expanding).
 std::vector<std::int64_t> parse_int_list(std::string_view text, std::string_view flag);
 
 // nullopt when it fits; otherwise "needs 12.3 GiB (inputs + workspace), 7.1 GiB free".
@@ -38,7 +43,7 @@ struct SweepRecord {
   SweepPoint point;
   std::string status = "ok";  // ok | skipped | refused | failed
   std::string reason;
-  double device_ms = 0, cpu_ms = 0, tflops = 0, pct_of_peak = 0, rel_err = 0;
+  double device_ms = 0, cpu_ms = 0, setup_ms = 0, tflops = 0, pct_of_peak = 0, rel_err = 0;
   double kernels_per_forward = 0, memcpy_per_forward = 0, memset_per_forward = 0;
   std::int64_t peak_extra_bytes = 0;
   bool nan_output = false;
@@ -65,7 +70,7 @@ struct SweepHooks {
 std::vector<SweepRecord> run_sweep(const std::vector<SweepPoint>& points, const RunOptions& base,
                                    const Ceilings& ceilings, const SweepHooks& hooks);
 
-// Writes DIR/sweep.csv and DIR/sweep.json atomically.
+// Writes DIR/sweep.csv and DIR/sweep.json atomically, as a pair: both or neither.
 void write_sweep_files(const std::string& dir, const std::vector<SweepRecord>& records, const Ceilings& ceilings);
 
 // "[#######.............]  7/20  flash S=4096 D=128  0.560 ms" for a terminal, or one plain line.

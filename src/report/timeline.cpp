@@ -31,7 +31,9 @@ std::uint32_t Timeline::intern(std::unordered_map<std::string, std::uint32_t>& i
 }
 
 void Timeline::add(const trace::Event& e) {
-  if (e.phase != 'X' || !(is_host_event(e.category) || is_device_work(e.category))) return;
+  if (e.phase != 'X' ||
+      !(is_host_event(e.category) || is_device_work(e.category) || e.category == Category::gpu_user_annotation))
+    return;
   TimelineEvent t;
   t.category = e.category;
   t.name = intern(name_ids_, e.name);

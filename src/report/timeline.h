@@ -33,8 +33,9 @@ class Timeline {
  public:
   static Timeline of(const trace::Trace& trace);
   // Keeps `event` when the reports use it: X events of cpu_op, user_annotation, cpu_kernel,
-  // cuda_runtime, cuda_driver, python_function, kernel, gpu_memcpy, gpu_memset. Annotation mirrors
-  // on the device (gpu_user_annotation), the "Trace" span and instants are left out.
+  // cuda_runtime, cuda_driver, python_function, kernel, gpu_memcpy, gpu_memset, and the device
+  // spans of user ranges (gpu_user_annotation, for torch's booking of key_averages). The "Trace"
+  // span and instants are left out.
   void add(const trace::Event& event);
 
   const std::vector<TimelineEvent>& events() const { return events_; }

@@ -4,6 +4,8 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include "run/preflight.h"
+
 namespace attnprof {
 
 std::vector<CompareRow> compare_variants(const RunOptions& base, const std::vector<std::string>& variants,
@@ -21,15 +23,17 @@ std::vector<CompareRow> compare_variants(const RunOptions& base, const std::vect
     }
     if (auto reason = variant->refusal(base.spec)) {
       row.refusal = *reason;
-    } else {
+      rows.push_back(std::move(row));
+      continue;
+    }
+    try {
+      preflight_memory(base.spec, *variant);  // before on_start: a refused variant is not "running"
       RunOptions options = base;
       options.variant = name;
       if (on_start) on_start(name);
-      try {
-        row.result = run_variant(options);
-      } catch (const UsageError& e) {  // the memory preflight or bad inputs: a reason, not a crash
-        row.refusal = e.what();
-      }
+      row.result = run_variant(options);
+    } catch (const UsageError& e) {  // the memory preflight or bad inputs: a reason, not a crash
+      row.refusal = e.what();
     }
     rows.push_back(std::move(row));
   }

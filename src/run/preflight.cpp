@@ -2,45 +2,157 @@
 
 #include <attnprof/error.h>
 #include <fmt/format.h>
+#include <sys/resource.h>
 
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "core/saturating.h"
 #include "ops/backend.h"
 #include "report/insights.h"
 
 namespace attnprof {
+namespace {
 
-std::int64_t estimate_run_bytes(const AttentionSpec& spec, const Variant& variant) {
-  double element = static_cast<double>(dtype_size(spec.dtype));
-  double q_and_out = 2.0 * spec.batch * spec.heads * spec.seq_q * spec.head_dim * element;
-  double kv = 2.0 * spec.batch * spec.kv_heads * spec.seq_k * spec.head_dim * element;
-  double workspace = static_cast<double>(variant.workspace_estimate(spec));
-  double total = q_and_out + kv + workspace;
-  return total > 9.0e18 ? INT64_MAX : static_cast<std::int64_t>(total);
+// The whole of a small text file (procfs, cgroupfs); nullopt when it cannot be read.
+std::optional<std::string> read_small_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
-std::optional<std::int64_t> parse_mem_available(const std::string& meminfo) {
-  std::istringstream in(meminfo);
+// "NAME:   123 kB" in a procfs text, in bytes.
+std::optional<std::int64_t> parse_kib_field(const std::string& text, std::string_view name) {
+  std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("MemAvailable:", 0) != 0) continue;
-    std::istringstream fields(line.substr(13));
+    if (line.size() <= name.size() || line.compare(0, name.size(), name) != 0 || line[name.size()] != ':') continue;
+    std::istringstream fields(line.substr(name.size() + 1));
     std::int64_t kib = 0;
     std::string unit;
-    if (fields >> kib >> unit && unit == "kB") return kib * 1024;
+    if (fields >> kib >> unit && unit == "kB" && kib >= 0) return sat_mul(kib, 1024);
   }
   return std::nullopt;
 }
 
+// A cgroup file holding one number ("max" reads as no limit).
+std::optional<std::int64_t> read_cgroup_number(const std::filesystem::path& path) {
+  std::optional<std::string> text = read_small_file(path.string());
+  if (!text) return std::nullopt;
+  while (!text->empty() && (text->back() == '\n' || text->back() == ' ')) text->pop_back();
+  std::int64_t value = 0;
+  auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (ec != std::errc() || end != text->data() + text->size() || value < 0) return std::nullopt;
+  return value;
+}
+
+void tighten(std::optional<MemoryLimit>& current, std::optional<std::int64_t> bytes, const char* source) {
+  if (bytes && (!current || *bytes < current->bytes)) current = MemoryLimit{*bytes, source};
+}
+
+}  // namespace
+
+std::optional<std::int64_t> cgroup_headroom(const std::filesystem::path& root, const std::string& path,
+                                            const char* limit_file, const char* usage_file) {
+  std::vector<std::filesystem::path> dirs{root};
+  for (const std::filesystem::path& part : std::filesystem::path(path).relative_path()) {
+    if (!part.empty() && part != "." && part != "..") dirs.push_back(dirs.back() / part);
+  }
+  std::optional<std::int64_t> least;
+  for (const std::filesystem::path& dir : dirs) {
+    std::optional<std::int64_t> limit = read_cgroup_number(dir / limit_file);
+    if (!limit) continue;
+    const std::int64_t usage = read_cgroup_number(dir / usage_file).value_or(0);
+    const std::int64_t room = std::max<std::int64_t>(0, *limit - usage);
+    if (!least || room < *least) least = room;
+  }
+  return least;
+}
+
+std::int64_t estimate_run_bytes(const AttentionSpec& spec, const Variant& variant) {
+  const std::int64_t element = static_cast<std::int64_t>(dtype_size(spec.dtype));
+  const std::int64_t q_and_out = sat_product({2, spec.batch, spec.heads, spec.seq_q, spec.head_dim, element});
+  const std::int64_t kv = sat_product({2, spec.batch, spec.kv_heads, spec.seq_k, spec.head_dim, element});
+  // A plug-in's estimate that wrapped below zero stands for more than can be counted.
+  std::int64_t workspace = variant.workspace_estimate(spec);
+  if (workspace < 0) workspace = std::numeric_limits<std::int64_t>::max();
+  return sat_sum({q_and_out, kv, workspace});
+}
+
+std::optional<std::int64_t> parse_mem_available(const std::string& meminfo) {
+  return parse_kib_field(meminfo, "MemAvailable");
+}
+
+std::optional<std::int64_t> parse_vm_size(const std::string& status) { return parse_kib_field(status, "VmSize"); }
+
+CgroupPaths parse_proc_cgroup(const std::string& text) {
+  CgroupPaths paths;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    const std::size_t first = line.find(':');
+    const std::size_t second = first == std::string::npos ? std::string::npos : line.find(':', first + 1);
+    if (second == std::string::npos) continue;
+    const std::string id = line.substr(0, first);
+    const std::string controllers = line.substr(first + 1, second - first - 1);
+    const std::string path = line.substr(second + 1);
+    if (id == "0" && controllers.empty()) {
+      paths.v2 = path;
+      continue;
+    }
+    std::istringstream names(controllers);
+    for (std::string name; std::getline(names, name, ',');) {
+      if (name == "memory") paths.v1_memory = path;
+    }
+  }
+  return paths;
+}
+
+std::optional<MemoryLimit> memory_limit(Device device) {
+  if (device == Device::cuda) {
+    std::optional<std::int64_t> free = ops::backend(Device::cuda).free_bytes();
+    if (!free) return std::nullopt;
+    return MemoryLimit{*free, "free device memory"};
+  }
+  std::optional<MemoryLimit> limit;
+  if (auto meminfo = read_small_file("/proc/meminfo")) tighten(limit, parse_mem_available(*meminfo), "MemAvailable");
+  rlimit address_space{};
+  if (::getrlimit(RLIMIT_AS, &address_space) == 0 && address_space.rlim_cur != RLIM_INFINITY) {
+    const std::int64_t cap = address_space.rlim_cur > static_cast<rlim_t>(std::numeric_limits<std::int64_t>::max())
+                                 ? std::numeric_limits<std::int64_t>::max()
+                                 : static_cast<std::int64_t>(address_space.rlim_cur);
+    std::optional<std::string> status = read_small_file("/proc/self/status");
+    const std::int64_t mapped = status ? parse_vm_size(*status).value_or(0) : 0;
+    tighten(limit, std::max<std::int64_t>(0, cap - mapped), "ulimit -v (RLIMIT_AS)");
+  }
+  if (auto text = read_small_file("/proc/self/cgroup")) {
+    const CgroupPaths paths = parse_proc_cgroup(*text);
+    if (!paths.v2.empty()) {
+      tighten(limit, cgroup_headroom("/sys/fs/cgroup", paths.v2, "memory.max", "memory.current"),
+              "cgroup memory.max");
+    }
+    if (!paths.v1_memory.empty()) {
+      tighten(limit,
+              cgroup_headroom("/sys/fs/cgroup/memory", paths.v1_memory, "memory.limit_in_bytes",
+                              "memory.usage_in_bytes"),
+              "cgroup memory.limit_in_bytes");
+    }
+  }
+  return limit;
+}
+
 std::optional<std::int64_t> free_device_bytes(Device device) {
-  if (device == Device::cuda) return ops::backend(Device::cuda).free_bytes();
-  std::ifstream in("/proc/meminfo");
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_mem_available(text.str());
+  std::optional<MemoryLimit> limit = memory_limit(device);
+  if (!limit) return std::nullopt;
+  return limit->bytes;
 }
 
 std::int64_t largest_fitting_seq(const AttentionSpec& spec, const Variant& variant, std::int64_t free_bytes) {
@@ -63,15 +175,18 @@ std::int64_t largest_fitting_seq(const AttentionSpec& spec, const Variant& varia
 }
 
 void preflight_memory(const AttentionSpec& spec, const Variant& variant) {
-  std::optional<std::int64_t> free_bytes = free_device_bytes(spec.device);
-  if (!free_bytes) return;
+  std::optional<MemoryLimit> limit = memory_limit(spec.device);
+  if (!limit) return;
   std::int64_t needed = estimate_run_bytes(spec, variant);
-  if (needed <= *free_bytes) return;
-  std::int64_t largest = largest_fitting_seq(spec, variant, *free_bytes);
+  if (needed <= limit->bytes) return;
+  std::int64_t largest = largest_fitting_seq(spec, variant, limit->bytes);
+  const std::string needed_text = needed == std::numeric_limits<std::int64_t>::max()
+                                      ? std::string("more than 8 EiB")
+                                      : "about " + report::format_bytes(static_cast<double>(needed));
   throw UsageError(fmt::format(
-      "--seq: {} {} needs about {} on {} but only {} is free; the largest --seq that fits with these other sizes is {}",
-      variant.name(), spec.shape_string(), report::format_bytes(static_cast<double>(needed)), device_name(spec.device), report::format_bytes(static_cast<double>(*free_bytes)),
-      largest));
+      "--seq: {} {} needs {} on {} but only {} is free ({}); the largest --seq that fits with these other sizes is {}",
+      variant.name(), spec.shape_string(), needed_text, device_name(spec.device),
+      report::format_bytes(static_cast<double>(limit->bytes)), limit->source, largest));
 }
 
 }  // namespace attnprof

@@ -100,12 +100,14 @@ RunResult run_variant(const RunOptions& options) {
     throw UsageError(fmt::format("--variant {}: {}", variant->name(), *reason));
   }
   preflight_memory(spec, *variant);
-  if (!options.out_dir.empty()) ensure_writable_directory(options.out_dir, "--out");
-  if (!options.dump_dir.empty()) ensure_writable_directory(options.dump_dir, "--dump");
+  // Checked now, made when the first file is written: a run refused or failing before then
+  // leaves no directory behind.
+  if (!options.out_dir.empty()) check_writable_directory(options.out_dir, "--out");
+  if (!options.dump_dir.empty()) check_writable_directory(options.dump_dir, "--dump");
 
   RunResult result;
   result.variant = std::string(variant->name());
-  result.summary = std::string(variant->summary());
+  result.summary = variant->describe(spec);
   result.spec = spec;
   result.flops = spec.flops();
 

@@ -2,24 +2,19 @@
 
 #include <cmath>
 
+#include "report/ceilings.h"
+#include "report/result_keys.h"
+
 namespace attnprof {
 
-nlohmann::json run_result_json(const RunResult& r) {
+nlohmann::json run_result_json(const RunResult& r, double peak_tflops) {
   const AttentionSpec& s = r.spec;
   nlohmann::json j;
   j["variant"] = r.variant;
-  j["device"] = std::string(device_name(s.device));
-  j["dtype"] = std::string(dtype_name(s.dtype));
-  j["batch"] = s.batch;
-  j["heads"] = s.heads;
-  j["kv_heads"] = s.kv_heads;
-  j["seq"] = s.seq_q;
-  j["seq_k"] = s.seq_k;
-  j["head_dim"] = s.head_dim;
-  j["causal"] = s.causal;
-  if (s.causal) j["causal_align"] = std::string(causal_align_name(s.causal_align));
-  j["layout"] = std::string(layout_name(s.layout));
-  j["median_ms"] = r.median_ns / 1e6;
+  j["summary"] = r.summary;
+  report::put_spec_keys(j, s);
+  j["device_ms"] = r.median_ns / 1e6;
+  j["median_ms"] = r.median_ns / 1e6;  // the same number under its first name
   j["cpu_ms"] = r.cpu_ns / 1e6;
   j["setup_ms"] = r.setup_ns / 1e6;
   j["peak_extra_bytes"] = r.peak_extra_bytes;
@@ -33,16 +28,18 @@ nlohmann::json run_result_json(const RunResult& r) {
     j["fully_masked_rows_zero"] = r.masked_rows_zero;
     j["nan_only_in_masked_rows"] = r.nan_only_in_masked_rows;
   }
-  j["kernels_per_forward"] = r.kernels_per_forward;
-  j["memcpy_per_forward"] = r.memcpy_per_forward;
-  j["memset_per_forward"] = r.memset_per_forward;
-  j["flops"] = r.flops;
+  j["kernels_per_forward"] = report::count_json(r.kernels_per_forward);
+  j["memcpy_per_forward"] = report::count_json(r.memcpy_per_forward);
+  j["memset_per_forward"] = report::count_json(r.memset_per_forward);
+  j["flops"] = report::flops_json(r.flops);
   j["tflops"] = r.tflops;
+  j["pct_of_peak"] = report::pct_of_peak(r.tflops, peak_tflops);
   j["timing"] = r.timing_source;
   if (r.determinism_runs > 0) {
     j["determinism"] = {{"runs", r.determinism_runs}, {"bit_identical", r.determinism_mismatches == 0},
                         {"mismatches", r.determinism_mismatches}};
   }
+  j["trace_path"] = r.trace_path;
   if (!r.trace_path.empty()) j["trace"] = r.trace_path;
   if (!r.table_path.empty()) j["table"] = r.table_path;
   return j;

@@ -20,8 +20,10 @@ class RawInput {
 
 class FileInput final : public RawInput {
  public:
-  FileInput(std::FILE* f, std::string name) : f_(f), name_(std::move(name)) {}
-  ~FileInput() override { std::fclose(f_); }
+  FileInput(std::FILE* f, std::string name, bool owned) : f_(f), name_(std::move(name)), owned_(owned) {}
+  ~FileInput() override {
+    if (owned_) std::fclose(f_);
+  }
   std::size_t read(char* out, std::size_t capacity) override {
     std::size_t n = std::fread(out, 1, capacity, f_);
     if (n == 0 && std::ferror(f_)) throw UsageError(fmt::format("{}: read error: {}", name_, std::strerror(errno)));
@@ -31,6 +33,7 @@ class FileInput final : public RawInput {
  private:
   std::FILE* f_;
   std::string name_;
+  bool owned_;
 };
 
 class MemoryInput final : public RawInput {
@@ -141,10 +144,13 @@ std::unique_ptr<ByteSource> make_source(std::unique_ptr<RawInput> in, const std:
 
 }  // namespace
 
+std::string trace_display_name(const std::string& path) { return path == "-" ? "standard input" : path; }
+
 std::unique_ptr<ByteSource> open_trace_bytes(const std::string& path) {
+  if (path == "-") return make_source(std::make_unique<FileInput>(stdin, trace_display_name(path), false), "standard input");
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) throw UsageError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  return make_source(std::make_unique<FileInput>(f, path), path);
+  return make_source(std::make_unique<FileInput>(f, path, true), path);
 }
 
 std::unique_ptr<ByteSource> memory_trace_bytes(std::string name, const char* data, std::size_t size) {

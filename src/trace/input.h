@@ -17,8 +17,11 @@ class ByteSource {
   virtual std::size_t file_offset() const = 0;
 };
 
-// Opens `path`; "-" is not special. Throws UsageError when it cannot be opened or is empty.
+// Opens `path`, read once from the start (pipes, FIFOs and /dev/stdin work; nothing seeks); "-" is
+// standard input. Throws UsageError when it cannot be opened or is empty.
 std::unique_ptr<ByteSource> open_trace_bytes(const std::string& path);
+// How messages name `path`: "standard input" for "-", else the path.
+std::string trace_display_name(const std::string& path);
 // In-memory bytes (tests, the fuzzer); `name` stands for the file in messages.
 std::unique_ptr<ByteSource> memory_trace_bytes(std::string name, const char* data, std::size_t size);
 

@@ -6,8 +6,6 @@
 namespace attnprof::trace {
 namespace {
 
-constexpr int kMaxDepth = 1000;
-
 bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -44,10 +42,15 @@ std::string printable(char c) {
 
 }  // namespace
 
-JsonPull::JsonPull(ByteSource& source, std::string name) : source_(source), name_(std::move(name)), buf_(1 << 20) {}
+JsonPull::JsonPull(ByteSource& source, std::string name, const ReadLimits& limits)
+    : source_(source), name_(std::move(name)), limits_(limits), buf_(1 << 20) {}
 
 void JsonPull::fail(const std::string& what) {
   throw UsageError(fmt::format("{}: {} (at byte {})", name_, what, offset()));
+}
+
+void JsonPull::fail_limit(const std::string& what, const char* limit) {
+  throw LimitExceeded(fmt::format("{}: {} (at byte {})", name_, what, offset()), limit);
 }
 
 bool JsonPull::refill() {
@@ -56,6 +59,10 @@ bool JsonPull::refill() {
   pos_ = end_ = 0;
   end_ = source_.read(buf_.data(), buf_.size());
   if (end_ == 0) eof_ = true;
+  if (consumed_ + end_ > limits_.max_trace_bytes) {
+    pos_ = static_cast<std::size_t>(limits_.max_trace_bytes - consumed_);
+    fail_limit(fmt::format("the JSON text is longer than {} bytes", limits_.max_trace_bytes), "max_trace_bytes");
+  }
   return end_ > 0;
 }
 
@@ -68,7 +75,10 @@ void JsonPull::skip_space_slow(std::string* keep) {
   for (;;) {
     std::size_t start = pos_;
     while (pos_ < end_ && is_space(buf_[pos_])) ++pos_;
-    if (keep) keep->append(buf_.data() + start, pos_ - start);
+    if (keep) {
+      keep->append(buf_.data() + start, pos_ - start);
+      check_kept(*keep);
+    }
     if (pos_ < end_ || !refill()) return;
   }
 }
@@ -93,6 +103,7 @@ void JsonPull::read_string(std::string& out) {
       ++pos_;
     }
     out.append(buf_.data() + start, pos_ - start);
+    if (out.size() > limits_.max_string_bytes) string_too_long();
     if (pos_ == end_) continue;
     char c = buf_[pos_++];
     if (c == '"') return;
@@ -145,10 +156,21 @@ void JsonPull::read_string(std::string& out) {
   }
 }
 
+void JsonPull::check_kept(const std::string& kept) {
+  if (kept.size() > limits_.max_string_bytes)
+    fail_limit(fmt::format("a value kept as JSON text is longer than {} bytes", limits_.max_string_bytes),
+               "max_string_bytes");
+}
+
+void JsonPull::string_too_long() {
+  fail_limit(fmt::format("a string is longer than {} bytes", limits_.max_string_bytes), "max_string_bytes");
+}
+
 void JsonPull::raw_string(std::string* out) {
   static constexpr char kHex[] = "0123456789abcdef";
   if (get() != '"') fail("not valid JSON: expected a string");
   if (out) out->push_back('"');
+  std::uint64_t length = 0;  // bytes between the quotes, as written
   for (;;) {
     if (pos_ == end_ && !refill()) fail("truncated: the JSON ends inside a string");
     std::size_t start = pos_;
@@ -158,14 +180,18 @@ void JsonPull::raw_string(std::string* out) {
       ++pos_;
     }
     if (out) out->append(buf_.data() + start, pos_ - start);
+    length += pos_ - start;
+    if (length > limits_.max_string_bytes) string_too_long();
     if (pos_ == end_) continue;
     char c = buf_[pos_++];
     if (c == '"') {
       if (out) out->push_back('"');
       return;
     }
+    ++length;
     if (c == '\\') {
       char e = get();
+      length += e == 'u' ? 5 : 1;
       if (out) {
         out->push_back('\\');
         out->push_back(e);
@@ -201,20 +227,25 @@ void JsonPull::raw_number(std::string* out) {
       while (i < end_ && is_digit(buf_[i])) ++i;
       ok = i > f;
     }
-    if (ok && i < end_ && buf_[i] != 'e' && buf_[i] != 'E' && !is_digit(buf_[i]) && buf_[i] != '.' && i - pos_ <= 400) {
+    if (ok && i < end_ && buf_[i] != 'e' && buf_[i] != 'E' && !is_digit(buf_[i]) && buf_[i] != '.' &&
+        i - pos_ <= limits_.max_number_chars) {
       if (out) out->append(buf_.data() + pos_, i - pos_);
       pos_ = i;
       return;
     }
   }
-  std::string local;
-  std::string& text = out ? *out : local;
-  std::size_t begin = text.size();
+  // Slow path: byte by byte across refills, counting, so an endless number is refused at the limit.
+  std::uint64_t length = 0;
   auto peek_raw = [&]() -> char {
     if (pos_ == end_ && !refill()) return '\0';
     return buf_[pos_];
   };
-  auto take = [&]() { text.push_back(buf_[pos_++]); };
+  auto take = [&]() {
+    if (++length > limits_.max_number_chars)
+      fail_limit(fmt::format("a number is longer than {} characters", limits_.max_number_chars), "max_number_chars");
+    if (out) out->push_back(buf_[pos_]);
+    ++pos_;
+  };
   if (peek_raw() == '-') take();
   char c = peek_raw();
   if (c == '0') {
@@ -237,7 +268,6 @@ void JsonPull::raw_number(std::string* out) {
     if (!is_digit(peek_raw())) fail("not valid JSON: a number has no exponent digits");
     while (is_digit(peek_raw())) take();
   }
-  if (text.size() - begin > 400) fail("not valid JSON: a number longer than 400 characters");
 }
 
 void JsonPull::read_number(std::string& out) {
@@ -264,6 +294,7 @@ void JsonPull::value(std::string* out) {
   State state = State::value;
   skip_space(nullptr);
   for (;;) {
+    if (out) check_kept(*out);
     if (state != State::value || !stack.empty()) skip_space(out);
     if (pos_ == end_ && !refill()) fail("truncated: the JSON ends inside a value");
     char c = buf_[pos_];
@@ -280,7 +311,8 @@ void JsonPull::value(std::string* out) {
         [[fallthrough]];
       case State::value:
         if (c == '{' || c == '[') {
-          if (stack.size() >= kMaxDepth) fail("not supported: JSON nested deeper than 1000 levels");
+          if (stack.size() >= limits_.max_depth)
+            fail_limit(fmt::format("JSON nested deeper than {} levels", limits_.max_depth), "max_depth");
           ++pos_;
           if (out) out->push_back(c);
           stack.push_back(c);
@@ -335,7 +367,7 @@ void JsonPull::value(std::string* out) {
 }
 
 void JsonPull::capture(std::string& out) {
-  out.clear();
+  out.clear();  // check_kept measures the whole of `out`
   value(&out);
 }
 

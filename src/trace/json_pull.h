@@ -1,18 +1,20 @@
 #pragma once
 // A streaming JSON pull parser over a ByteSource: constant memory however large the document,
 // exact raw text for values kept verbatim (RawArg), and every error a UsageError naming the file,
-// the problem and the byte offset.
+// the problem and the byte offset. Every ReadLimits limit is checked as the bytes arrive: a
+// LimitExceeded, never a buffer grown past the limit.
 #include <cstddef>
 #include <string>
 #include <vector>
 
 #include "trace/input.h"
+#include "trace/limits.h"
 
 namespace attnprof::trace {
 
 class JsonPull {
  public:
-  JsonPull(ByteSource& source, std::string name);
+  JsonPull(ByteSource& source, std::string name, const ReadLimits& limits = {});
 
   // Next non-whitespace character without consuming it; '\0' at the end of the data.
   char peek() {
@@ -38,6 +40,9 @@ class JsonPull {
   void capture(std::string& out);
   void skip();
   [[noreturn]] void fail(const std::string& what);
+  // LimitExceeded naming the file, `what`, the byte offset and the ReadLimits field `limit`.
+  [[noreturn]] void fail_limit(const std::string& what, const char* limit);
+  const ReadLimits& limits() const { return limits_; }
   std::size_t offset() const { return consumed_ + pos_; }
   const std::string& name() const { return name_; }
 
@@ -52,11 +57,14 @@ class JsonPull {
   void skip_space_slow(std::string* keep);
   void value(std::string* out);  // capture (out) or skip (nullptr)
   void raw_string(std::string* out);
+  [[noreturn]] void string_too_long();
+  void check_kept(const std::string& kept);  // a captured value within max_string_bytes
   void raw_number(std::string* out);
   void literal(std::string* out);
 
   ByteSource& source_;
   std::string name_;
+  ReadLimits limits_;
   std::vector<char> buf_;
   std::size_t pos_ = 0, end_ = 0, consumed_ = 0;
   bool eof_ = false;

@@ -3,6 +3,7 @@
 #include <attnprof/error.h>
 #include <fmt/format.h>
 
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -45,6 +46,18 @@ bool parse_triple(const std::string& json, std::array<std::int64_t, 3>& out) {
   return i == json.size();
 }
 
+// An event's name as an error message shows it: at most 80 bytes (cut between code points), JSON-escaped, so
+// control characters, ESC and invalid UTF-8 from the file never reach the terminal raw.
+std::string shown_name(const std::string& name) {
+  std::size_t cut = std::min<std::size_t>(name.size(), 80);
+  while (cut > 0 && cut < name.size() && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
+  std::string out;
+  append_json_string(out, std::string_view(name).substr(0, cut));
+  out = out.substr(1, out.size() - 2);
+  if (cut < name.size()) out += "...";
+  return out;
+}
+
 std::optional<double> parse_double(const std::string& json) {
   if (json.empty() || !(json[0] == '-' || (json[0] >= '0' && json[0] <= '9'))) return std::nullopt;
   char* end = nullptr;
@@ -56,8 +69,8 @@ std::optional<double> parse_double(const std::string& json) {
 class Reader {
  public:
   Reader(ByteSource& source, const std::string& name, Trace& out, const std::function<void(Event&)>& on_event,
-         bool keep_flows = true)
-      : p_(source, name), out_(out), on_event_(on_event), keep_flows_(keep_flows) {}
+         const bool& keep_flows, const ReadLimits& limits)
+      : p_(source, name, limits), out_(out), on_event_(on_event), keep_flows_(keep_flows) {}
 
   void read() {
     char c = p_.peek();
@@ -196,7 +209,8 @@ class Reader {
     p_.expect('[', "");
     if (p_.consume_if(']')) return;
     do {
-      ++event_index_;
+      if (++event_index_ > p_.limits().max_events)
+        p_.fail_limit(fmt::format("more than {} entries in \"traceEvents\"", p_.limits().max_events), "max_events");
       event();
     } while (p_.consume_if(','));
     if (p_.at_end()) p_.fail("truncated: the JSON ends inside the \"traceEvents\" array");
@@ -354,10 +368,41 @@ class Reader {
     return *v;
   }
 
+  // dur >= 0 (the trace format's rule), the end ts + dur fits in int64 ns, and the durations of all
+  // the trace's X events add up to at most INT64_MAX ns, so no sum of durations the reports make wraps.
+  void check_duration(const Event& e) {
+    std::int64_t end = 0;
+    if (e.dur_ns < 0) {
+      std::string dur;
+      append_us(dur, e.dur_ns);
+      p_.fail(fmt::format("not a Kineto trace: event #{} ('{}', ph X) has a negative \"dur\" ({} us); dur must be >= 0",
+                          event_index_, shown_name(e.name), dur));
+    }
+    if (__builtin_add_overflow(e.ts_ns, e.dur_ns, &end))
+      p_.fail(fmt::format("not a Kineto trace: event #{} ('{}', ph X) ends past the int64 ns range (ts + dur)",
+                          event_index_, shown_name(e.name)));
+    if (__builtin_add_overflow(dur_total_ns_, e.dur_ns, &dur_total_ns_))
+      p_.fail(fmt::format("not a Kineto trace: at event #{} ('{}', ph X) the durations add up past the int64 ns range "
+                          "(over 292 years)",
+                          event_index_, shown_name(e.name)));
+    note_time(end);
+  }
+
+  // Every time of an event or flow: the earliest and latest stay less than INT64_MAX ns apart, so
+  // no difference between two times of the trace wraps.
+  void note_time(std::int64_t t) {
+    first_ns_ = std::min(first_ns_, t);
+    last_ns_ = std::max(last_ns_, t);
+    std::int64_t span = 0;
+    if (__builtin_sub_overflow(last_ns_, first_ns_, &span))
+      p_.fail(fmt::format("not a Kineto trace: event #{} lies more than INT64_MAX ns (292 years) from another event",
+                          event_index_));
+  }
+
   void require_ts() {
     if (!raw_.has_ts)
       p_.fail(fmt::format("not a Kineto trace: event #{} ('{}', ph {}) has no numeric \"ts\"", event_index_,
-                          raw_.name, raw_.ph));
+                          shown_name(raw_.name), shown_name(raw_.ph)));
   }
 
   void emit_event(char ph, bool has_cat) {
@@ -381,11 +426,14 @@ class Reader {
     e.input_types.clear();
     if (ph == 'X') {
       if (!r.has_dur)
-        p_.fail(fmt::format("not a Kineto trace: event #{} ('{}', ph X) has no numeric \"dur\"", event_index_, e.name));
+        p_.fail(fmt::format("not a Kineto trace: event #{} ('{}', ph X) has no numeric \"dur\"", event_index_,
+                            shown_name(e.name)));
       e.dur_ns = time_ns(r.dur, "dur");
+      check_duration(e);
     } else if (r.scope.size() == 1) {
       e.scope = r.scope[0];
     }
+    note_time(e.ts_ns);
     resolve_args(e);
     on_event_(e);
   }
@@ -486,11 +534,16 @@ class Reader {
     require_ts();
     if (!r.has_id) p_.fail(fmt::format("not a Kineto trace: flow event #{} has no \"id\"", event_index_));
     auto id = parse_integer(r.id);
-    if (!id || !keep_flows_) return;  // string flow ids are not part of the model
+    if (!keep_flows_) {
+      if (flow_ends_.capacity() > 0) std::vector<FlowEnd>().swap(flow_ends_);  // turned off while reading
+      return;
+    }
+    if (!id) return;  // string flow ids are not part of the model
     FlowEnd f;
     f.id = *id;
     f.start = ph == 's';
     f.ts_ns = time_ns(r.ts, "ts");
+    note_time(f.ts_ns);
     f.pid = std::move(r.pid);
     f.tid = std::move(r.tid);
     f.category = r.cat;
@@ -502,6 +555,7 @@ class Reader {
   // order the file lists them in (Kineto writes each 'f' before its 's'). The result depends only
   // on the set of ends, so write -> read -> write gives the same bytes.
   void pair_flows() {
+    if (!keep_flows_) flow_ends_.clear();
     auto key = [](const FlowEnd& e) { return std::tie(e.id, e.start, e.ts_ns, e.pid, e.tid, e.category, e.name); };
     std::sort(flow_ends_.begin(), flow_ends_.end(), [&](const FlowEnd& a, const FlowEnd& b) { return key(a) < key(b); });
     std::vector<Flow> flows;
@@ -567,7 +621,9 @@ class Reader {
   Raw raw_;
   Event scratch_;
   bool saw_events_ = false;
-  std::size_t event_index_ = 0;
+  std::uint64_t event_index_ = 0;
+  std::int64_t dur_total_ns_ = 0;
+  std::int64_t first_ns_ = INT64_MAX, last_ns_ = INT64_MIN;
   struct FlowEnd {
     std::int64_t id = 0;
     bool start = false;
@@ -575,28 +631,28 @@ class Reader {
     std::string pid, tid, category, name;
   };
   std::vector<FlowEnd> flow_ends_;
-  bool keep_flows_ = true;
+  const bool& keep_flows_;
 };
 
 }  // namespace
 
 void read_trace_file(const std::string& path, Trace& out, const std::function<void(Event&)>& on_event,
-                     bool keep_flows) {
+                     const bool& keep_flows, const ReadLimits& limits) {
   auto source = open_trace_bytes(path);
-  Reader(*source, path, out, on_event, keep_flows).read();
+  Reader(*source, trace_display_name(path), out, on_event, keep_flows, limits).read();
 }
 
-Trace read_trace_file(const std::string& path) {
+Trace read_trace_file(const std::string& path, const ReadLimits& limits) {
   Trace t;
-  read_trace_file(path, t, [&](Event& e) { t.events.push_back(std::move(e)); });
+  read_trace_file(path, t, [&](Event& e) { t.events.push_back(std::move(e)); }, /*keep_flows=*/true, limits);
   return t;
 }
 
-Trace read_trace_bytes(const std::string& name, const char* data, std::size_t size) {
+Trace read_trace_bytes(const std::string& name, const char* data, std::size_t size, const ReadLimits& limits) {
   Trace t;
   auto source = memory_trace_bytes(name, data, size);
   std::function<void(Event&)> sink = [&](Event& e) { t.events.push_back(std::move(e)); };
-  Reader(*source, name, t, sink).read();
+  Reader(*source, name, t, sink, true, limits).read();
   return t;
 }
 

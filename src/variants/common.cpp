@@ -13,14 +13,15 @@ std::optional<std::string> common_refusal(std::string_view variant, const Attent
   if (spec.dtype != DType::bf16 && spec.dtype != DType::fp16 && spec.dtype != DType::fp32) {
     return fmt::format("--dtype {}: variant {} takes bf16, fp16, fp32", dtype_name(spec.dtype), variant);
   }
-  if (!ops::has_backend(spec.device)) {
-    return fmt::format("--device {}: this build has no {} backend (or no device was found); allowed: cpu",
-                       device_name(spec.device), device_name(spec.device));
+  if (auto why = ops::unavailable_reason(spec.device)) {
+    return fmt::format("--device {}: {}; allowed: cpu", device_name(spec.device), *why);
   }
   return std::nullopt;
 }
 
-std::int64_t score_elements(const AttentionSpec& spec) { return spec.batch * spec.heads * spec.seq_q * spec.seq_k; }
+std::int64_t score_elements(const AttentionSpec& spec) {
+  return sat_product({spec.batch, spec.heads, spec.seq_q, spec.seq_k});
+}
 
 std::int64_t element_bytes(const AttentionSpec& spec) { return static_cast<std::int64_t>(dtype_size(spec.dtype)); }
 
@@ -29,8 +30,9 @@ std::int64_t cpu_gemm_panel_bytes(const AttentionSpec& spec) {
   // per thread, fp32: a 256-row block of A and of the result plus all of B (gemm.cpp), the larger
   // of Q·Kᵀ (256·D + D·Sk + 256·Sk) and P·V (256·Sk + Sk·D + 256·D)
   const std::int64_t rows = std::min<std::int64_t>(spec.seq_q, 256);
-  const std::int64_t per_thread = rows * spec.seq_k + spec.seq_k * spec.head_dim + rows * spec.head_dim;
-  return 4 * per_thread * omp_get_max_threads();
+  const std::int64_t per_thread =
+      sat_sum({sat_mul(rows, spec.seq_k), sat_mul(spec.seq_k, spec.head_dim), sat_mul(rows, spec.head_dim)});
+  return sat_product({4, per_thread, omp_get_max_threads()});
 }
 
 }  // namespace attnprof::variants

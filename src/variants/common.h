@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/saturating.h"  // the estimates saturate instead of wrapping
+
 namespace attnprof::variants {
 
 // nullopt, or why `variant` cannot run spec: a dtype other than bf16/fp16/fp32, or a device with no

@@ -69,7 +69,7 @@ class CudnnVariant final : public Variant {
     throw UsageError(kNeedsCuda);
   }
   std::int64_t workspace_estimate(const AttentionSpec& spec) const override {
-    return spec.batch * spec.heads * spec.seq_q * 4;  // the fp32 log-sum-exp cuDNN writes
+    return sat_product({spec.batch, spec.heads, spec.seq_q, 4});  // the fp32 log-sum-exp cuDNN writes
   }
 };
 

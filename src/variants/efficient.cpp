@@ -19,7 +19,7 @@ std::optional<std::string> FusedKernelVariant::refusal(const AttentionSpec& spec
 
 std::int64_t FusedKernelVariant::workspace_estimate(const AttentionSpec& spec) const {
   if (spec.device == Device::cpu) return cpu::fused_workspace_bytes(spec, is_flash());
-  return spec.batch * spec.heads * spec.seq_q * 4;  // the fp32 log-sum-exp a GPU kernel keeps
+  return sat_product({spec.batch, spec.heads, spec.seq_q, 4});  // the fp32 log-sum-exp a GPU kernel keeps
 }
 
 namespace {

@@ -16,6 +16,9 @@ class FusedVariant final : public Variant {
  public:
   std::string_view name() const override { return "fused"; }
   std::string_view summary() const override { return "gemm → one scale+mask+softmax kernel → gemm (torch.compile's shape)"; }
+  std::string describe(const AttentionSpec& spec) const override {
+    return spec.causal ? std::string(summary()) : "gemm → one scale+softmax kernel → gemm (torch.compile's shape)";
+  }
   std::optional<std::string> refusal(const AttentionSpec& spec) const override { return common_refusal(name(), spec); }
   void forward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) override {
     Tensor scores = ops::matmul(q, k, /*transpose_b=*/true);
@@ -23,7 +26,7 @@ class FusedVariant final : public Variant {
     ops::matmul_out(out, scores, v, /*transpose_b=*/false);
   }
   std::int64_t workspace_estimate(const AttentionSpec& spec) const override {
-    return score_elements(spec) * element_bytes(spec) + cpu_gemm_panel_bytes(spec);
+    return sat_add(sat_mul(score_elements(spec), element_bytes(spec)), cpu_gemm_panel_bytes(spec));
   }
 };
 

@@ -32,6 +32,10 @@ class MathVariant final : public Variant {
     return "fp32 reference: upcast, causal mask rebuilt per call, √scale on q and k, fp32 GEMMs, additive mask, "
            "NaN-safe softmax, downcast";
   }
+  std::string describe(const AttentionSpec& spec) const override {
+    return spec.causal ? std::string(summary())
+                       : "fp32 reference: upcast, √scale on q and k, fp32 GEMMs, NaN-safe softmax, downcast";
+  }
   std::optional<std::string> refusal(const AttentionSpec& spec) const override { return common_refusal(name(), spec); }
 
   void forward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) override {
@@ -68,14 +72,14 @@ class MathVariant final : public Variant {
   std::int64_t workspace_estimate(const AttentionSpec& spec) const override {
     // At isneginf: fp32 scores and softmax (2 × 4 bytes) and the bool mask (1); later the where's
     // output and the discarded weights (4 + 2) replace them.
-    const std::int64_t scores = 9 * score_elements(spec);
+    const std::int64_t scores = sat_mul(9, score_elements(spec));
     // fp32 q, k, v copies, the scaled q and k, and the fp32 result before the downcast.
-    const std::int64_t q_elems = spec.batch * spec.heads * spec.seq_q * spec.head_dim;
-    const std::int64_t kv_elems = spec.batch * spec.kv_heads * spec.seq_k * spec.head_dim;
-    const std::int64_t operands = 4 * (3 * q_elems + 4 * kv_elems);
+    const std::int64_t q_elems = sat_product({spec.batch, spec.heads, spec.seq_q, spec.head_dim});
+    const std::int64_t kv_elems = sat_product({spec.batch, spec.kv_heads, spec.seq_k, spec.head_dim});
+    const std::int64_t operands = sat_mul(4, sat_add(sat_mul(3, q_elems), sat_mul(4, kv_elems)));
     // bool keep, its logical_not, and the fp32 additive mask.
-    const std::int64_t masks = spec.causal ? 6 * spec.seq_q * spec.seq_k : 0;
-    return scores + operands + masks;
+    const std::int64_t masks = spec.causal ? sat_product({6, spec.seq_q, spec.seq_k}) : 0;
+    return sat_sum({scores, operands, masks});
   }
 };
 

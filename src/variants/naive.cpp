@@ -28,6 +28,10 @@ std::string_view NaiveVariant::summary() const {
                    : "matmul(q,kᵀ) → mul(scale) → masked_fill (copy, then fill) → softmax → matmul";
 }
 
+std::string NaiveVariant::describe(const AttentionSpec& spec) const {
+  return spec.causal ? std::string(summary()) : "matmul(q,kᵀ) → mul(scale) → softmax → matmul";
+}
+
 std::optional<std::string> NaiveVariant::refusal(const AttentionSpec& spec) const {
   return common_refusal(name(), spec);
 }
@@ -61,8 +65,8 @@ void NaiveVariant::forward(const AttentionSpec& spec, const Tensor& q, const Ten
 std::int64_t NaiveVariant::workspace_estimate(const AttentionSpec& spec) const {
   // (q·kᵀ) and its scaled copy are alive together, then the masked copy (naive) and the softmax
   // output each beside one other S×S tensor: two at a time, plus the mask and the GEMM panels.
-  const std::int64_t mask = spec.causal ? spec.seq_q * spec.seq_k : 0;
-  return 2 * score_elements(spec) * element_bytes(spec) + mask + cpu_gemm_panel_bytes(spec);
+  const std::int64_t mask = spec.causal ? sat_mul(spec.seq_q, spec.seq_k) : 0;
+  return sat_sum({sat_product({2, score_elements(spec), element_bytes(spec)}), mask, cpu_gemm_panel_bytes(spec)});
 }
 
 std::unique_ptr<Variant> make_naive_variant() { return std::make_unique<NaiveVariant>(false); }

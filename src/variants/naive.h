@@ -9,6 +9,7 @@ class NaiveVariant final : public Variant {
   explicit NaiveVariant(bool in_place);
   std::string_view name() const override;
   std::string_view summary() const override;
+  std::string describe(const AttentionSpec& spec) const override;
   std::optional<std::string> refusal(const AttentionSpec& spec) const override;
   void prepare(const AttentionSpec& spec) override;
   void forward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) override;

@@ -99,9 +99,9 @@ TEST(CompareCommand, EveryCpuVariantHasARowWithItsWorkPerForward) {
   std::filesystem::remove_all(r.work_dir);
 }
 
-// SIGINT or SIGTERM in the middle of writing leaves only complete files (no temporaries).
+// SIGINT, SIGTERM or SIGHUP in the middle of writing leaves only complete files (no temporaries).
 TEST(Interrupt, LeavesNoPartialFile) {
-  for (int signal_number : {SIGINT, SIGTERM}) {
+  for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
     std::string work = attnprof::testing::make_temp_dir();
     pid_t child = fork();
     ASSERT_GE(child, 0);

@@ -41,13 +41,17 @@ assert row["kernels_per_forward"] == 1, row["kernels_per_forward"]
 print(f"plug-in row: two_pass rel_err {row['rel_err']:.2e}, {row['kernels_per_forward']} kernel/forward")
 PY
 
-# A variant that refuses the shape says why, instead of a row.
+# A variant that refuses the shape says why; when every variant asked for refuses, compare
+# writes nothing and exits 2 with that reason on one line.
+status=0
 "$work/prefix/bin/attnprof" compare --device cpu --batch 1 --heads 2 --seq 64 --head-dim 1024 \
-  --variants two_pass --plugin "$work/example/libtwo_pass_plugin.so" --out "" --format json >"$work/refused.json"
-python3 - "$work/refused.json" <<'PY'
-import json, sys
-row = json.load(open(sys.argv[1]))["rows"][0]
-assert "--head-dim" in row["refused"], row
-print("refusal:", row["refused"])
+  --variants two_pass --plugin "$work/example/libtwo_pass_plugin.so" --out "$work/traces3" --format json \
+  >"$work/refused.json" 2>"$work/refused.err" || status=$?
+python3 - "$work/refused.json" "$work/refused.err" "$status" <<'PY'
+import sys
+out, err, status = open(sys.argv[1]).read(), open(sys.argv[2]).read(), int(sys.argv[3])
+assert status == 2 and out == "" and err.count("\n") == 1 and "two_pass: --head-dim" in err, (status, out, err)
+print("refusal:", err.strip())
 PY
+test ! -e "$work/traces3"
 echo "install + out-of-tree example: OK"

@@ -60,6 +60,18 @@ TEST(ParseIntList, RejectsBadListsNamingTheFlag) {
   }
 }
 
+// A continuation never wraps past INT64_MAX, and no list expands beyond kMaxSweepPoints values.
+TEST(ParseIntList, StopsAtInt64MaxAndAtThePointCap) {
+  EXPECT_EQ(parse_int_list("9223372036854775805,9223372036854775806,...,9223372036854775807", "--seq"),
+            (std::vector<std::int64_t>{9223372036854775805, 9223372036854775806, 9223372036854775807}));
+  EXPECT_EQ(parse_int_list("1,2,3,...,10000", "--seq").size(), 10000u);
+  EXPECT_EQ(parse_int_list("1,2,3,...,10000", "--seq").back(), 10000);
+  for (const char* bad : {"2,4,...,9223372036854775807", "1,4611686018427387904,...,9223372036854775807",
+                          "1,2,3,...,10001", "2,3,...,100000000000"}) {
+    EXPECT_THROW(parse_int_list(bad, "--seq"), UsageError) << bad;
+  }
+}
+
 TEST(Memory, SkipReasonOnlyWhenItDoesNotFit) {
   EXPECT_FALSE(memory_skip_reason(1 << 20, 2 << 20));
   EXPECT_FALSE(memory_skip_reason(1LL << 40, std::nullopt));
@@ -162,8 +174,11 @@ TEST(SweepFiles, CsvAndJsonHoldEveryRecord) {
   std::getline(lines, first);
   std::getline(lines, second);
   EXPECT_FALSE(std::getline(lines, extra));
-  EXPECT_EQ(header.rfind("variant,device,batch,heads,kv_heads,seq,head_dim,dtype,causal,status,reason,device_ms,", 0), 0u);
-  EXPECT_EQ(first.rfind("flash,cpu,1,16,16,512,64,bf16,true,ok,,0.512,0.05,", 0), 0u) << first;
+  EXPECT_EQ(header.rfind("variant,device,batch,heads,kv_heads,seq,seq_k,head_dim,dtype,causal,causal_align,layout,"
+                         "status,reason,device_ms,cpu_ms,setup_ms,",
+                         0),
+            0u);
+  EXPECT_EQ(first.rfind("flash,cpu,1,16,16,512,512,64,bf16,true,top-left,bhsd,ok,,0.512,0.05,", 0), 0u) << first;
   EXPECT_NE(second.find("skipped,\"needs 1.0 GiB, \"\"0\"\" free\",,"), std::string::npos) << second;
   nlohmann::json j = nlohmann::json::parse(read_all(dir / "sweep.json"));
   EXPECT_EQ(j["kind"], "attnprof.sweep");

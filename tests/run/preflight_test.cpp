@@ -3,6 +3,11 @@
 #include <attnprof/error.h>
 #include <attnprof/variant.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
 
 using namespace attnprof;
 
@@ -53,4 +58,51 @@ TEST(Preflight, RefusesAShapeBeyondTheMachineNamingTheLargestSeq) {
     EXPECT_NE(text.find("largest --seq that fits"), std::string::npos) << text;
     EXPECT_NE(text.find("free"), std::string::npos) << text;
   }
+}
+
+// The estimates saturate where int64 wrapped: math keeps 9·S² + 6·S² bytes (past INT64_MAX at
+// S = 8e8 in bf16), naive and inplace 2·4·S² + S² in fp32 (past it at S = 1.05e9).
+TEST(Preflight, EstimatesSaturateInsteadOfWrapping) {
+  AttentionSpec spec;
+  spec.batch = spec.heads = spec.kv_heads = 1;
+  spec.head_dim = 1;
+  spec.seq_q = spec.seq_k = 800000000;
+  EXPECT_EQ(estimate_run_bytes(spec, *find_variant("math")), INT64_MAX);
+  EXPECT_THROW(preflight_memory(spec, *find_variant("math")), UsageError);
+  spec.dtype = DType::fp32;
+  spec.seq_q = spec.seq_k = 1050000000;
+  for (const char* name : {"naive", "inplace", "math"}) {
+    Variant* variant = find_variant(name);
+    ASSERT_NE(variant, nullptr);
+    EXPECT_EQ(estimate_run_bytes(spec, *variant), INT64_MAX) << name;
+    EXPECT_THROW(preflight_memory(spec, *variant), UsageError) << name;
+  }
+}
+
+TEST(Preflight, CgroupPathsFromProcSelfCgroup) {
+  CgroupPaths v1 = parse_proc_cgroup("12:pids:/a\n4:cpu,memory:/job/7\n0::/\n");
+  EXPECT_EQ(v1.v1_memory, "/job/7");
+  EXPECT_EQ(v1.v2, "/");
+  CgroupPaths v2 = parse_proc_cgroup("0::/user.slice/session-3.scope\n");
+  EXPECT_EQ(v2.v2, "/user.slice/session-3.scope");
+  EXPECT_TRUE(v2.v1_memory.empty());
+}
+
+// The headroom is the least (limit - usage) over the cgroup and its ancestors: 1000 - 100 at the
+// parent binds before 5000 - 2000 at the leaf; "max" is no limit.
+TEST(Preflight, CgroupHeadroomTakesTheTightestAncestor) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("attnprof-cgroup-" + std::to_string(::getpid()));
+  fs::create_directories(root / "parent" / "leaf");
+  auto put = [](const fs::path& path, const char* text) { std::ofstream(path) << text; };
+  put(root / "memory.max", "max\n");
+  put(root / "parent" / "memory.max", "1000\n");
+  put(root / "parent" / "memory.current", "100\n");
+  put(root / "parent" / "leaf" / "memory.max", "5000\n");
+  put(root / "parent" / "leaf" / "memory.current", "2000\n");
+  EXPECT_EQ(cgroup_headroom(root, "/parent/leaf", "memory.max", "memory.current"), 900);
+  put(root / "parent" / "memory.max", "max\n");
+  EXPECT_EQ(cgroup_headroom(root, "/parent/leaf", "memory.max", "memory.current"), 3000);
+  EXPECT_FALSE(cgroup_headroom(root, "/parent/leaf", "memory.limit_in_bytes", "memory.usage_in_bytes"));
+  fs::remove_all(root);
 }

@@ -14,6 +14,28 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 
 TEST(Registry, BuiltinsInOrder) { EXPECT_EQ(variant_names(), "naive|inplace|math|fused|efficient|flash|cudnn"); }
 
+// A row says what runs for its spec: on the CPU no GPU kernels (sm80/sm90); without a mask no
+// causal tiles, masks or masked_fill. Each variant that runs the spec is checked.
+TEST(Describe, CpuAndNonCausalRowsSayWhatRuns) {
+  AttentionSpec causal;
+  AttentionSpec plain;
+  plain.causal = false;
+  for (Variant* v : all_variants()) {
+    if (v->refusal(causal)) continue;
+    const std::string with_mask = v->describe(causal), without = v->describe(plain);
+    for (const char* gpu : {"sm80", "sm90", "wgmma", "mma.sync"}) {
+      EXPECT_FALSE(contains(with_mask, gpu)) << v->name() << ": " << with_mask;
+      EXPECT_FALSE(contains(without, gpu)) << v->name() << ": " << without;
+    }
+    for (const char* mask : {"causal", "mask"}) EXPECT_FALSE(contains(without, mask)) << v->name() << ": " << without;
+  }
+  EXPECT_TRUE(contains(find_variant("flash")->describe(causal), "causal tiles skipped"));
+  EXPECT_TRUE(contains(find_variant("naive")->describe(causal), "masked_fill"));
+  AttentionSpec gpu;
+  gpu.device = Device::cuda;
+  EXPECT_TRUE(contains(find_variant("flash")->describe(gpu), "sm90"));  // the words do not depend on a GPU being here
+}
+
 TEST(Refusal, CpuVariantsTakeTheBlogShape) {
   AttentionSpec spec;  // the defaults: 8, 16, 1024, 64, bf16, causal, cpu
   for (const char* name : {"naive", "inplace", "math", "fused", "efficient", "flash"}) {

@@ -1,0 +1,60 @@
+// `attnprof inspect` on PyTorch's anchor traces prints torch's own key_averages table: both the
+// printed table and torch's .txt are read by the same independent parser (tests/report/torch_table.h)
+// and every row torch printed is in ours, at its place (or inside a tie of the sort key), with the
+// same name and calls and Self CPU, CPU total, Self CUDA, CUDA total within 1%.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cli/cli_runner.h"
+#include "report/torch_table.h"
+
+using attnprof::testing::CliResult;
+using attnprof::testing::run_cli;
+
+namespace {
+
+bool near(double ours, double theirs) { return std::abs(ours - theirs) <= 0.01 * std::abs(theirs) + 0.0015; }
+
+bool same_row(const attnprof::testing::TorchRow& a, const attnprof::testing::TorchRow& b) {
+  return a.name == b.name && a.calls == b.calls && near(a.self_cpu_us, b.self_cpu_us) &&
+         near(a.cpu_total_us, b.cpu_total_us) && near(a.self_cuda_us, b.self_cuda_us) &&
+         near(a.cuda_total_us, b.cuda_total_us);
+}
+
+class InspectTorchTable : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(InspectTorchTable, PrintsTorchsRowsNumberForNumber) {
+  const std::string base = std::string(ATTNPROF_SOURCE_DIR) + "/tests/data/pytorch-traces/8_16_1024_64_" + GetParam();
+  CliResult r = run_cli({"inspect", base + ".json.gz", "--row-limit", "15", "--no-insights"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string printed = r.work_dir + "/table.txt";
+  const std::size_t end = r.out.find('\n', r.out.find("Self CUDA time total:"));
+  ASSERT_NE(end, std::string::npos) << r.out;
+  std::ofstream(printed) << r.out.substr(0, end + 1);  // the table; the step summary follows it
+  attnprof::testing::TorchTable ours = attnprof::testing::read_torch_table(printed);
+  attnprof::testing::TorchTable torch = attnprof::testing::read_torch_table(base + ".txt");
+  ASSERT_EQ(torch.rows.size(), 15u);
+  ASSERT_EQ(ours.rows.size(), torch.rows.size()) << r.out;
+  EXPECT_TRUE(near(ours.self_cpu_total_us, torch.self_cpu_total_us));
+  EXPECT_TRUE(near(ours.self_cuda_total_us, torch.self_cuda_total_us));
+  std::vector<bool> used(ours.rows.size(), false);
+  for (std::size_t i = 0; i < torch.rows.size(); ++i) {
+    EXPECT_TRUE(near(ours.rows[i].cuda_total_us, torch.rows[i].cuda_total_us)) << "row " << i << "\n" << r.out;
+    std::size_t found = ours.rows.size();
+    if (same_row(ours.rows[i], torch.rows[i])) found = i;
+    for (std::size_t j = 0; j < ours.rows.size() && found == ours.rows.size(); ++j)
+      if (!used[j] && same_row(ours.rows[j], torch.rows[i])) found = j;
+    ASSERT_LT(found, ours.rows.size()) << "torch's row " << i << " (" << torch.rows[i].name << ") is not in\n" << r.out;
+    used[found] = true;
+  }
+  std::filesystem::remove_all(r.work_dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(PyTorch, InspectTorchTable, ::testing::Values("naive", "math", "flash"));
+
+}  // namespace
