@@ -20,8 +20,9 @@ std::vector<CompareRow> compare_variants(const RunOptions& base, const std::vect
                                          const std::function<void(const std::string&)>& on_start = {});
 
 enum class CompareFormat { text, json };
-// The glance table (text) or {"rows": [...]} (json) of `attnprof compare`.
-std::string render_compare(const std::vector<CompareRow>& rows, CompareFormat format);
+// The glance table (text, `width` columns) or {"rows": [...], "ranking": {"fastest", "sentence"}}
+// (json) of `attnprof compare`.
+std::string render_compare(const std::vector<CompareRow>& rows, CompareFormat format, int width = 100);
 
 // Loads a shared library of out-of-tree variants: it must export
 //   extern "C" void attnprof_register_variants();

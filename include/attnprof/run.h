@@ -2,6 +2,7 @@
 // One profiled run of one variant: what `attnprof run` prints and `compare` tabulates.
 #include <attnprof/attention.h>
 #include <attnprof/profiler.h>
+#include <attnprof/time_stats.h>
 #include <attnprof/trace.h>
 
 #include <cstdint>
@@ -16,7 +17,8 @@ struct RunOptions {
   int threads = 0;               // 0: all cores
   std::uint64_t seed = 0;
   bool profile = true;           // false: time without recording (--no-profile)
-  profiler::Schedule schedule;   // the blog's wait 1, warmup 1, active 3
+  // wait 1, warmup 1 (the blog's), then 10 kept steps: every time is a median of at least 10 forwards
+  profiler::Schedule schedule{1, 1, 10, 1};
   int timed_forwards = 10;       // --no-profile: forwards timed after one warm-up
   bool record_shapes = true;
   bool profile_memory = true;
@@ -31,6 +33,9 @@ struct RunResult {
   AttentionSpec spec;
   double median_ns = 0;          // per forward: device time on the GPU (kernels), wall time on the CPU
   double cpu_ns = 0;             // CPU time per forward (the attn_fwd range)
+  TimeStats time;                // the per-forward samples behind median_ns (ns): count, spread
+  TimeStats cpu_time;            // the per-forward samples behind cpu_ns (ns)
+  int threads = 0;               // CPU threads the run used (OpenMP's count after --threads)
   // Once per shape, before the first forward and outside every per-forward time: the variant's
   // prepare() to a device synchronize (cuDNN's plan build and config timing, naive's mask).
   double setup_ns = 0;

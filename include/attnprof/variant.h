@@ -37,5 +37,7 @@ void register_variant(std::unique_ptr<Variant> variant);
 Variant* find_variant(std::string_view name);  // nullptr when unknown
 std::vector<Variant*> all_variants();
 std::string variant_names();  // "naive|inplace|math|fused|efficient|flash|cudnn"
+// "--variant: unknown variant 'flsh' (did you mean 'flash'?); allowed: naive|inplace|..." for `flag`.
+std::string unknown_variant_message(std::string_view flag, std::string_view name);
 
 }  // namespace attnprof

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/run_flags.h"
 #include "core/atomic_file.h"
+#include "cli/terminal.h"
 #include "report/ceilings.h"
 #include "report/compare_glance.h"
 
@@ -36,7 +37,7 @@ Command add_compare(CLI::App& app) {
       }
       throw UsageError(fmt::format("compare: every variant refused {}: {}", base.spec.shape_string(), reasons));
     }
-    std::fputs(render_compare(rows, text ? CompareFormat::text : CompareFormat::json).c_str(), stdout);
+    std::fputs(render_compare(rows, text ? CompareFormat::text : CompareFormat::json, terminal_width()).c_str(), stdout);
     if (!base.out_dir.empty()) {  // DIR/compare.json: what `attnprof report DIR` draws
       const report::Ceilings& ceilings = report::measured_ceilings(base.spec.device);
       report::write_compare_results(base.out_dir, rows, report::glance_rows(rows, ceilings), ceilings, "--out");

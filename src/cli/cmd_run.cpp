@@ -13,6 +13,7 @@
 #include "report/compare_glance.h"
 #include "report/expect.h"
 #include "report/insights.h"
+#include "report/time_stats_text.h"
 #include "run/run_json.h"
 
 namespace attnprof::cli {
@@ -28,8 +29,9 @@ void print_text(const RunResult& r, double peak_tflops) {
              dtype_name(s.dtype), s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k, s.head_dim, mask,
              layout_name(s.layout));
   fmt::print("  {:<26}{}\n", "what it runs", r.summary);
-  fmt::print("  {:<26}{}  ({})\n", "median time / forward", report::format_duration_ns(r.median_ns), r.timing_source);
-  fmt::print("  {:<26}{}\n", "CPU time / forward", report::format_duration_ns(r.cpu_ns));
+  fmt::print("  {:<26}{}  {}\n", "median time / forward", report::median_with_spread(r.time.scaled(1e-6)),
+             r.timing_source);
+  fmt::print("  {:<26}{}\n", "CPU time / forward", report::median_with_spread(r.cpu_time.scaled(1e-6)));
   fmt::print("  {:<26}{}  (prepare, once per shape, before the first forward)\n", "one-time setup",
              report::format_duration_ns(r.setup_ns));
   const double pct = report::pct_of_peak(r.tflops, peak_tflops);

@@ -39,6 +39,7 @@ struct SweepArgs {
   int threads = 0;
   std::int64_t seed = 0;
   bool no_profile = false;
+  int forwards = 10;  // measured per point: the profiler's active steps, or timed forwards with --no-profile
   std::string out = "sweep";
 };
 
@@ -63,6 +64,9 @@ int run_sweep_command(const SweepArgs& args) {
   base.heads = args.heads;
   base.kv_heads = args.kv_heads.value_or(args.heads);
   if (args.seed < 0) throw UsageError(fmt::format("--seed: must be a non-negative integer (got {})", args.seed));
+  if (args.forwards < 1 || args.forwards > 1000) {
+    throw UsageError(fmt::format("--forwards: must be 1..1000 (got {})", args.forwards));
+  }
   apply_threads(args.threads);
   base.dtype = parse_dtype(args.dtype);
   base.causal = !args.no_causal;
@@ -102,6 +106,8 @@ int run_sweep_command(const SweepArgs& args) {
   options.threads = args.threads;
   options.seed = static_cast<std::uint64_t>(args.seed);
   options.profile = !args.no_profile;
+  options.schedule.active = args.forwards;
+  options.timed_forwards = args.forwards;
   options.out_dir = args.no_profile ? std::string() : args.out;  // traces and tables beside sweep.csv, as compare's
   // Every output problem is found before anything is printed or made; the directory is made
   // when the first point's files are written.
@@ -168,6 +174,11 @@ Command add_sweep(CLI::App& app) {
   sub->add_option("--threads", args->threads, "CPU threads (0: all cores)")->check(strict_integer());
   sub->add_option("--seed", args->seed, "Input seed")->check(strict_integer());
   sub->add_flag("--no-profile", args->no_profile, "Time without the profiler (no traces, no kernel counts)");
+  sub->add_option("--forwards", args->forwards,
+                  "Forwards measured per point (profiled steps, or timed ones with --no-profile); times are their "
+                  "median and spread")
+      ->capture_default_str()
+      ->check(strict_integer());
   sub->add_option("--out", args->out, "Directory for sweep.csv, sweep.json and the traces (.json.gz) and tables (.txt)")
       ->capture_default_str()
       ->check(non_empty_path());

@@ -6,15 +6,22 @@
 
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
+#include "cli/help_format.h"
 #include "core/atomic_file.h"
+#include "core/did_you_mean.h"
 
 int main(int argc, char** argv) {
   using namespace attnprof;
   CLI::App app{"attnprof: profile attention variants on the CPU and NVIDIA GPUs, and explain the traces"};
+  app.name("attnprof");  // the usage line's name, whatever path ran the binary
+  app.formatter(std::make_shared<cli::HelpFormatter>());  // before the subcommands, which copy it
+  app.set_version_flag("--version", "attnprof " ATTNPROF_VERSION, "print the version and exit");
   app.require_subcommand(1);
   std::map<CLI::App*, cli::Command> commands;
   auto add = [&](cli::Command (*adder)(CLI::App&)) {
@@ -30,15 +37,32 @@ int main(int argc, char** argv) {
   add(cli::add_report);
 
   install_signal_cleanup();
-  if (argc > 1 && argv[1][0] != '-') {
+  // Bare `attnprof` and `attnprof help [COMMAND]` print the help.
+  if (argc == 1 || (argc <= 3 && std::string(argv[1]) == "help")) {
+    const CLI::App* about = &app;
+    if (argc == 3) {
+      about = nullptr;
+      for (const CLI::App* sub : app.get_subcommands({})) {
+        if (sub->get_name() == argv[2]) about = sub;
+      }
+      if (about == nullptr) std::fprintf(stderr, "attnprof: help: unknown command '%s'\n", argv[2]);
+    }
+    if (about == nullptr) return 2;
+    std::fputs(about->help(about == &app ? "" : "attnprof").c_str(), stdout);
+    return 0;
+  }
+  if (argv[1][0] != '-') {
     std::string names;
+    std::vector<std::string> candidates{"help"};
     bool known = false;
     for (const CLI::App* sub : app.get_subcommands({})) {
       known = known || sub->get_name() == argv[1];
       names += (names.empty() ? "" : ", ") + sub->get_name();
+      candidates.push_back(sub->get_name());
     }
     if (!known) {
-      std::fprintf(stderr, "attnprof: unknown command '%s'; allowed: %s\n", argv[1], names.c_str());
+      std::fprintf(stderr, "attnprof: unknown command '%s'%s; allowed: %s, help\n", argv[1],
+                   did_you_mean(argv[1], candidates).c_str(), names.c_str());
       return 2;
     }
   }
@@ -47,6 +71,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // One line naming what was wrong; CLI11's own text names the flag.

@@ -33,8 +33,10 @@ void RunFlags::add_to(CLI::App& app, bool single_variant) {
   app.add_flag("--no-profile", no_profile, "time plain forwards without recording a trace")->excludes(out_option);
   app.add_option("--wait", wait, "profiler schedule: steps skipped first")->check(strict_integer())->capture_default_str();
   app.add_option("--warmup", warmup, "profiler schedule: steps recorded then discarded")->capture_default_str();
-  app.add_option("--active", active, "profiler schedule: steps kept (one forward each)")->capture_default_str();
-  app.add_option("--repeat", repeat, "--no-profile: forwards timed after one warm-up")->capture_default_str();
+  app.add_option("--active", active, "profiler schedule: steps kept, one forward each; times are their median and spread")
+      ->capture_default_str();
+  app.add_option("--repeat", repeat, "--no-profile: forwards timed after one warm-up; times are their median and spread")
+      ->capture_default_str();
 }
 
 RunOptions RunFlags::to_options() const {
@@ -81,7 +83,7 @@ std::vector<std::string> parse_variant_list(const std::string& list) {
       throw UsageError(fmt::format("--variants: empty name in '{}'; allowed: {}", list, variant_names()));
     }
     if (find_variant(name) == nullptr) {
-      throw UsageError(fmt::format("--variants: unknown variant '{}'; allowed: {}", name, variant_names()));
+      throw UsageError(unknown_variant_message("--variants", name));
     }
     names.push_back(std::move(name));
     if (comma == std::string::npos) return names;

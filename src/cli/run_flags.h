@@ -21,7 +21,7 @@ struct RunFlags {
   std::string dump;
   std::string expect;  // run: the guessed work of one forward, e.g. gemm,mul,masked_fill,softmax,gemm
   bool no_profile = false;
-  int wait = 1, warmup = 1, active = 3;
+  int wait = 1, warmup = 1, active = 10;  // every time printed is the median of the active steps
   int repeat = 10;
   std::vector<std::string> plugins;  // shared libraries of out-of-tree variants, loaded first
 

@@ -9,6 +9,7 @@
 
 #include "report/ceilings.h"
 #include "report/result_keys.h"
+#include "report/time_stats_text.h"
 
 namespace attnprof::report {
 
@@ -79,6 +80,8 @@ GlanceRow glance_row(const RunResult& result, double peak_tflops) {
   row.memset_per_forward = result.memset_per_forward;
   row.device_ms = result.median_ns / 1e6;
   row.cpu_ms = result.cpu_ns / 1e6;
+  row.time = result.time.scaled(1e-6);
+  row.cpu_time = result.cpu_time.scaled(1e-6);
   row.setup_ms = result.setup_ns / 1e6;
   row.peak_extra_bytes = result.peak_extra_bytes;
   row.tflops = result.tflops;
@@ -115,99 +118,6 @@ GlanceRow refused_row(std::string variant, std::string summary, std::string reas
   return row;
 }
 
-namespace {
-
-struct Column {
-  const char* title;
-  std::size_t width;
-  bool right;
-};
-
-// The fixed columns; the last ("what it does / what the trace revealed") takes what is left.
-const std::vector<Column>& columns() {
-  static const std::vector<Column> cols = {
-      {"variant", 9, false}, {"kern/fwd", 8, true}, {"cpy", 3, true},       {"set", 3, true},
-      {"dev ms", 8, true},   {"CPU ms", 7, true},   {"peak extra", 10, true}, {"TFLOP/s", 7, true},
-      {"%peak", 5, true},    {"err", 7, true},
-  };
-  return cols;
-}
-
-std::string pad(const std::string& text, std::size_t width, bool right) {
-  std::size_t w = display_width(text);
-  if (w >= width) return text;
-  return right ? std::string(width - w, ' ') + text : text + std::string(width - w, ' ');
-}
-
-std::string count_text(double value) {
-  if (std::fabs(value - std::round(value)) < 0.05) return fmt::format("{:.0f}", value);
-  return fmt::format("{:.1f}", value);
-}
-
-std::string ms_text(double ms) {
-  if (ms >= 100) return fmt::format("{:.1f}", ms);
-  if (ms >= 1) return fmt::format("{:.3f}", ms);
-  return fmt::format("{:.4f}", ms);
-}
-
-}  // namespace
-
-std::string glance_text(const std::vector<GlanceRow>& rows, int width) {
-  const auto& cols = columns();
-  std::size_t fixed = 0;
-  for (const Column& c : cols) fixed += c.width + 1;
-  const std::size_t last = width > static_cast<int>(fixed) + 20 ? static_cast<std::size_t>(width) - fixed : 20;
-
-  std::string out;
-  auto emit = [&](const std::vector<std::string>& cells, const std::vector<std::string>& wrapped) {
-    for (std::size_t line = 0; line < std::max<std::size_t>(wrapped.size(), 1); ++line) {
-      std::string text;
-      for (std::size_t i = 0; i < cols.size(); ++i) {
-        text += pad(line == 0 ? cells[i] : std::string(), cols[i].width, cols[i].right) + " ";
-      }
-      if (line < wrapped.size()) text += wrapped[line];
-      while (!text.empty() && text.back() == ' ') text.pop_back();
-      out += text + "\n";
-    }
-  };
-  std::vector<std::string> titles;
-  for (const Column& c : cols) titles.push_back(c.title);
-  emit(titles, {"what it does / what the trace revealed"});
-  out += std::string(std::min<std::size_t>(static_cast<std::size_t>(width), fixed + last), '-') + "\n";
-
-  for (const GlanceRow& row : rows) {
-    std::vector<std::string> wrapped = wrap_text(row.summary, last);
-    if (row.refusal) {
-      std::vector<std::string> cells(cols.size(), "");
-      cells[0] = row.variant;
-      cells[1] = "refused";
-      for (const std::string& l : wrap_text("refused: " + *row.refusal, last)) wrapped.push_back(l);
-      emit(cells, wrapped);
-      continue;
-    }
-    for (const Insight& insight : row.insights) {
-      std::vector<std::string> lines = wrap_text("\u25b8 " + insight.code + ": " + insight.text, last - 2);
-      for (std::size_t i = 0; i < lines.size(); ++i) wrapped.push_back(i == 0 ? lines[i] : "  " + lines[i]);
-    }
-    std::vector<std::string> cells = {
-        row.variant,
-        count_text(row.kernels_per_forward),
-        count_text(row.memcpy_per_forward),
-        count_text(row.memset_per_forward),
-        ms_text(row.device_ms),
-        ms_text(row.cpu_ms),
-        format_bytes(static_cast<double>(row.peak_extra_bytes)),
-        tflops_number(row.tflops),
-        row.pct_of_peak > 0 ? fmt::format("{:.1f}%", row.pct_of_peak) : "-",
-        // NaN only in fully masked rows (naive, inplace, as PyTorch): the error over the defined
-        // rows, the nan_output insight says why the output holds NaN
-        row.nan_output && !row.nan_only_in_masked_rows ? "nan" : fmt::format("{:.1e}", row.rel_err),
-    };
-    emit(cells, wrapped);
-  }
-  return out;
-}
-
 nlohmann::json glance_row_json(const GlanceRow& row) {
   nlohmann::json insights = nlohmann::json::array();
   for (const Insight& i : row.insights) insights.push_back({{"code", i.code}, {"text", i.text}});
@@ -217,7 +127,7 @@ nlohmann::json glance_row_json(const GlanceRow& row) {
   if (row.refusal) {
     j["refused"] = *row.refusal;
     for (const char* key : {"kernels_per_forward", "memcpy_per_forward", "memset_per_forward", "device_ms", "cpu_ms",
-                            "setup_ms", "peak_extra_bytes", "tflops", "pct_of_peak", "rel_err"}) {
+                            "time_stats", "cpu_time_stats", "setup_ms", "peak_extra_bytes", "tflops", "pct_of_peak", "rel_err"}) {
       j[key] = nullptr;
     }
   } else {
@@ -226,6 +136,8 @@ nlohmann::json glance_row_json(const GlanceRow& row) {
     j["memset_per_forward"] = count_json(row.memset_per_forward);
     j["device_ms"] = row.device_ms;
     j["cpu_ms"] = row.cpu_ms;
+    j["time_stats"] = time_stats_json(row.time);
+    j["cpu_time_stats"] = time_stats_json(row.cpu_time);
     j["setup_ms"] = row.setup_ms;
     j["peak_extra_bytes"] = row.peak_extra_bytes;
     j["tflops"] = row.tflops;
@@ -270,6 +182,8 @@ GlanceRow glance_row_from_json(const nlohmann::json& j) {
   row.memset_per_forward = number_or_zero(j, "memset_per_forward");
   row.device_ms = number_or_zero(j, "device_ms");
   row.cpu_ms = number_or_zero(j, "cpu_ms");
+  if (j.contains("time_stats")) row.time = time_stats_from_json(j["time_stats"]);
+  if (j.contains("cpu_time_stats")) row.cpu_time = time_stats_from_json(j["cpu_time_stats"]);
   row.setup_ms = number_or_zero(j, "setup_ms");
   row.peak_extra_bytes = static_cast<std::int64_t>(number_or_zero(j, "peak_extra_bytes"));
   row.tflops = number_or_zero(j, "tflops");

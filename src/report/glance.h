@@ -1,8 +1,9 @@
 #pragma once
 // The "at a glance" table (the blog's closing table, measured): one row per variant with its
-// work per forward, times, memory, throughput against the measured peak, error, and what the
-// trace revealed. Text for a terminal (fits 120 columns) and JSON for tools and the report.
+// work per forward, times with their spread, memory, throughput against the measured peak, error,
+// and what the trace revealed. Text for a terminal of a given width and JSON for tools and the report.
 #include <attnprof/run.h>
+#include <attnprof/time_stats.h>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,8 @@ struct GlanceRow {
   double memset_per_forward = 0;
   double device_ms = 0;              // per forward (device time on the GPU, wall time on the CPU)
   double cpu_ms = 0;                 // CPU time per forward
+  TimeStats time;                    // the samples behind device_ms, in ms (count, spread)
+  TimeStats cpu_time;                // the samples behind cpu_ms, in ms
   double setup_ms = 0;               // once per shape, before the first forward (RunResult::setup_ns)
   std::int64_t peak_extra_bytes = 0;
   double tflops = 0;
@@ -45,10 +48,18 @@ RunFacts run_facts(const RunResult& result);
 GlanceRow glance_row(const RunResult& result, double peak_tflops);
 GlanceRow refused_row(std::string variant, std::string summary, std::string reason);
 
-// An aligned table no wider than `width` columns; the last column wraps.
-std::string glance_text(const std::vector<GlanceRow>& rows, int width = 120);
+// "1×4×512×64 (B×H×S×D) fp32 bhsd causal · device: cpu, <model> · 2 threads · median of 10
+// forwards": what every row ran on.
+std::string table_header(const RunResult& result, const std::string& device_name);
+// `header`, then one line per variant (the columns that fit in `width`: variant, median ms and
+// its min–max spread first, then TFLOP/s, %peak, error, kernels, CPU ms, extra memory, memcpy,
+// memset), then the ranking sentence and every insight once, naming the rows it came from,
+// wrapped to `width`. No line is wider than `width` unless the three first columns or a single
+// word are.
+std::string glance_text(const std::vector<GlanceRow>& rows, int width = 100, const std::string& header = "");
 // {"rows": [{"variant", "kernels_per_forward", "memcpy_per_forward", "memset_per_forward",
-//   "device_ms", "cpu_ms", "peak_extra_bytes", "tflops", "pct_of_peak", "rel_err",
+//   "device_ms", "cpu_ms", "time_stats", "cpu_time_stats" ({"count", "median_ms", "min_ms", "max_ms",
+//   "p10_ms", "p90_ms"}), "peak_extra_bytes", "tflops", "pct_of_peak", "rel_err",
 //   "insights": [{"code", "text"}]}]} — plus "summary", "nan_output", "fully_masked_rows",
 // "fully_masked_rows_nan", "nan_only_in_masked_rows", "trace_path", "setup_ms" and, for a refusal, "refused"
 // with the reason and null numbers. rel_err is null when it is undefined (NaN in a defined row).

@@ -20,6 +20,7 @@
 #include "report/results.h"
 #include "report/svg_plot.h"
 #include "report/sweep.h"
+#include "report/time_stats_text.h"
 #include "report/step_timeline.h"
 #include "report/variant_color.h"
 
@@ -121,7 +122,7 @@ std::string number_cell(const std::string& text) { return "<td class=\"num\">" +
 std::string glance_table(const nlohmann::json& compare) {
   std::string html =
       "<table class=\"glance\"><thead><tr><th>variant</th><th>what it does</th><th>kernels / fwd</th><th>memcpy / "
-      "fwd</th><th>memset / fwd</th><th>device ms</th><th>CPU ms</th><th>peak extra</th><th>TFLOP/s</th><th>% of "
+      "fwd</th><th>memset / fwd</th><th>device ms (min–max)</th><th>CPU ms</th><th>peak extra</th><th>TFLOP/s</th><th>% of "
       "peak</th><th>error vs fp64</th><th>what the trace revealed</th></tr></thead>\n<tbody>\n";
   for (const auto& j : compare.value("rows", nlohmann::json::array())) {
     GlanceRow row = glance_row_from_json(j);
@@ -136,7 +137,9 @@ std::string glance_table(const nlohmann::json& compare) {
     html += number_cell(fmt::format("{:.1f}", row.kernels_per_forward));
     html += number_cell(fmt::format("{:.1f}", row.memcpy_per_forward));
     html += number_cell(fmt::format("{:.1f}", row.memset_per_forward));
-    html += number_cell(fmt::format("{:.4g}", row.device_ms));
+    const std::string spread =
+        row.time.count > 0 ? fmt::format(" ({}, {} forwards)", spread_text(row.time), row.time.count) : "";
+    html += number_cell(fmt::format("{:.4g}", row.device_ms) + spread);
     html += number_cell(fmt::format("{:.4g}", row.cpu_ms));
     html += number_cell(format_bytes(static_cast<double>(row.peak_extra_bytes)));
     html += number_cell(fmt::format("{:.4g}", row.tflops));

@@ -112,15 +112,23 @@ ForwardSummary summarize_forwards(const Timeline& timeline, const std::string& r
                                      forwards[i]->dur_ns});
   }
   if (!s.forwards.empty()) {
-    double n = static_cast<double>(s.forwards.size());
+    // Sums first, one division last: 10 forwards of 1 kernel are exactly 1 per forward (ten
+    // additions of 1/10 are not).
     for (const ForwardWork& f : s.forwards) {
-      s.kernels_per_forward += f.kernels / n;
-      s.memcpy_per_forward += f.memcpy / n;
-      s.memset_per_forward += f.memset / n;
-      s.kernel_time_per_forward_ns += f.kernel_time_ns / n;
-      s.device_time_per_forward_ns += f.device_time_ns / n;
-      s.cpu_time_per_forward_ns += f.cpu_time_ns / n;
+      s.kernels_per_forward += f.kernels;
+      s.memcpy_per_forward += f.memcpy;
+      s.memset_per_forward += f.memset;
+      s.kernel_time_per_forward_ns += f.kernel_time_ns;
+      s.device_time_per_forward_ns += f.device_time_ns;
+      s.cpu_time_per_forward_ns += f.cpu_time_ns;
     }
+    const double n = static_cast<double>(s.forwards.size());
+    s.kernels_per_forward /= n;
+    s.memcpy_per_forward /= n;
+    s.memset_per_forward /= n;
+    s.kernel_time_per_forward_ns /= n;
+    s.device_time_per_forward_ns /= n;
+    s.cpu_time_per_forward_ns /= n;
   }
   return s;
 }

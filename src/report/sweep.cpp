@@ -15,6 +15,7 @@
 #include "report/insights.h"
 #include "report/result_keys.h"
 #include "report/roofline.h"
+#include "report/time_stats_text.h"
 
 namespace attnprof::report {
 
@@ -116,6 +117,7 @@ SweepRecord record_from_result(const SweepPoint& point, const RunResult& result,
   r.device_ms = result.median_ns / 1e6;
   r.cpu_ms = result.cpu_ns / 1e6;
   r.setup_ms = result.setup_ns / 1e6;
+  r.time = result.time.scaled(1e-6);
   r.tflops = result.tflops;
   r.pct_of_peak = pct_of_peak(result.tflops, ceilings.peak_tflops(point.spec.dtype));
   r.rel_err = result.rel_err;
@@ -148,7 +150,8 @@ namespace {
 const std::vector<std::string>& csv_columns() {
   static const std::vector<std::string> cols = {
       "variant", "device", "batch", "heads", "kv_heads", "seq", "seq_k", "head_dim", "dtype", "causal", "causal_align",
-      "layout", "status", "reason", "device_ms", "cpu_ms", "setup_ms", "tflops", "pct_of_peak", "rel_err", "nan_output", "kernels_per_forward",
+      "layout", "status", "reason", "device_ms", "device_ms_min", "device_ms_max", "device_ms_p10", "device_ms_p90",
+      "samples", "cpu_ms", "setup_ms", "tflops", "pct_of_peak", "rel_err", "nan_output", "kernels_per_forward",
       "memcpy_per_forward", "memset_per_forward", "peak_extra_bytes", "flops", "min_bytes", "intensity", "trace_path"};
   return cols;
 }
@@ -173,6 +176,13 @@ nlohmann::json record_json(const SweepRecord& r) {
   j["device_ms"] = number(r.device_ms);
   j["cpu_ms"] = number(r.cpu_ms);
   j["setup_ms"] = number(r.setup_ms);
+  // time_stats for tools reading the JSON; the flat device_ms_* keys are the CSV's columns
+  j["time_stats"] = ran ? time_stats_json(r.time) : nlohmann::json(nullptr);
+  j["device_ms_min"] = number(r.time.min);
+  j["device_ms_max"] = number(r.time.max);
+  j["device_ms_p10"] = number(r.time.p10);
+  j["device_ms_p90"] = number(r.time.p90);
+  j["samples"] = ran ? nlohmann::json(r.time.count) : nlohmann::json(nullptr);
   j["tflops"] = number(r.tflops);
   j["pct_of_peak"] = number(r.pct_of_peak);
   j["rel_err"] = r.nan_output ? nlohmann::json(nullptr) : number(r.rel_err);
@@ -245,6 +255,7 @@ std::vector<SweepRecord> sweep_records_from_json(const nlohmann::json& json) {
     r.reason = j.value("reason", std::string());
     r.device_ms = num(j, "device_ms");
     r.cpu_ms = num(j, "cpu_ms");
+    if (j.contains("time_stats")) r.time = time_stats_from_json(j["time_stats"]);
     r.tflops = num(j, "tflops");
     r.pct_of_peak = num(j, "pct_of_peak");
     r.setup_ms = num(j, "setup_ms");
@@ -312,7 +323,8 @@ void write_sweep_files(const std::string& dir, const std::vector<SweepRecord>& r
 std::string progress_line(std::size_t done, std::size_t total, const SweepRecord& r, bool terminal, int width) {
   const AttentionSpec& s = r.point.spec;
   std::string what = fmt::format("{} S={} D={}", r.point.variant, s.seq_q, s.head_dim);
-  std::string outcome = r.status == "ok" ? fmt::format("{:.3f} ms, {}", r.device_ms, format_tflops(r.tflops))
+  std::string outcome = r.status == "ok" ? fmt::format("{} ms ({}), {}", ms_text(r.device_ms), spread_text(r.time),
+                                                       format_tflops(r.tflops))
                                          : fmt::format("{}: {}", r.status, r.reason);
   std::string counter = fmt::format("{}/{}", done, total);
   if (!terminal) return fmt::format("[{}] {}: {}", counter, what, outcome);

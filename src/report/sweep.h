@@ -4,6 +4,7 @@
 // complete files holding every point done so far. A point whose memory estimate exceeds what
 // is free is skipped with the reason instead of being run into the OOM killer.
 #include <attnprof/run.h>
+#include <attnprof/time_stats.h>
 #include <attnprof/variant.h>
 
 #include <nlohmann/json.hpp>
@@ -44,6 +45,7 @@ struct SweepRecord {
   std::string status = "ok";  // ok | skipped | refused | failed
   std::string reason;
   double device_ms = 0, cpu_ms = 0, setup_ms = 0, tflops = 0, pct_of_peak = 0, rel_err = 0;
+  TimeStats time;  // the samples behind device_ms, in ms
   double kernels_per_forward = 0, memcpy_per_forward = 0, memset_per_forward = 0;
   std::int64_t peak_extra_bytes = 0;
   bool nan_output = false;

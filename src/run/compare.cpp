@@ -19,7 +19,7 @@ std::vector<CompareRow> compare_variants(const RunOptions& base, const std::vect
     CompareRow row{name, std::nullopt, {}};
     Variant* variant = find_variant(name);
     if (variant == nullptr) {
-      throw UsageError(fmt::format("--variants: unknown variant '{}'; allowed: {}", name, variant_names()));
+      throw UsageError(unknown_variant_message("--variants", name));
     }
     if (auto reason = variant->refusal(base.spec)) {
       row.refusal = *reason;

@@ -5,18 +5,23 @@
 #include "report/ceilings.h"
 #include "report/compare_glance.h"
 #include "report/glance.h"
+#include "report/ranking.h"
 #include "run/run_json.h"
 
 namespace attnprof {
 
-std::string render_compare(const std::vector<CompareRow>& rows, CompareFormat format) {
+std::string render_compare(const std::vector<CompareRow>& rows, CompareFormat format, int width) {
   Device device = Device::cpu;
+  const RunResult* first = nullptr;
   for (const CompareRow& row : rows) {
     if (row.result) device = row.result->spec.device;
+    if (row.result && first == nullptr) first = &*row.result;
   }
   const report::Ceilings& ceilings = report::measured_ceilings(device);
   std::vector<report::GlanceRow> glance = report::glance_rows(rows, ceilings);
-  if (format == CompareFormat::text) return report::glance_text(glance);
+  if (format == CompareFormat::text) {
+    return report::glance_text(glance, width, first ? report::table_header(*first, ceilings.device_name) : "");
+  }
   // The glance row's keys, plus the run object's (shape, dtype, median_ms, timing, ...).
   nlohmann::json out = report::glance_json(glance);
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -27,6 +32,8 @@ std::string render_compare(const std::vector<CompareRow>& rows, CompareFormat fo
       if (!out["rows"][i].contains(key)) out["rows"][i][key] = value;
     }
   }
+  const report::Ranking ranking = report::rank_rows(glance);
+  out["ranking"] = {{"fastest", ranking.fastest}, {"sentence", ranking.sentence}};
   return out.dump(2) + "\n";
 }
 

@@ -63,13 +63,6 @@ class ForwardRange {
   profiler::Range range_;
 };
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
 void dump_inputs_and_output(const std::string& dir, const AttentionInputs& in, const Tensor& out) {
   ensure_writable_directory(dir, "--dump");
   write_npy((std::filesystem::path(dir) / "q.npy").string(), to_host(in.q));
@@ -94,7 +87,7 @@ RunResult run_variant(const RunOptions& options) {
   if (options.threads > 0) omp_set_num_threads(options.threads);  // before prepare(): kernels size work by it
   Variant* variant = find_variant(options.variant);
   if (variant == nullptr) {
-    throw UsageError(fmt::format("--variant: unknown variant '{}'; allowed: {}", options.variant, variant_names()));
+    throw UsageError(unknown_variant_message("--variant", options.variant));
   }
   if (auto reason = variant->refusal(spec)) {
     throw UsageError(fmt::format("--variant {}: {}", variant->name(), *reason));
@@ -110,6 +103,7 @@ RunResult run_variant(const RunOptions& options) {
   result.summary = variant->describe(spec);
   result.spec = spec;
   result.flops = spec.flops();
+  result.threads = omp_get_max_threads();
 
   AttentionInputs in = make_inputs(spec, options.seed);
   reject_nonfinite(in);
@@ -191,8 +185,8 @@ RunResult run_variant(const RunOptions& options) {
       cpu_times.push_back(static_cast<double>(f.cpu_time_ns));
       device_times.push_back(static_cast<double>(f.device_time_ns));
     }
-    result.cpu_ns = median(cpu_times);
-    result.median_ns = spec.device == Device::cpu ? result.cpu_ns : median(device_times);
+    result.cpu_time = time_stats(cpu_times);
+    result.time = spec.device == Device::cpu ? result.cpu_time : time_stats(device_times);
     result.timing_source = spec.device == Device::cpu ? "profiler (attn_fwd wall time, median of active steps)"
                                                        : "profiler (device kernel time, median of active steps)";
     if (!options.out_dir.empty()) {
@@ -214,10 +208,12 @@ RunResult run_variant(const RunOptions& options) {
       device.synchronize();
       wall.push_back(static_cast<double>(profiler::now_ns() - start));
     }
-    result.median_ns = median(wall);
-    result.cpu_ns = result.median_ns;
+    result.time = time_stats(wall);
+    result.cpu_time = result.time;
     result.timing_source = "wall clock, synchronised (--no-profile)";
   }
+  result.median_ns = result.time.median;
+  result.cpu_ns = result.cpu_time.median;
   result.tflops = result.median_ns > 0 ? result.flops / result.median_ns / 1e3 : 0;
   return result;
 }

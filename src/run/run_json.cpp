@@ -4,6 +4,7 @@
 
 #include "report/ceilings.h"
 #include "report/result_keys.h"
+#include "report/time_stats_text.h"
 
 namespace attnprof {
 
@@ -16,6 +17,9 @@ nlohmann::json run_result_json(const RunResult& r, double peak_tflops) {
   j["device_ms"] = r.median_ns / 1e6;
   j["median_ms"] = r.median_ns / 1e6;  // the same number under its first name
   j["cpu_ms"] = r.cpu_ns / 1e6;
+  j["time_stats"] = report::time_stats_json(r.time.scaled(1e-6));  // the samples behind median_ms
+  j["cpu_time_stats"] = report::time_stats_json(r.cpu_time.scaled(1e-6));
+  j["threads"] = r.threads;
   j["setup_ms"] = r.setup_ns / 1e6;
   j["peak_extra_bytes"] = r.peak_extra_bytes;
   // JSON has no NaN: an error that is NaN (NaN in rows that see a key) is null.

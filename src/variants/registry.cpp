@@ -2,6 +2,7 @@
 
 #include <mutex>
 
+#include "core/did_you_mean.h"
 #include "variants/builtin.h"
 
 namespace attnprof {
@@ -56,6 +57,13 @@ std::string variant_names() {
   std::string names;
   for (Variant* v : all_variants()) names += (names.empty() ? "" : "|") + std::string(v->name());
   return names;
+}
+
+std::string unknown_variant_message(std::string_view flag, std::string_view name) {
+  std::vector<std::string> names;
+  for (Variant* v : all_variants()) names.emplace_back(v->name());
+  return std::string(flag) + ": unknown variant '" + std::string(name) + "'" + did_you_mean(name, names) +
+         "; allowed: " + variant_names();
 }
 
 }  // namespace attnprof

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli/cli_runner.h"
 
@@ -64,34 +65,40 @@ TEST(CausalAlignCompare, JsonFlagsNanOutputOnNaiveAndInplaceOnly) {
 TEST(CausalAlignCompare, GlanceTableShowsNanOutputOnTheNaiveRows) {
   CliResult r = run_cli(with_shape({"compare", "--variants", "naive,inplace,flash"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  // The insight lines follow their variant's row; split the table at the rows' first column.
-  std::map<std::string, std::string> block;
-  std::string current;
+  // Each variant's table row starts with its name; below the table every insight is listed once,
+  // "▸ [naive, inplace] code: text", its wrapped lines indented.
+  std::map<std::string, std::string> row_line;
+  std::vector<std::string> insights;
   std::istringstream lines(r.out);
   for (std::string line; std::getline(lines, line);) {
     for (const char* name : {"naive", "inplace", "flash"}) {
-      if (line.rfind(name, 0) == 0 && (line.size() == std::string(name).size() || line[std::string(name).size()] == ' ')) {
-        current = name;
-      }
+      if (line.rfind(std::string(name) + " ", 0) == 0) row_line[name] = line;
     }
-    if (!current.empty()) block[current] += line + "\n";
+    if (line.rfind("\u25b8 [", 0) == 0) {
+      insights.push_back(line);
+    } else if (!insights.empty() && line.rfind("    ", 0) == 0) {
+      insights.back() += " " + line.substr(line.find_first_not_of(' '));
+    }
   }
-  // The insight column wraps: runs of whitespace become one space before searching its words.
-  auto flat = [](const std::string& text) {
-    std::string out;
-    for (char c : text) {
-      const bool space = c == ' ' || c == '\n';
-      if (!(space && !out.empty() && out.back() == ' ')) out += space ? ' ' : c;
+  auto attributed = [&](const std::string& name, const std::string& code) -> std::string {
+    for (const std::string& insight : insights) {
+      const std::string names = insight.substr(0, insight.find(']') + 1);
+      const bool named = names.find("[" + name + "]") != std::string::npos ||
+                         names.find("[" + name + ",") != std::string::npos ||
+                         names.find(" " + name + ",") != std::string::npos ||
+                         names.find(" " + name + "]") != std::string::npos;
+      if (named && insight.find("] " + code + ":") != std::string::npos) return insight;
     }
-    return out;
+    return "";
   };
   for (const char* name : {"naive", "inplace"}) {
-    EXPECT_NE(block[name].find("nan_output"), std::string::npos) << r.out;
-    EXPECT_NE(flat(block[name]).find("PyTorch's naive module"), std::string::npos) << r.out;
+    const std::string nan = attributed(name, "nan_output");
+    EXPECT_NE(nan.find("PyTorch's naive module"), std::string::npos) << r.out;
     // the err column holds the defined rows' error, not "nan"
-    EXPECT_EQ(block[name].find(" nan "), std::string::npos) << r.out;
+    ASSERT_FALSE(row_line[name].empty()) << r.out;
+    EXPECT_EQ((row_line[name] + " ").find(" nan "), std::string::npos) << r.out;
   }
-  EXPECT_EQ(block["flash"].find("nan_output"), std::string::npos) << r.out;
+  EXPECT_EQ(attributed("flash", "nan_output"), "") << r.out;
   std::filesystem::remove_all(r.work_dir);
 }
 

@@ -20,7 +20,7 @@
 using attnprof::testing::CliResult;
 using attnprof::testing::make_temp_dir;
 using attnprof::testing::run_cli;
-using attnprof::testing::slurp;
+using attnprof::testing::read_whole_file;
 
 namespace {
 

@@ -184,7 +184,7 @@ TEST(Glance, TextFitsInWidthAndWrapsTheInsights) {
   EXPECT_NE(text.find("15.3"), std::string::npos);
   EXPECT_NE(text.find("1.9%"), std::string::npos);
   EXPECT_NE(text.find("3.6e-03"), std::string::npos);
-  EXPECT_NE(text.find("\u25b8 hidden_copy:"), std::string::npos);
+  EXPECT_NE(text.find("\u25b8 [naive] hidden_copy:"), std::string::npos);
   EXPECT_NE(text.find("refused: needs a GPU"), std::string::npos);
 }
 

@@ -9,7 +9,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -62,11 +61,6 @@ constexpr const char* kProbe = R"(<script>
 </script>
 )";
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 std::string unescape_html(std::string text) {
   for (auto [entity, c] : {std::pair{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&amp;", "&"}}) {
     for (std::size_t at = text.find(entity); at != std::string::npos; at = text.find(entity, at + 1)) {
@@ -84,7 +78,7 @@ std::string css_rgb(const std::string& hex) {
 
 // The probe's findings on DIR/report.html, which `attnprof report DIR` has written.
 nlohmann::json probe_report(const std::string& chromium, const fs::path& dir) {
-  std::string page = read_text(dir / "report.html");
+  std::string page = read_whole_file((dir / "report.html").string());
   const std::size_t body_end = page.rfind("</body>");
   if (body_end == std::string::npos) throw std::runtime_error("report.html has no </body>");
   page.insert(body_end, kProbe);
@@ -138,7 +132,7 @@ TEST(HtmlReportBrowser, OneColourPerVariantCommonTimeScaleLegendsInside) {
   ASSERT_EQ(report.exit_code, 0) << report.err;
 
   // The variants that ran, and each one's step span, from compare.json.
-  const nlohmann::json results = nlohmann::json::parse(read_text(dir / "compare.json"));
+  const nlohmann::json results = nlohmann::json::parse(read_whole_file((dir / "compare.json").string()));
   std::map<std::string, double> span_ns;
   std::set<std::string> variants;
   for (const auto& row : results["rows"]) {

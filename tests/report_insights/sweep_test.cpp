@@ -98,6 +98,7 @@ RunResult fake_result(const RunOptions& o) {
   r.variant = o.variant;
   r.spec = o.spec;
   r.median_ns = static_cast<double>(o.spec.seq_q) * 1000;  // 1 µs per query row
+  r.time = time_stats({0.9 * r.median_ns, r.median_ns, 1.2 * r.median_ns});
   r.cpu_ns = 5e4;
   const double flops = 4.0 * o.spec.batch * o.spec.heads * o.spec.seq_q * o.spec.seq_k * o.spec.head_dim / 2;
   r.tflops = flops / r.median_ns / 1e3;
@@ -145,7 +146,7 @@ TEST(RunSweep, RecordsRunsRefusalsSkipsAndFailures) {
   EXPECT_EQ(records[2].status, "skipped");
   EXPECT_EQ(records[4].status, "failed");
   EXPECT_EQ(records[4].reason, "kernel launch failed");
-  EXPECT_EQ(progress[0], "[1/6] flash S=512 D=64: 0.512 ms, 1.05 TFLOP/s");
+  EXPECT_EQ(progress[0], "[1/6] flash S=512 D=64: 0.5120 ms (0.4608\u20130.6144), 1.05 TFLOP/s");
   EXPECT_EQ(progress[1], "[2/6] cudnn S=512 D=64: refused: needs --device cuda");
   std::string bar = progress_line(3, 6, records[2], true, 200);
   EXPECT_EQ(bar.rfind("[##########..........] 3/6 flash S=1024 D=64 skipped: needs 9.00 GiB", 0), 0u) << bar;
@@ -175,10 +176,16 @@ TEST(SweepFiles, CsvAndJsonHoldEveryRecord) {
   std::getline(lines, second);
   EXPECT_FALSE(std::getline(lines, extra));
   EXPECT_EQ(header.rfind("variant,device,batch,heads,kv_heads,seq,seq_k,head_dim,dtype,causal,causal_align,layout,"
-                         "status,reason,device_ms,cpu_ms,setup_ms,",
+                         "status,reason,device_ms,device_ms_min,device_ms_max,device_ms_p10,device_ms_p90,samples,"
+                         "cpu_ms,setup_ms,",
                          0),
             0u);
-  EXPECT_EQ(first.rfind("flash,cpu,1,16,16,512,512,64,bf16,true,top-left,bhsd,ok,,0.512,0.05,", 0), 0u) << first;
+  // device_ms, then its min, max, p10, p90 (0.4608 + 0.2·0.0512, 0.512 + 0.8·0.1024) and count
+  EXPECT_EQ(first.rfind("flash,cpu,1,16,16,512,512,64,bf16,true,top-left,bhsd,ok,,0.512,0.4608,0.6144,0.47104,0.59392,3,"
+                        "0.05,",
+                        0),
+            0u)
+      << first;
   EXPECT_NE(second.find("skipped,\"needs 1.0 GiB, \"\"0\"\" free\",,"), std::string::npos) << second;
   nlohmann::json j = nlohmann::json::parse(read_all(dir / "sweep.json"));
   EXPECT_EQ(j["kind"], "attnprof.sweep");
@@ -186,6 +193,8 @@ TEST(SweepFiles, CsvAndJsonHoldEveryRecord) {
   ASSERT_EQ(back.size(), 2u);
   EXPECT_EQ(back[0].point.spec.seq_q, 512);
   EXPECT_DOUBLE_EQ(back[0].device_ms, 0.512);
+  EXPECT_EQ(back[0].time.count, 3);
+  EXPECT_NEAR(back[0].time.max, 0.6144, 1e-12);
   EXPECT_EQ(back[1].status, "skipped");
   EXPECT_TRUE(j["rows"][1]["device_ms"].is_null());
   fs::remove_all(dir);

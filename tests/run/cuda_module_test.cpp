@@ -25,20 +25,6 @@ namespace {
 
 std::string source_dir() { return ATTNPROF_SOURCE_DIR; }
 
-// Sets an environment variable for the commands run_cli starts (they inherit ours), then restores it.
-class ScopedEnv {
- public:
-  ScopedEnv(std::string name, const std::string& value) : name_(std::move(name)) {
-    if (const char* old = std::getenv(name_.c_str())) old_ = old;
-    setenv(name_.c_str(), value.c_str(), 1);
-  }
-  ~ScopedEnv() { old_ ? setenv(name_.c_str(), old_->c_str(), 1) : unsetenv(name_.c_str()); }
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
-
 // The file names of the "file=NAME [ns];  needed by / dynamically loaded by" lines of LD_DEBUG=files.
 std::set<std::string> mapped_libraries(const std::string& loader_log) {
   std::set<std::string> files;
@@ -75,7 +61,7 @@ std::string joined(const std::set<std::string>& files) {
 // observer is shown to work by libattnprof.so itself appearing, and (in a CUDA build) by
 // DevicesOpensTheModule below seeing the CUDA libraries when a command does need them.
 TEST(CudaModule, HelpCpuRunAndInspectMapNoCudaLibrary) {
-  ScopedEnv env("LD_DEBUG", "files");
+  attnprof::testing::ScopedEnv env("LD_DEBUG", "files");
   const std::vector<std::vector<std::string>> commands = {
       {"--help"},
       {"run", "--device", "cpu", "--batch", "1", "--heads", "2", "--seq", "128"},
@@ -103,7 +89,7 @@ std::filesystem::path libattnprof_path() {
 // `devices` asks for the GPU, so it opens the module, by its absolute path beside libattnprof,
 // and the module brings the CUDA libraries (with or without a GPU on this machine).
 TEST(CudaModule, DevicesOpensTheModuleBesideLibattnprof) {
-  ScopedEnv env("LD_DEBUG", "files");
+  attnprof::testing::ScopedEnv env("LD_DEBUG", "files");
   CliResult r = run_cli({"devices"});
   ASSERT_EQ(r.exit_code, 0) << r.err.substr(r.err.size() > 2000 ? r.err.size() - 2000 : 0);
   std::string module = (libattnprof_path().parent_path() / "libattnprof_cuda.so").string();
@@ -121,7 +107,7 @@ TEST(CudaModule, DevicesOpensTheModuleBesideLibattnprof) {
 TEST(CudaModule, MissingOrBrokenModuleIsOneLine) {
   std::string dir = std::filesystem::canonical(make_temp_dir()).string();
   std::filesystem::copy_file(libattnprof_path(), dir + "/libattnprof.so");
-  ScopedEnv env("LD_LIBRARY_PATH", dir);
+  attnprof::testing::ScopedEnv env("LD_LIBRARY_PATH", dir);
   const std::vector<std::string> args = {"run", "--device", "cuda", "--batch", "1", "--heads", "2", "--seq", "128"};
   for (bool broken : {false, true}) {
     if (broken) std::ofstream(dir + "/libattnprof_cuda.so") << std::string(256, 'x');  // longer than an ELF header

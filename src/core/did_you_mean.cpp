@@ -1,0 +1,37 @@
+#include "core/did_you_mean.h"
+
+#include <algorithm>
+
+namespace attnprof {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  // d[i][j]: edits between a[0..i) and b[0..j)
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+  const std::string* best = nullptr;
+  std::size_t best_distance = 0;
+  for (const std::string& candidate : candidates) {
+    const std::size_t distance = edit_distance(word, candidate);
+    if (distance == 0) return "";
+    if (best == nullptr || distance < best_distance) {
+      best = &candidate;
+      best_distance = distance;
+    }
+  }
+  if (best == nullptr || best_distance > 2 || best_distance >= word.size()) return "";
+  return " (did you mean '" + *best + "'?)";
+}
+
+}  // namespace attnprof
