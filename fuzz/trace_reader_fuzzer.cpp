@@ -1,14 +1,17 @@
 // libFuzzer target for the trace reader: any bytes (plain or gzip) either parse into a Trace or
 // raise UsageError; never a crash, a leak or another exception. What parses must also survive the
-// writer round trip byte for byte, and the reports must not crash on it. The reader runs under
-// ReadLimits small enough that libFuzzer's inputs (up to 64 KiB, a gzip of which inflates to about
-// 64 MiB) reach every limit while memory stays far below -rss_limit_mb.
+// writer round trip byte for byte, and the reports must not crash on it; names come out valid
+// UTF-8 and the text table free of control characters. The reader runs under ReadLimits small
+// enough that libFuzzer's inputs (up to 64 KiB, a gzip of which inflates to about 64 MiB) reach
+// every limit while memory stays far below -rss_limit_mb.
 #include <attnprof/error.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
+#include "core/utf8.h"
 #include "report/key_averages.h"
 #include "report/steps.h"
 #include "trace/reader.h"
@@ -44,7 +47,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)report::summarize_steps(t);
   (void)report::summarize_forwards(t);
   report::KeyAverages k = report::key_averages(t, "device_time_total", 50);
-  (void)report::render_text(k);
+  // Whatever the bytes, names come out valid UTF-8, and the text table holds no control
+  // character but its line ends (a NUL would cut it short, an ESC drive the terminal).
+  for (const trace::Event& e : t.events) {
+    if (!is_valid_utf8(e.name)) {
+      std::fprintf(stderr, "an event name read from the trace is not valid UTF-8\n");
+      std::abort();
+    }
+  }
+  const std::string table = report::render_text(k);
+  if (printable(table, Newlines::keep) != table) {
+    std::fprintf(stderr, "the key_averages table holds a control character or invalid UTF-8\n");
+    std::abort();
+  }
   (void)report::render_json_rows(k);
   return 0;
 }

@@ -8,7 +8,10 @@ namespace attnprof {
 
 class Error : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  // The message is stored printable (valid UTF-8, control characters shown as escapes such as \0
+  // and \x1b): it may name something from an untrusted file, and what() is one C-string line.
+  explicit Error(const std::string& what);
+  explicit Error(const char* what);
 };
 
 class UsageError : public Error {

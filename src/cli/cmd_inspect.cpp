@@ -10,6 +10,8 @@
 #include "cli/commands.h"
 #include "cli/trace_limit_flags.h"
 #include "report/attention_render.h"
+#include "core/json_dump.h"
+#include "core/utf8.h"
 #include "report/expect.h"
 #include "report/insights.h"
 #include "report/key_averages.h"
@@ -55,8 +57,8 @@ std::string steps_text(const std::vector<report::StepSummary>& steps, const std:
   std::string out = fmt::format("{:<20}  {:>12}  {:>8}  {:>8}  {:>14}  {:>12}\n", "Step", kernel_word, "Memcpy",
                                 "Memset", "Device time", "CPU time");
   for (const auto& s : steps)
-    out += fmt::format("{:<20}  {:>12}  {:>8}  {:>8}  {:>14}  {:>12}\n", s.name, s.kernels, s.memcpy, s.memset,
-                       format_time(s.device_time_ns), format_time(s.cpu_time_ns));
+    out += fmt::format("{:<20}  {:>12}  {:>8}  {:>8}  {:>14}  {:>12}\n", printable(s.name), s.kernels, s.memcpy,
+                       s.memset, format_time(s.device_time_ns), format_time(s.cpu_time_ns));
   if (steps.empty()) out += "(no ProfilerStep#N ranges in this trace)\n";
   return out;
 }
@@ -140,12 +142,12 @@ int run_inspect(const InspectOptions& o) {
       json.pop_back();  // reopen the object for the booking, the attention calls, the insights and --expect
       json += fmt::format(",\n \"device_time\": \"{}\"", o.no_double_count ? "once" : "torch");
       json += ",\n \"attention\": " + report::attention_json(attention);
-      json += ",\n \"insights\": " + report::insights_json(insights).dump();
+      json += ",\n \"insights\": " + dump_json(report::insights_json(insights));
       if (!insights_note.empty()) {
         json += ", \"insights_note\": ";
         trace::append_json_string(json, insights_note);
       }
-      if (expected) json += ",\n \"expect\": " + report::expect_json(*expected).dump();
+      if (expected) json += ",\n \"expect\": " + dump_json(report::expect_json(*expected));
       outputs.push_back(json + "}");
     } else {
       std::string text;
@@ -183,7 +185,12 @@ int run_inspect(const InspectOptions& o) {
       std::fputs((all + "\n]\n").c_str(), stdout);
     }
   } else {
-    for (std::size_t i = 0; i < outputs.size(); ++i) std::fputs(((i ? "\n" : "") + outputs[i]).c_str(), stdout);
+    // The last boundary before the terminal: whatever a table let through, no control character
+    // but the line ends reaches it, and a NUL cannot end the text early.
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      const std::string text = (i ? "\n" : "") + printable(outputs[i], Newlines::keep);
+      std::fwrite(text.data(), 1, text.size(), stdout);
+    }
   }
   return 0;
 }

@@ -13,6 +13,7 @@
 #include "cli/trace_limit_flags.h"
 #include "cli/shape_flags.h"
 #include "core/atomic_file.h"
+#include "core/utf8.h"
 #include "report/html_report.h"
 #include "trace/reader.h"
 
@@ -61,7 +62,8 @@ int run_report_command(const ReportArgs& args) {
       } catch (const trace::LimitExceeded&) {
         throw;  // refused, naming the flag that raises the limit
       } catch (const UsageError& e) {
-        std::fprintf(stderr, "attnprof: report: no timeline from %s: %s\n", candidate.c_str(), e.what());
+        std::fprintf(stderr, "attnprof: report: no timeline from %s: %s\n", printable(candidate.string()).c_str(),
+                     printable(e.what()).c_str());
       }
     }
     return std::nullopt;

@@ -8,6 +8,8 @@
 
 #include "cli/commands.h"
 #include "cli/run_flags.h"
+#include "core/json_dump.h"
+#include "core/utf8.h"
 #include "run/preflight.h"
 #include "report/ceilings.h"
 #include "report/compare_glance.h"
@@ -78,12 +80,13 @@ Command add_run(CLI::App& app) {
         j["insights"].push_back({{"code", insight.code}, {"text", insight.text}});
       }
       if (expected) j["expect"] = report::expect_json(*expected);
-      fmt::print("{}\n", j.dump(2));
+      fmt::print("{}\n", dump_json(j, 2));
     } else {
       print_text(result, peak_tflops);
       std::vector<report::Insight> insights = report::run_insights(result);
       if (!insights.empty()) fmt::print("  what the trace revealed\n");
-      for (const report::Insight& insight : insights) fmt::print("    {:<24}{}\n", insight.code, insight.text);
+      for (const report::Insight& insight : insights)
+        fmt::print("    {:<24}{}\n", insight.code, printable(insight.text));
       if (expected) fmt::print("\n{}", report::expect_text(*expected));
     }
     return 0;

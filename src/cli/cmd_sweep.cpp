@@ -18,6 +18,7 @@
 #include "run/preflight.h"
 #include "cli/shape_flags.h"
 #include "core/atomic_file.h"
+#include "core/utf8.h"
 #include "report/ceilings.h"
 #include "report/sweep.h"
 
@@ -146,7 +147,7 @@ int run_sweep_command(const SweepArgs& args) {
       ++failed;
       std::fprintf(stderr, "attnprof: %s S=%lld D=%lld failed: %s\n", r.point.variant.c_str(),
                    static_cast<long long>(r.point.spec.seq_q), static_cast<long long>(r.point.spec.head_dim),
-                   r.reason.c_str());
+                   printable(r.reason).c_str());
     }
   }
   std::printf("wrote %s/sweep.csv and %s/sweep.json: %zu points, %d run, %d skipped for memory, %d refused, %d failed\n",

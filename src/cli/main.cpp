@@ -15,6 +15,7 @@
 #include "cli/help_format.h"
 #include "core/atomic_file.h"
 #include "core/did_you_mean.h"
+#include "core/utf8.h"
 
 int main(int argc, char** argv) {
   using namespace attnprof;
@@ -61,7 +62,7 @@ int main(int argc, char** argv) {
       candidates.push_back(sub->get_name());
     }
     if (!known) {
-      std::fprintf(stderr, "attnprof: unknown command '%s'%s; allowed: %s, help\n", argv[1],
+      std::fprintf(stderr, "attnprof: unknown command '%s'%s; allowed: %s, help\n", printable(argv[1]).c_str(),
                    did_you_mean(argv[1], candidates).c_str(), names.c_str());
       return 2;
     }
@@ -76,7 +77,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // One line naming what was wrong; CLI11's own text names the flag.
-    std::fprintf(stderr, "attnprof: %s (see attnprof --help)\n", e.what());
+    std::fprintf(stderr, "attnprof: %s (see attnprof --help)\n", printable(e.what()).c_str());
     return 2;
   }
   for (auto& [sub, command] : commands) {
@@ -84,13 +85,13 @@ int main(int argc, char** argv) {
     try {
       return command();
     } catch (const UsageError& e) {
-      std::fprintf(stderr, "attnprof: %s\n", e.what());
+      std::fprintf(stderr, "attnprof: %s\n", printable(e.what()).c_str());
       return 2;
     } catch (const std::bad_alloc&) {
       std::fprintf(stderr, "attnprof: out of memory\n");
       return 1;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "attnprof: error: %s\n", e.what());
+      std::fprintf(stderr, "attnprof: error: %s\n", printable(e.what()).c_str());
       return 1;
     }
   }

@@ -1,3 +1,4 @@
+#include "core/json_dump.h"
 #include "report/ceilings_cache.h"
 
 #include <attnprof/error.h>
@@ -101,7 +102,7 @@ std::string ceilings_cache_path(const std::string& dir, Device device, const std
 }
 
 std::string ceilings_cache_text(const Ceilings& c) {
-  return nlohmann::json{{"kind", "attnprof.ceilings"}, {"version", kCacheVersion}, {"ceilings", ceilings_json(c)}}.dump(1) +
+  return dump_json(nlohmann::json{{"kind", "attnprof.ceilings"}, {"version", kCacheVersion}, {"ceilings", ceilings_json(c)}}, 1) +
          "\n";
 }
 
@@ -117,7 +118,7 @@ std::optional<Ceilings> parse_ceilings_cache(const std::string& text, Device dev
     return std::nullopt;
   }
   if (root.value("version", nlohmann::json()) != kCacheVersion) {
-    problem = fmt::format("version {} where {} is read", root.value("version", nlohmann::json()).dump(), kCacheVersion);
+    problem = fmt::format("version {} where {} is read", dump_json(root.value("version", nlohmann::json())), kCacheVersion);
     return std::nullopt;
   }
   if (!root.contains("ceilings") || !root["ceilings"].is_object()) {
@@ -134,7 +135,7 @@ std::optional<Ceilings> parse_ceilings_cache(const std::string& text, Device dev
   if (j["device"] != std::string(device_name(device)) || j["model"] != model || !j.contains("threads") ||
       !j["threads"].is_number_integer() || j["threads"].get<std::int64_t>() != threads) {
     problem = fmt::format("measured for {} '{}' at {} threads, not {} '{}' at {}", j["device"].get<std::string>(),
-                          j["model"].get<std::string>(), j.value("threads", nlohmann::json()).dump(),
+                          j["model"].get<std::string>(), dump_json(j.value("threads", nlohmann::json())),
                           device_name(device), model, threads);
     return std::nullopt;
   }

@@ -8,6 +8,8 @@
 #include <cctype>
 #include <map>
 
+#include "core/utf8.h"
+
 namespace attnprof::report {
 namespace {
 
@@ -185,20 +187,23 @@ std::string expect_text(const ExpectResult& r) {
       const ObservedStep& s = r.observed[row.observed];
       where = s.label == s.kernel ? s.label : s.label + "  " + s.kernel;
     }
-    out += fmt::format("  {} {:<14} {:<12} {}\n", mark, guessed, seen, where);
+    out += fmt::format("  {} {:<14} {:<12} {}\n", mark, printable(guessed), seen, printable(where));
   }
   out += fmt::format("{} of {} guessed steps observed", r.matched(), r.guess.size());
   std::vector<int> missing = r.missing(), extra = r.not_guessed();
   if (!missing.empty()) {
     std::string names;
-    for (int g : missing) names += (names.empty() ? "" : ", ") + r.guess[g];
+    for (int g : missing) {
+      names += names.empty() ? "" : ", ";
+      names += printable(r.guess[g]);
+    }
     out += fmt::format("; missing: {}", names);
   }
   if (!extra.empty()) {
     std::string names;
     for (int o : extra) {
       names += (names.empty() ? "" : ", ") +
-               fmt::format("{} ({})", kernel_class_name(r.observed[o].kind), r.observed[o].path);
+               fmt::format("{} ({})", kernel_class_name(r.observed[o].kind), printable(r.observed[o].path));
     }
     out += fmt::format("; not guessed: {}", names);
   }

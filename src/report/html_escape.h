@@ -1,14 +1,17 @@
 #pragma once
-// Text made safe for HTML and SVG element content and attribute values.
+// Text made safe for HTML and SVG element content and attribute values: valid UTF-8 with control
+// characters shown as escapes (printable, core/utf8.h), then the markup characters as entities.
 #include <string>
 #include <string_view>
+
+#include "core/utf8.h"
 
 namespace attnprof::report {
 
 inline std::string html_escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
+  for (char c : printable(text)) {
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "report/attention_calls.h"
+#include "core/utf8.h"
 #include "report/glance.h"
 #include "report/occupancy.h"
 
@@ -501,7 +502,7 @@ std::string insights_text(const std::vector<Insight>& insights, std::size_t widt
   if (insights.empty()) return {};
   std::string out = "what the trace revealed:\n";
   for (const Insight& i : insights) {
-    std::vector<std::string> lines = wrap_text(i.code + ": " + i.text, width > 4 ? width - 4 : width);
+    std::vector<std::string> lines = wrap_text(printable(i.code + ": " + i.text), width > 4 ? width - 4 : width);
     for (std::size_t l = 0; l < lines.size(); ++l) out += (l == 0 ? "  - " : "    ") + lines[l] + "\n";
   }
   return out;

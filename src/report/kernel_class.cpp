@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/utf8.h"
+
 namespace attnprof::report {
 namespace {
 
@@ -115,12 +117,12 @@ std::string short_kernel_name(std::string_view name, std::size_t max_chars) {
   while (!out.empty() && out.back() == ' ') out.pop_back();
   if (out.empty()) out = std::string(name);
   // A long qualified name keeps only its last scope.
-  if (out.size() > max_chars) {
+  if (utf8_columns(out) > max_chars) {
     std::size_t scope = out.rfind("::");
-    if (scope != std::string::npos && out.size() - scope - 2 <= max_chars) out = out.substr(scope + 2);
+    if (scope != std::string::npos && utf8_columns(std::string_view(out).substr(scope + 2)) <= max_chars)
+      out = out.substr(scope + 2);
   }
-  if (out.size() > max_chars && max_chars > 1) out = out.substr(0, max_chars - 1) + "\u2026";
-  return out;
+  return max_chars > 1 ? cut_to_columns(out, max_chars) : out;
 }
 
 }  // namespace attnprof::report

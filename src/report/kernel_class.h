@@ -25,7 +25,7 @@ bool gemm_uses_tensor_cores(std::string_view name);
 bool has_name_token(std::string_view name, std::string_view word);
 
 // A readable label for a kernel: "void ns::kernel<...>(args)" becomes "ns::kernel", long
-// names are cut to `max_chars` with an ellipsis.
+// names are cut to `max_chars` code points with an ellipsis.
 std::string short_kernel_name(std::string_view name, std::size_t max_chars = 48);
 
 }  // namespace attnprof::report

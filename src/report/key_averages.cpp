@@ -7,6 +7,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "core/utf8.h"
 #include "report/timeline.h"
 #include "trace/json_text.h"
 
@@ -241,8 +242,11 @@ std::string render_text(const KeyAverages& t) {
     headers.insert(headers.end(), {"Self " + d, "Self " + d + " %", d + " total", d + " time avg"});
   }
   headers.push_back("# of Calls");
+  // Names come from the trace: shown with control characters escaped, measured in code points.
+  std::vector<std::string> names;
+  for (const auto& r : t.rows) names.push_back(printable(r.name));
   std::size_t name_width = 4;
-  for (const auto& r : t.rows) name_width = std::max(name_width, r.name.size() + 4);
+  for (const std::string& name : names) name_width = std::max(name_width, utf8_columns(name) + 4);
   name_width = std::min(name_width, kMaxName);
   std::vector<std::size_t> widths;
   // torch's value columns are 12 wide, even under its 13-character "CUDA time avg" header (which
@@ -261,9 +265,13 @@ std::string render_text(const KeyAverages& t) {
   out += rule;
   line(headers);
   out += rule;
-  for (const auto& r : t.rows) {
-    // torch cuts every name of 52 characters or more to 52 and "...".
-    std::string name = r.name.size() >= kMaxName - 3 ? r.name.substr(0, kMaxName - 3) + "..." : r.name;
+  for (std::size_t row = 0; row < t.rows.size(); ++row) {
+    const KeyAverage& r = t.rows[row];
+    // torch cuts every name of 52 characters or more to 52 and "..." (here in code points, of the
+    // name with its control characters escaped).
+    const std::string& full = names[row];
+    std::string name = utf8_columns(full) >= kMaxName - 3 ? std::string(utf8_prefix_columns(full, kMaxName - 3)) + "..."
+                                                          : full;
     std::vector<std::string> cells = {name,
                                       format_pct(r.self_cpu_ns, t.self_cpu_total_ns),
                                       format_time(static_cast<double>(r.self_cpu_ns)),

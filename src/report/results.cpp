@@ -6,6 +6,7 @@
 
 #include "core/atomic_file.h"
 #include "report/result_keys.h"
+#include "core/json_dump.h"
 #include "report/roofline.h"
 #include "report/step_timeline.h"
 
@@ -74,7 +75,7 @@ nlohmann::json compare_json(const std::vector<GlanceRow>& rows, const std::vecto
 void write_compare_json(const std::string& dir, const std::vector<GlanceRow>& rows, const std::vector<RunResult>& results,
                         const Ceilings& ceilings, std::string_view flag) {
   ensure_writable_directory(dir, flag);
-  write_file_atomically(dir + "/compare.json", compare_json(rows, results, ceilings).dump(1) + "\n", flag);
+  write_file_atomically(dir + "/compare.json", dump_json(compare_json(rows, results, ceilings), 1) + "\n", flag);
 }
 
 }  // namespace attnprof::report

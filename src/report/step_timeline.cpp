@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/utf8.h"
 #include "report/forward_work.h"
 #include "report/html_escape.h"
 #include "report/insights.h"
@@ -209,7 +210,7 @@ std::string timeline_svg(const StepTimeline& t, const TimeScale& scale) {
     // in Chromium, and the ellipsis is 11 px; the label then ends inside its slice.
     const std::size_t fits = static_cast<std::size_t>((w - 4) / 7.2);
     if (fits >= 4) {
-      std::string label = s.name.size() > fits ? s.name.substr(0, fits - 1) + "\u2026" : s.name;
+      std::string label = cut_to_columns(printable(s.name), fits);
       svg += fmt::format("<text x=\"{:.2f}\" y=\"{}\" fill=\"#111\">{}</text>", x + 2, y + h - 5, html_escape(label));
     }
     svg += "</g>\n";

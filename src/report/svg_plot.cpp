@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/utf8.h"
 #include "report/html_escape.h"
 
 namespace attnprof::report {
@@ -26,9 +27,10 @@ Layout layout(const PlotAxes& axes, const std::vector<std::string_view>& legend)
   l.bottom = axes.height - kBottom;
   l.legend_x = axes.width;
   double text = 0;
-  for (std::string_view label : legend) text = std::max(text, text_width_px(label, kFontPx));
+  // Widths of the text as html_escape shows it (control characters as escapes).
+  for (std::string_view label : legend) text = std::max(text, text_width_px(printable(label), kFontPx));
   l.width = legend.empty() ? axes.width : axes.width + kLegendText + static_cast<int>(std::ceil(text)) + 8;
-  l.width = std::max(l.width, kLeft + static_cast<int>(std::ceil(text_width_px(axes.title, kTitlePx))) + 8);
+  l.width = std::max(l.width, kLeft + static_cast<int>(std::ceil(text_width_px(printable(axes.title), kTitlePx))) + 8);
   l.height = std::max(axes.height, kTop + 8 + static_cast<int>(legend.size()) * kLegendRow + 8);
   return l;
 }

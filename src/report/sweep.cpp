@@ -12,6 +12,8 @@
 #include <sstream>
 
 #include "core/atomic_file.h"
+#include "core/json_dump.h"
+#include "core/utf8.h"
 #include "report/insights.h"
 #include "report/result_keys.h"
 #include "report/roofline.h"
@@ -306,7 +308,7 @@ std::vector<SweepRecord> run_sweep(const std::vector<SweepPoint>& points, const 
 
 void write_sweep_files(const std::string& dir, const std::vector<SweepRecord>& records, const Ceilings& ceilings) {
   const std::string csv = sweep_csv(records);
-  const std::string json = sweep_json(records, ceilings).dump(1) + "\n";
+  const std::string json = dump_json(sweep_json(records, ceilings), 1) + "\n";
   // Both temporaries are written and synced before either is renamed: a write error (a full
   // disk) renames neither, so the CSV and the JSON on disk always hold the same rows.
   SignalDeferral together;
@@ -325,14 +327,14 @@ std::string progress_line(std::size_t done, std::size_t total, const SweepRecord
   std::string what = fmt::format("{} S={} D={}", r.point.variant, s.seq_q, s.head_dim);
   std::string outcome = r.status == "ok" ? fmt::format("{} ms ({}), {}", ms_text(r.device_ms), spread_text(r.time),
                                                        format_tflops(r.tflops))
-                                         : fmt::format("{}: {}", r.status, r.reason);
+                                         : fmt::format("{}: {}", r.status, printable(r.reason));
   std::string counter = fmt::format("{}/{}", done, total);
   if (!terminal) return fmt::format("[{}] {}: {}", counter, what, outcome);
   const int bar = 20;
   const int filled = total ? static_cast<int>(bar * done / total) : bar;
   std::string line = fmt::format("[{}{}] {} {} {}", std::string(filled, '#'), std::string(bar - filled, '.'), counter,
                                  what, outcome);
-  if (static_cast<int>(line.size()) > width) line = line.substr(0, static_cast<std::size_t>(width));
+  if (width >= 0) line = std::string(utf8_prefix_columns(line, static_cast<std::size_t>(width)));
   return line;
 }
 

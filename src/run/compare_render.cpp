@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_dump.h"
 #include "report/ceilings.h"
 #include "report/compare_glance.h"
 #include "report/glance.h"
@@ -34,7 +35,7 @@ std::string render_compare(const std::vector<CompareRow>& rows, CompareFormat fo
   }
   const report::Ranking ranking = report::rank_rows(glance);
   out["ranking"] = {{"fastest", ranking.fastest}, {"sentence", ranking.sentence}};
-  return out.dump(2) + "\n";
+  return dump_json(out, 2) + "\n";
 }
 
 }  // namespace attnprof

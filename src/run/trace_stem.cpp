@@ -32,7 +32,7 @@ std::string trace_stem(const RunOptions& o) {
   if (s.seq_k != s.seq_q) stem += fmt::format("_sk{}", s.seq_k);
   if (o.threads != 0) stem += fmt::format("_t{}", o.threads);
   if (o.seed != 0) stem += fmt::format("_seed{}", o.seed);
-  const profiler::Schedule defaults;
+  const profiler::Schedule defaults = RunOptions{}.schedule;  // the CLI's --wait/--warmup/--active defaults
   const profiler::Schedule& p = o.schedule;
   if (p.wait != defaults.wait || p.warmup != defaults.warmup || p.active != defaults.active) {
     stem += fmt::format("_sched{}-{}-{}", p.wait, p.warmup, p.active);  // run_variant always repeats once

@@ -3,6 +3,8 @@
 #include <attnprof/error.h>
 #include <fmt/format.h>
 
+#include "core/utf8.h"
+
 namespace attnprof::trace {
 namespace {
 
@@ -106,7 +108,10 @@ void JsonPull::read_string(std::string& out) {
     if (out.size() > limits_.max_string_bytes) string_too_long();
     if (pos_ == end_) continue;
     char c = buf_[pos_++];
-    if (c == '"') return;
+    if (c == '"') {
+      make_valid_utf8(out);  // names reach every output; invalid bytes stop here as U+FFFD
+      return;
+    }
     char e = get();
     switch (e) {
       case '"': out.push_back('"'); break;
@@ -369,6 +374,7 @@ void JsonPull::value(std::string* out) {
 void JsonPull::capture(std::string& out) {
   out.clear();  // check_kept measures the whole of `out`
   value(&out);
+  make_valid_utf8(out);  // kept verbatim and written back out: invalid bytes inside its strings become U+FFFD
 }
 
 void JsonPull::skip() { value(nullptr); }

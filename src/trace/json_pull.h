@@ -34,7 +34,7 @@ class JsonPull {
     return false;
   }
   void expect(char c, const char* where);        // fails naming `where`
-  void read_string(std::string& out);            // a JSON string, decoded to UTF-8
+  void read_string(std::string& out);            // a JSON string, decoded to valid UTF-8 (U+FFFD for invalid bytes)
   void read_number(std::string& out);            // a JSON number's text
   // The exact text of the next value (any type); control characters inside strings are escaped.
   void capture(std::string& out);

@@ -6,38 +6,9 @@
 #include <cstdlib>
 #include <limits>
 
+#include "core/utf8.h"
+
 namespace attnprof::trace {
-namespace {
-
-// Length of the valid UTF-8 sequence starting at s[i] (0 when invalid).
-std::size_t utf8_length(std::string_view s, std::size_t i) {
-  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char c = byte(i);
-  std::size_t n;
-  std::uint32_t cp;
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-    cp = c & 0x1F;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    cp = c & 0x0F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (byte(i + k) & 0x3F);
-  }
-  if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-    return 0;
-  return n;
-}
-
-}  // namespace
 
 void append_json_string(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -64,14 +35,13 @@ void append_json_string(std::string& out, std::string_view text) {
       out.push_back(kHex[c & 15]);
       ++i;
     } else {
-      std::size_t n = utf8_length(text, i);
-      if (n == 0) {
-        out.append("\xEF\xBF\xBD");  // U+FFFD as UTF-8, so a re-read and re-write gives the same bytes
-        ++i;
+      Utf8Step step = utf8_step(text, i);
+      if (step.valid) {
+        out.append(text.data() + i, step.length);
       } else {
-        out.append(text.data() + i, n);
-        i += n;
+        out.append("\xEF\xBF\xBD");  // U+FFFD as UTF-8, so a re-read and re-write gives the same bytes
       }
+      i += step.length;
     }
   }
   out.push_back('"');

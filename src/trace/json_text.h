@@ -8,7 +8,7 @@
 namespace attnprof::trace {
 
 // Appends `text` as a JSON string: quotes and backslashes escaped, control characters as \u00XX,
-// valid UTF-8 passed through, each byte of an invalid UTF-8 sequence replaced by \ufffd.
+// valid UTF-8 passed through, each invalid part replaced by U+FFFD (utf8_step in core/utf8.h).
 void append_json_string(std::string& out, std::string_view text);
 
 // Appends integer nanoseconds as microseconds with exactly three decimals: 1234567 -> "1234.567".

@@ -34,7 +34,7 @@ std::size_t widest_line(const std::string& text) {
 
 std::vector<std::string> compare_args(std::vector<std::string> extra = {}) {
   std::vector<std::string> args{"compare", "--device", "cpu", "--batch", "1",   "--heads", "2",
-                                "--seq",   "64",       "--dtype", "fp32", "--out", ""};
+                                "--seq",   "64",       "--dtype", "fp32", "--out", "{work}/traces"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -127,7 +127,7 @@ TEST(DidYouMean, AMisspeltCommand) {
 }
 
 TEST(DidYouMean, AMisspeltVariant) {
-  CliResult run = run_cli({"run", "--device", "cpu", "--variant", "flsh", "--out", ""});
+  CliResult run = run_cli({"run", "--device", "cpu", "--variant", "flsh", "--out", "{work}/traces"});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.err.find("--variant: unknown variant 'flsh' (did you mean 'flash'?); allowed: "), std::string::npos)
       << run.err;
@@ -155,7 +155,7 @@ void expect_consistent_stats(const nlohmann::json& stats, const std::string& wha
 
 TEST(TimeStatsJson, RunCarriesTenOrMoreSamplesInOrder) {
   CliResult r = run_cli({"run", "--device", "cpu", "--variant", "flash", "--batch", "1", "--heads", "2", "--seq",
-                         "64", "--format", "json", "--out", ""});
+                         "64", "--format", "json", "--out", "{work}/traces"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   expect_consistent_stats(j["time_stats"], "run time_stats");

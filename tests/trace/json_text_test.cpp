@@ -51,7 +51,8 @@ TEST(JsonText, EscapesQuotesBackslashesAndControlCharacters) {
   EXPECT_EQ(json_quoted("x<int, 4>::y"), R"("x<int, 4>::y")");
   EXPECT_EQ(json_quoted("µs → 注意"), "\"µs → 注意\"");  // UTF-8 passed through
   EXPECT_EQ(json_quoted("\xff"), "\"\xEF\xBF\xBD\"");                  // an invalid byte becomes U+FFFD
-  EXPECT_EQ(json_quoted("\xe2\x82"), "\"\xEF\xBF\xBD\xEF\xBF\xBD\"");  // a truncated sequence too
+  EXPECT_EQ(json_quoted("\xe2\x82"), "\"\xEF\xBF\xBD\"");  // a truncated sequence is one invalid part
+  EXPECT_EQ(json_quoted("\xed\xa0\x80"), "\"\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");  // an encoded surrogate, three
   // Whatever goes in, a JSON parser reads back the same text (invalid UTF-8 aside).
   std::string awkward = "q\"b\\s/\b\f\r\x7f 😀 end";
   EXPECT_EQ(nlohmann::json::parse(json_quoted(awkward)).get<std::string>(), awkward);

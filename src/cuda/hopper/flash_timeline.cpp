@@ -8,6 +8,8 @@
 #include <map>
 #include <utility>
 
+#include "core/json_dump.h"
+
 namespace attnprof::cuda::hopper {
 
 std::vector<FlashTileTiming> decode_flash_timeline(const std::vector<std::uint64_t>& words, int consumers) {
@@ -198,7 +200,7 @@ std::string flash_timeline_chrome_trace(const std::vector<FlashTileTiming>& timi
     slice("epilogue", t.mainloop_end, t.epilogue_end);
   }
   nlohmann::json doc = {{"traceEvents", events}, {"displayTimeUnit", "ns"}};
-  return doc.dump() + "\n";
+  return dump_json(doc) + "\n";
 }
 
 }  // namespace attnprof::cuda::hopper
