@@ -5,9 +5,12 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "report/ceilings.h"
@@ -19,6 +22,7 @@
 #include "report/sweep.h"
 #include "report/time_stats_text.h"
 #include "report/step_timeline.h"
+#include "report/variant_color.h"
 
 namespace attnprof::report {
 namespace {
@@ -44,7 +48,74 @@ code { background: #f4f4f4; padding: 0 3px; font-size: 11px; }
 .legend span { display: inline-block; margin-right: 12px; font-size: 12px; }
 .legend i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: middle; }
 .none { color: #777; font-style: italic; font-size: 13px; }
+table.header { border-collapse: collapse; font-size: 13px; margin: 6px 0 10px 0; }
+table.header th { text-align: left; color: #555; font-weight: normal; padding: 1px 14px 1px 0; }
+table.header td { padding: 1px 0; }
+i.swatch { display: inline-block; width: 11px; height: 11px; margin-right: 5px; vertical-align: baseline; border-radius: 2px; }
 )";
+
+// A square of the variant's colour before its name, the key from the table to the plots.
+std::string swatch(const std::string& variant) {
+  return fmt::format("<i class=\"swatch\" data-variant=\"{}\" style=\"background:{}\"></i>", html_escape(variant),
+                     variant_color(variant));
+}
+
+std::string utc_minute(std::filesystem::file_time_type when) {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::file_clock::to_sys(when));
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M UTC", &tm);
+  return text;
+}
+
+// What the results are of, one row each: shape, dtype, mask, layout, device, when they were
+// measured and the attnprof that writes the report.
+std::string header_table(const ReportInputs& in) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  std::optional<AttentionSpec> spec;
+  std::string device;
+  if (in.compare) {
+    for (const auto& row : in.compare->value("rows", nlohmann::json::array())) {
+      if (row.contains("spec") && row["spec"].is_object()) {
+        spec = spec_from_json(row["spec"]);
+        break;
+      }
+    }
+    // shape_text is "B=.. H=.. S=.. D=..[ Hkv=..][ Sk=..], dtype, mask": its first part.
+    if (spec) rows.emplace_back("shape", shape_text(*spec).substr(0, shape_text(*spec).find(", ")));
+    if (in.compare->contains("ceilings")) device = (*in.compare)["ceilings"].value("device_name", std::string());
+  }
+  if (in.sweep) {
+    std::set<std::int64_t> seqs, head_dims;
+    std::optional<AttentionSpec> first;
+    for (const auto& r : sweep_records_from_json(*in.sweep)) {
+      if (!first) first = r.point.spec;
+      seqs.insert(r.point.spec.seq_q);
+      head_dims.insert(r.point.spec.head_dim);
+    }
+    if (first) {
+      rows.emplace_back(in.compare ? "sweep" : "shape",
+                        fmt::format("B={} H={} S={}\u2026{} D={}", first->batch, first->heads, *seqs.begin(),
+                                    *seqs.rbegin(), fmt::join(head_dims, ",")));
+      if (!spec) spec = first;
+    }
+    if (device.empty() && in.sweep->contains("ceilings")) device = (*in.sweep)["ceilings"].value("device_name", std::string());
+  }
+  if (spec) {
+    rows.emplace_back("dtype", std::string(dtype_name(spec->dtype)));
+    rows.emplace_back("mask", !spec->causal ? std::string("not causal")
+                                            : fmt::format("causal, {}", causal_align_name(spec->causal_align)));
+    rows.emplace_back("layout", std::string(layout_name(spec->layout)));
+    if (device.empty()) device = device_name(spec->device);
+  }
+  rows.emplace_back("device", device.empty() ? std::string("not recorded") : device);
+  rows.emplace_back("measured", in.measured.empty() ? std::string("not recorded") : in.measured);
+  rows.emplace_back("report by", "attnprof " ATTNPROF_VERSION);
+  std::string html = "<table class=\"header\">";
+  for (const auto& [key, value] : rows) html += fmt::format("<tr><th>{}</th><td>{}</td></tr>", key, html_escape(value));
+  return html + "</table>\n";
+}
 
 std::string number_cell(const std::string& text) { return "<td class=\"num\">" + html_escape(text) + "</td>"; }
 
@@ -61,7 +132,8 @@ std::string glance_table(const nlohmann::json& compare) {
                           html_escape(row.variant), html_escape(row.summary), html_escape(*row.refusal));
       continue;
     }
-    html += fmt::format("<tr><td class=\"variant\">{}</td><td>{}</td>", html_escape(row.variant), html_escape(row.summary));
+    html += fmt::format("<tr><td class=\"variant\">{}{}</td><td>{}</td>", swatch(row.variant), html_escape(row.variant),
+                        html_escape(row.summary));
     html += number_cell(fmt::format("{:.1f}", row.kernels_per_forward));
     html += number_cell(fmt::format("{:.1f}", row.memcpy_per_forward));
     html += number_cell(fmt::format("{:.1f}", row.memset_per_forward));
@@ -93,23 +165,38 @@ std::string timeline_legend() {
 }
 
 std::string timelines(const nlohmann::json& compare, const TraceLoader& load_trace) {
-  std::string html = timeline_legend();
+  std::vector<std::pair<std::string, std::optional<StepTimeline>>> steps;
+  std::int64_t longest = 1;
   for (const auto& row : compare.value("rows", nlohmann::json::array())) {
     if (row.contains("refused")) continue;
-    const std::string variant = row.value("variant", std::string());
     std::optional<StepTimeline> timeline;
     if (row.contains("timeline") && row["timeline"].is_object()) {
       timeline = step_timeline_from_json(row["timeline"]);
     } else if (load_trace && !row.value("trace_path", std::string()).empty()) {
       if (auto trace = load_trace(row["trace_path"].get<std::string>())) timeline = extract_step_timeline(*trace);
     }
+    if (timeline) longest = std::max(longest, timeline->span_ns);
+    steps.emplace_back(row.value("variant", std::string()), std::move(timeline));
+  }
+  // One scale for all: a step twice as long is drawn twice as wide.
+  const TimeScale scale = common_time_scale(longest);
+  std::string html = fmt::format(
+      "<p class=\"meta\" id=\"time-scale\" data-ns-per-px=\"{:.6g}\">All timelines share one time scale: 1 px = {}, "
+      "grid lines every {}; the longest step ({}) fills the width.</p>\n",
+      scale.ns_per_px, html_escape(format_duration_ns(scale.ns_per_px)),
+      html_escape(format_duration_ns(static_cast<double>(scale.tick_ns))),
+      html_escape(format_duration_ns(static_cast<double>(longest))));
+  html += timeline_legend();
+  for (const auto& [variant, timeline] : steps) {
     if (!timeline) {
-      html += fmt::format("<h3>{}</h3><p class=\"none\">no timeline: the run kept no trace</p>\n", html_escape(variant));
+      html += fmt::format("<h3>{}{}</h3><p class=\"none\">no timeline: the run kept no trace</p>\n", swatch(variant),
+                          html_escape(variant));
       continue;
     }
-    html += fmt::format("<h3>{} \u2014 {} ({})</h3>\n", html_escape(variant), html_escape(timeline->step),
+    html += fmt::format("<div class=\"step\" data-timeline=\"{}\"><h3>{}{} \u2014 {} ({})</h3>\n", html_escape(variant),
+                        swatch(variant), html_escape(variant), html_escape(timeline->step),
                         html_escape(format_duration_ns(static_cast<double>(timeline->span_ns))));
-    html += timeline_svg(*timeline);
+    html += timeline_svg(*timeline, scale) + "</div>\n";
   }
   return html;
 }
@@ -118,6 +205,10 @@ std::string sweep_plots(const nlohmann::json& sweep) {
   std::vector<SweepRecord> records = sweep_records_from_json(sweep);
   std::map<std::int64_t, int> head_dims;
   for (const auto& r : records) head_dims[r.point.spec.head_dim] = 1;
+  // A variant's colour on every line; with several head dims, one dash pattern per head dim.
+  int dash_index = 0;
+  for (auto& [head_dim, dash] : head_dims) dash = dash_index++;
+  constexpr const char* kDashes[] = {"", "6 3", "2 2", "8 3 2 3"};
   std::vector<PlotSeries> time, memory;
   std::map<std::string, std::size_t> index;
   for (const auto& r : records) {
@@ -126,15 +217,17 @@ std::string sweep_plots(const nlohmann::json& sweep) {
     if (head_dims.size() > 1) name += fmt::format(" D={}", r.point.spec.head_dim);
     auto [it, fresh] = index.try_emplace(name, time.size());
     if (fresh) {
-      time.push_back({name, {}});
-      memory.push_back({name, {}});
+      const PlotSeries series{name, {}, r.point.variant, variant_color(r.point.variant),
+                              kDashes[head_dims[r.point.spec.head_dim] % 4]};
+      time.push_back(series);
+      memory.push_back(series);
     }
     const double s = static_cast<double>(r.point.spec.seq_q);
     time[it->second].points.emplace_back(s, r.device_ms);
     memory[it->second].points.emplace_back(s, static_cast<double>(r.peak_extra_bytes) / (1024.0 * 1024.0));
   }
-  std::string t = log_log_plot_svg({"Time per forward", "sequence length S", "ms", 560, 380}, time);
-  std::string m = log_log_plot_svg({"Peak extra memory", "sequence length S", "MiB", 560, 380}, memory);
+  std::string t = log_log_plot_svg({"Time per forward", "sequence length S", "ms", 430, 380}, time);
+  std::string m = log_log_plot_svg({"Peak extra memory", "sequence length S", "MiB", 430, 380}, memory);
   if (t.empty() && m.empty()) return "<p class=\"none\">the sweep has no completed points</p>\n";
   std::string skipped;
   for (const auto& r : records) {
@@ -142,7 +235,8 @@ std::string sweep_plots(const nlohmann::json& sweep) {
     skipped += fmt::format("<li>{} S={} D={}: {} \u2014 {}</li>", html_escape(r.point.variant), r.point.spec.seq_q,
                            r.point.spec.head_dim, html_escape(r.status), html_escape(r.reason));
   }
-  std::string html = "<div class=\"plots\">" + t + m + "</div>\n";
+  std::string html = "<div class=\"plots\"><div id=\"plot-time\">" + t + "</div><div id=\"plot-memory\">" + m +
+                     "</div></div>\n";
   if (!skipped.empty()) html += "<p class=\"meta\">Not run:</p><ul class=\"meta\">" + skipped + "</ul>\n";
   return html;
 }
@@ -156,7 +250,8 @@ std::string roofline_section(const ReportInputs& in) {
     for (const auto& row : in.compare->value("rows", nlohmann::json::array())) {
       if (!row.contains("roofline") || !row["roofline"].is_object()) continue;
       const auto& p = row["roofline"];
-      marks.push_back({row.value("variant", std::string()), p.value("intensity", 0.0), p.value("tflops", 0.0)});
+      const std::string variant = row.value("variant", std::string());
+      marks.push_back({variant, p.value("intensity", 0.0), p.value("tflops", 0.0), variant, variant_color(variant)});
     }
   }
   if (marks.empty() && in.sweep) {
@@ -169,8 +264,14 @@ std::string roofline_section(const ReportInputs& in) {
       auto it = largest.find(key);
       if (it == largest.end() || r.point.spec.seq_q > it->second.point.spec.seq_q) largest[key] = r;
     }
+    // The variant's colour; the head dim's shape when there are several.
+    std::map<std::int64_t, int> shapes;
+    for (const auto& [key, r] : largest) shapes[r.point.spec.head_dim] = 0;
+    int shape = 0;
+    for (auto& [head_dim, s] : shapes) s = shape++;
     for (const auto& [key, r] : largest) {
-      marks.push_back({fmt::format("{} S={}", key, r.point.spec.seq_q), r.intensity, r.tflops});
+      marks.push_back({fmt::format("{} S={}", key, r.point.spec.seq_q), r.intensity, r.tflops, r.point.variant,
+                       variant_color(r.point.variant), shapes[r.point.spec.head_dim]});
     }
   }
   // The roof of the runs' dtype: the bf16 matmul ceiling for bf16/fp16 runs when it was measured.
@@ -184,29 +285,36 @@ std::string roofline_section(const ReportInputs& in) {
   }
   const double peak = ceilings.peak_tflops(dtype);
   std::string svg = roofline_svg({fmt::format("Roofline (measured ceilings, {})", dtype_name(dtype)),
-                                  "FLOP per byte (minimal bytes)", "TFLOP/s", 760, 420},
+                                  "FLOP per byte (minimal bytes)", "TFLOP/s", 640, 420},
                                  peak, ceilings.copy_gbps, marks);
   if (svg.empty()) return "<p class=\"none\">no roofline: no measured points</p>\n";
   std::string note = ceilings.measured() ? "<p class=\"meta\">" + html_escape(ceilings_text(ceilings)) + "</p>\n"
                                          : "<p class=\"meta\">ceilings not measured</p>\n";
-  return note + svg;
+  return note + "<div id=\"roofline\">" + svg + "</div>\n";
 }
 
 }  // namespace
 
+std::string results_written(const std::string& dir) {
+  std::optional<fs::file_time_type> latest;
+  for (const char* name : {"compare.json", "sweep.json"}) {
+    std::error_code error;
+    const auto when = fs::last_write_time(fs::path(dir) / name, error);
+    if (!error && (!latest || when > *latest)) latest = when;
+  }
+  return latest ? utc_minute(*latest) : std::string();
+}
+
 std::string render_html_report(const ReportInputs& in, const TraceLoader& load_trace) {
   std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
                      html_escape(in.title) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
-  html += "<h1>" + html_escape(in.title) + "</h1>\n";
+  html += "<h1>" + html_escape(in.title) + "</h1>\n" + header_table(in);
   if (in.compare) {
     const auto& c = *in.compare;
-    html += fmt::format("<p class=\"meta\">{} on {}</p>\n", html_escape(c.value("shape", std::string())),
-                        html_escape(c.contains("ceilings") ? c["ceilings"].value("device_name", std::string())
-                                                           : c.value("device", std::string())));
-    html += "<h2>At a glance</h2>\n" + glance_table(c);
+    html += "<h2>At a glance</h2>\n<div id=\"glance\">" + glance_table(c) + "</div>\n";
     html += "<h2>One step per variant</h2>\n<p class=\"meta\">CPU ranges above, device work below; hover for names "
-            "and durations.</p>\n" +
-            timelines(c, load_trace);
+            "and durations.</p>\n<div id=\"timelines\">" +
+            timelines(c, load_trace) + "</div>\n";
   }
   if (in.sweep) html += "<h2>Time and memory against S</h2>\n" + sweep_plots(*in.sweep);
   html += "<h2>Roofline</h2>\n" + roofline_section(in);

@@ -161,6 +161,7 @@ ReportInputs read_report_inputs(const std::string& dir) {
   };
   if (in.compare) checked(compare_path, [&] { check_compare(*in.compare, dir); });
   if (in.sweep) checked(sweep_path, [&] { check_sweep(*in.sweep); });
+  in.measured = results_written(dir);
   return in;
 }
 

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/utf8.h"
 #include "report/forward_work.h"
 #include "report/html_escape.h"
 #include "report/insights.h"
 #include "report/kernel_class.h"
+#include "report/svg_plot.h"
 
 namespace attnprof::report {
 namespace {
@@ -154,35 +156,59 @@ const char* timeline_color(const std::string& kind) {
   return "#b0b0b0";
 }
 
-std::string timeline_svg(const StepTimeline& t, int width) {
+TimeScale common_time_scale(std::int64_t longest_span_ns, int plot_px) {
+  TimeScale scale;
+  const std::int64_t longest = std::max<std::int64_t>(longest_span_ns, 1);
+  scale.ns_per_px = static_cast<double>(longest) / std::max(plot_px, 1);
+  for (std::int64_t decade = 1;; decade *= 10) {
+    for (std::int64_t step : {decade, 2 * decade, 5 * decade}) {
+      if (step * 8 >= longest) {
+        scale.tick_ns = step;
+        return scale;
+      }
+    }
+  }
+}
+
+std::string timeline_svg(const StepTimeline& t, const TimeScale& scale) {
   constexpr int kLabel = 110, kRow = 18, kGap = 10, kAxis = 22;
-  const int plot = width - kLabel - 10;
+  const double px_per_ns = 1.0 / scale.ns_per_px;
+  const double span_px = static_cast<double>(std::max<std::int64_t>(t.span_ns, 1)) * px_per_ns;
   const int cpu_rows = std::max(t.cpu_depth, 1);
   const int device_top = kAxis + cpu_rows * kRow + kGap;
   const int height = device_top + 24 + 8;
-  const double scale = static_cast<double>(plot) / static_cast<double>(std::max<std::int64_t>(t.span_ns, 1));
+  // Grid lines at multiples of the page's tick inside the span; the SVG holds the last one's
+  // label, centred on it (starting at it when it is the first).
+  std::vector<std::int64_t> ticks;
+  for (std::int64_t at = 0; at <= t.span_ns; at += scale.tick_ns) ticks.push_back(at);
+  const double last_label = text_width_px(format_duration_ns(static_cast<double>(ticks.back())), 11);
+  const double last_end = static_cast<double>(ticks.back()) * px_per_ns + (ticks.back() == 0 ? last_label : last_label / 2);
+  const int width = kLabel + static_cast<int>(std::ceil(std::max(span_px + 10, last_end + 4)));
   std::string svg = fmt::format(
       "<svg class=\"timeline\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
       "font-family=\"sans-serif\" font-size=\"11\">\n",
       width, height, width, height);
-  // Time axis: five ticks over the span.
-  for (int i = 0; i <= 4; ++i) {
-    const double x = kLabel + plot * i / 4.0;
+  svg += fmt::format("<rect class=\"span\" x=\"{}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"#fafafa\" "
+                     "stroke=\"#bbb\"/>\n",
+                     kLabel, kAxis - 4, span_px, height - kAxis);
+  for (std::int64_t at : ticks) {
+    const double x = kLabel + static_cast<double>(at) * px_per_ns;
     svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#ddd\"/>", x, kAxis - 4, x, height - 4);
     svg += fmt::format("<text x=\"{:.1f}\" y=\"12\" text-anchor=\"{}\" fill=\"#555\">{}</text>\n", x,
-                       i == 0 ? "start" : (i == 4 ? "end" : "middle"),
-                       html_escape(format_duration_ns(static_cast<double>(t.span_ns) * i / 4.0)));
+                       at == 0 ? "start" : "middle", html_escape(format_duration_ns(static_cast<double>(at))));
   }
   svg += fmt::format("<text x=\"4\" y=\"{}\" fill=\"#222\">CPU</text>\n", kAxis + 13);
   svg += fmt::format("<text x=\"4\" y=\"{}\" fill=\"#222\">{}</text>\n", device_top + 16, html_escape(t.device_lane));
   auto draw = [&](const StepSlice& s, int y, int h) {
-    const double x = kLabel + static_cast<double>(s.start_ns) * scale;
-    const double w = std::max(static_cast<double>(s.dur_ns) * scale, 1.0);
+    const double x = kLabel + static_cast<double>(s.start_ns) * px_per_ns;
+    const double w = std::max(static_cast<double>(s.dur_ns) * px_per_ns, 1.0);
     svg += fmt::format("<g><title>{} ({}, {})</title><rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\" "
                        "stroke=\"#fff\" stroke-width=\"0.5\"/>",
                        html_escape(s.name), html_escape(s.kind), html_escape(format_duration_ns(static_cast<double>(s.dur_ns))),
                        x, y, w, h, timeline_color(s.kind));
-    const std::size_t fits = static_cast<std::size_t>((w - 4) / 6.2);
+    // 7.2 px a character: kernel names in an 11 px sans-serif measure up to 6.6 px a character
+    // in Chromium, and the ellipsis is 11 px; the label then ends inside its slice.
+    const std::size_t fits = static_cast<std::size_t>((w - 4) / 7.2);
     if (fits >= 4) {
       std::string label = cut_to_columns(printable(s.name), fits);
       svg += fmt::format("<text x=\"{:.2f}\" y=\"{}\" fill=\"#111\">{}</text>", x + 2, y + h - 5, html_escape(label));

@@ -38,7 +38,17 @@ StepTimeline step_timeline_from_json(const nlohmann::json& json);
 // Fill colour of a slice kind (a category on the CPU lane, a kernel class on the device lane).
 const char* timeline_color(const std::string& kind);
 
-// Inline SVG, `width` pixels wide; slices wide enough carry their name, all carry a <title>.
-std::string timeline_svg(const StepTimeline& timeline, int width = 1100);
+// One time scale for every timeline on a page, so that steps compare by their drawn length: the
+// longest span fills `plot_px` pixels; grid lines every `tick_ns`, the least 1-2-5 step that puts
+// at most 8 of them on the longest span.
+struct TimeScale {
+  double ns_per_px = 1;
+  std::int64_t tick_ns = 1;
+};
+TimeScale common_time_scale(std::int64_t longest_span_ns, int plot_px = 980);
+
+// Inline SVG on `scale`: the step's span is a frame (rect class "span") span_ns / ns_per_px pixels
+// wide after the lanes' labels; slices wide enough carry their name, all carry a <title>.
+std::string timeline_svg(const StepTimeline& timeline, const TimeScale& scale);
 
 }  // namespace attnprof::report

@@ -9,17 +9,21 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "core/atomic_file.h"
 #include "report/glance.h"
 #include "report/results.h"
 #include "report/sweep.h"
+#include "report_insights/headless_chromium.h"
 #include "trace/reader.h"
 
 namespace attnprof::report {
@@ -127,6 +131,45 @@ TEST(HtmlReport, SelfContainedAndEscaped) {
   EXPECT_NE(html.find("refused: cuDNN was not built in"), std::string::npos);
 }
 
+TEST(HtmlReport, HeaderNamesShapeDtypeDeviceDateAndVersion) {
+  std::string html = render_html_report(sample_inputs());
+  std::smatch header;
+  ASSERT_TRUE(std::regex_search(html, header, std::regex("<table class=\"header\">(.*?)</table>")));
+  const std::string rows = header[1];
+  EXPECT_NE(rows.find("<tr><th>shape</th><td>B=8 H=16 S=1024 D=64</td></tr>"), std::string::npos) << rows;
+  EXPECT_NE(rows.find("<tr><th>sweep</th><td>B=8 H=16 S=512\u20268192 D=64</td></tr>"), std::string::npos) << rows;
+  EXPECT_NE(rows.find("<tr><th>dtype</th><td>bf16</td></tr>"), std::string::npos) << rows;
+  EXPECT_NE(rows.find("<tr><th>mask</th><td>causal, top-left</td></tr>"), std::string::npos) << rows;
+  EXPECT_NE(rows.find("<tr><th>device</th><td>NVIDIA H200 (the anchors&#39; measured ceilings)</td></tr>"),
+            std::string::npos)
+      << rows;
+  // Inputs built in memory have no file date; read_report_inputs takes the files' (ReadsInputsFromADirectory).
+  EXPECT_NE(rows.find("<tr><th>measured</th><td>not recorded</td></tr>"), std::string::npos) << rows;
+  EXPECT_TRUE(std::regex_search(rows, std::regex("<tr><th>report by</th><td>attnprof [0-9]+\\.[0-9]+\\.[0-9]+</td></tr>")))
+      << rows;
+}
+
+TEST(HtmlReport, EachVariantOneColourOnEveryPlot) {
+  // Every mark that names its variant (table swatch, timeline heading, lines, points, legends)
+  // carries the variant's palette colour: naive red, flash blue, math brown.
+  const std::string html = render_html_report(sample_inputs());
+  const std::regex mark("data-variant=\"([a-z]+)\"[^>]*?(?:fill|stroke|background)[=:]\\s*\"?(#[0-9a-f]{6})");
+  std::map<std::string, std::set<std::string>> colours;
+  std::map<std::string, int> marks;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), mark); it != std::sregex_iterator(); ++it) {
+    colours[(*it)[1]].insert((*it)[2]);
+    ++marks[(*it)[1]];
+  }
+  EXPECT_EQ(colours["naive"], (std::set<std::string>{"#d62728"}));
+  EXPECT_EQ(colours["flash"], (std::set<std::string>{"#1f77b4"}));
+  EXPECT_EQ(colours["math"], (std::set<std::string>{"#8c564b"}));
+  // naive and flash: 2 swatches + 4 points, a line and a legend line on each of the 2 sweep
+  // plots + a roofline point and its legend; math is not in the sweep: 2 swatches + 2 roofline marks.
+  EXPECT_EQ(marks["naive"], 2 + 2 * (4 + 1 + 1) + 2);
+  EXPECT_EQ(marks["flash"], 2 + 2 * (4 + 1 + 1) + 2);
+  EXPECT_EQ(marks["math"], 4);
+}
+
 TEST(HtmlReport, ReadsInputsFromADirectory) {
   fs::path dir = fs::temp_directory_path() / fmt::format("attnprof_report_inputs_{}", getpid());
   fs::remove_all(dir);
@@ -143,29 +186,15 @@ TEST(HtmlReport, ReadsInputsFromADirectory) {
   ReportInputs sample = sample_inputs();
   write_file_atomically((dir / "sweep.json").string(), sample.sweep->dump());
   write_file_atomically((dir / "compare.json").string(), sample.compare->dump());
+  // `measured` is the later of the two files' modification times, in UTC to the minute.
+  using namespace std::chrono;
+  fs::last_write_time(dir / "compare.json", file_clock::from_sys(sys_days{2026y / 3 / 14} + 9h + 26min + 53s));
+  fs::last_write_time(dir / "sweep.json", file_clock::from_sys(sys_days{2026y / 3 / 14} + 8h + 59min + 0s));
   ReportInputs back = read_report_inputs(dir.string());
   ASSERT_TRUE(back.compare && back.sweep);
   EXPECT_EQ((*back.compare)["rows"].size(), 4u);
+  EXPECT_EQ(back.measured, "2026-03-14 09:26 UTC");
   fs::remove_all(dir);
-}
-
-std::string find_chromium() {
-  if (const char* exe = std::getenv("ATTNPROF_CHROMIUM")) return exe;
-  for (const char* candidate : {"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"}) {
-    if (access(candidate, X_OK) == 0) return candidate;
-  }
-  return {};
-}
-
-std::string run_capture(const std::string& command) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return out;
-  char buffer[65536];
-  std::size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
-  pclose(pipe);
-  return out;
 }
 
 // Every <svg class="KIND" ...>...</svg> in the DOM Chromium built.
@@ -180,24 +209,19 @@ std::vector<std::string> svgs(const std::string& dom, const std::string& kind) {
 }
 
 TEST(HtmlReport, HeadlessChromiumRendersTheTableAndPlots) {
-  const std::string chromium = find_chromium();
+  const std::string chromium = testing::find_chromium();
   ASSERT_FALSE(chromium.empty()) << "headless Chromium not found: install Debian's `chromium` (scripts/install-deps.sh) "
                                     "or set ATTNPROF_CHROMIUM";
   fs::path dir = fs::temp_directory_path() / fmt::format("attnprof_report_browser_{}", getpid());
   fs::remove_all(dir);
-  fs::create_directories(dir / "profile");
+  fs::create_directories(dir);
   const fs::path page = dir / "report.html";
   write_file_atomically(page.string(), render_html_report(sample_inputs()));
-  const std::string flags = fmt::format(
-      "--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking "
-      "--disable-component-update --disable-sync --user-data-dir={}",
-      (dir / "profile").string());
-  const std::string dom =
-      run_capture(fmt::format("timeout 60 {} {} --dump-dom file://{} 2>/dev/null", chromium, flags, page.string()));
+  const std::string dom = testing::chromium_dom(chromium, page.string());
   ASSERT_NE(dom.find("</html>"), std::string::npos) << "Chromium printed no DOM";
 
   // The glance table: a header and one row per variant (three measured, one refused).
-  std::size_t body = dom.find("<tbody>");
+  std::size_t body = dom.find("<tbody>", dom.find("id=\"glance\""));
   ASSERT_NE(body, std::string::npos);
   std::string rows = dom.substr(body, dom.find("</tbody>", body) - body);
   EXPECT_EQ(count(rows, "<tr"), 4);
@@ -220,9 +244,7 @@ TEST(HtmlReport, HeadlessChromiumRendersTheTableAndPlots) {
   // A screenshot: a real PNG, well above the size of a blank page.
   const fs::path shot = std::getenv("ATTNPROF_REPORT_SCREENSHOT") ? fs::path(std::getenv("ATTNPROF_REPORT_SCREENSHOT"))
                                                                   : dir / "report.png";
-  run_capture(fmt::format("timeout 60 {} {} --hide-scrollbars --window-size=1280,2400 --screenshot={} file://{} "
-                          "2>/dev/null",
-                          chromium, flags, shot.string(), page.string()));
+  testing::chromium_screenshot(chromium, page.string(), shot.string(), 2400);
   ASSERT_TRUE(fs::exists(shot));
   std::ifstream png(shot, std::ios::binary);
   char signature[8] = {};

@@ -45,13 +45,39 @@ TEST(StepTimeline, JsonRoundTripAndSvg) {
   EXPECT_EQ(back.cpu.size(), t.cpu.size());
   EXPECT_EQ(back.device.size(), t.device.size());
   EXPECT_EQ(back.span_ns, t.span_ns);
-  std::string svg = timeline_svg(back, 1100);
-  EXPECT_EQ(svg.rfind("<svg class=\"timeline\" width=\"1100\"", 0), 0u);
-  // One rect per slice, each with a tooltip naming it.
+  // The step alone on its page: its span (3109 ns) fills 980 px after the 110 px of lane labels.
+  std::string svg = timeline_svg(back, common_time_scale(back.span_ns));
+  EXPECT_NE(svg.find("<rect class=\"span\" x=\"110\" y=\"18\" width=\"980.00\""), std::string::npos) << svg.substr(0, 300);
+  // The frame of the span, then one rect per slice, each with a tooltip naming it.
   std::size_t rects = 0;
   for (std::size_t at = svg.find("<rect"); at != std::string::npos; at = svg.find("<rect", at + 1)) ++rects;
-  EXPECT_EQ(rects, t.cpu.size() + t.device.size());
+  EXPECT_EQ(rects, 1 + t.cpu.size() + t.device.size());
   EXPECT_NE(svg.find("<title>Memcpy DtoD (memcpy,"), std::string::npos);
+}
+
+TEST(StepTimeline, OneScaleForEveryTimelineOfAPage) {
+  // A 12 ms step and a 414 µs one on the page's scale: 12 ms fills 980 px (12244.9 ns per px),
+  // so 414 µs is 414000 / 12244.9 = 33.81 px wide; grid lines every 2 ms (6 on 12 ms; 1 ms
+  // would give 12, more than 8).
+  const TimeScale scale = common_time_scale(12'000'000);
+  EXPECT_NEAR(scale.ns_per_px, 12'000'000.0 / 980, 1e-9);
+  EXPECT_EQ(scale.tick_ns, 2'000'000);
+  StepTimeline longer, shorter;
+  longer.span_ns = 12'000'000;
+  shorter.span_ns = 414'000;
+  shorter.device.push_back({"k", 0, 414'000, 0, "gemm"});
+  const std::string long_svg = timeline_svg(longer, scale), short_svg = timeline_svg(shorter, scale);
+  EXPECT_NE(long_svg.find("class=\"span\" x=\"110\" y=\"18\" width=\"980.00\""), std::string::npos);
+  EXPECT_NE(short_svg.find("class=\"span\" x=\"110\" y=\"18\" width=\"33.81\""), std::string::npos);
+  EXPECT_NE(short_svg.find("<rect x=\"110.00\" y=\"50\" width=\"33.81\""), std::string::npos) << short_svg;
+  // Grid lines 0, 2, ..., 12 ms on the long one; only 0 on the short one.
+  EXPECT_NE(long_svg.find(">12.00 ms</text>"), std::string::npos);
+  EXPECT_NE(long_svg.find(">2.00 ms</text>"), std::string::npos);
+  EXPECT_EQ(short_svg.find(" ms</text>"), std::string::npos);
+  // Small spans: 1-2-5 steps of nanoseconds.
+  EXPECT_EQ(common_time_scale(9).tick_ns, 2);
+  EXPECT_EQ(common_time_scale(8).tick_ns, 1);
+  EXPECT_EQ(common_time_scale(41'000).tick_ns, 10'000);
 }
 
 TEST(StepTimeline, KeepsTheLongestSlicesWhenThereAreTooMany) {
