@@ -25,7 +25,12 @@ rm -rf "$BUILD"
 # The H200 image lacks some Debian dev packages (oneDNN, GoogleTest, Google Benchmark): a .deps
 # prefix copied from a Debian machine can travel with the tree.
 PREFIX_ARGS=()
-[ -d "$SRC/.deps" ] && PREFIX_ARGS+=(-DCMAKE_PREFIX_PATH="$SRC/.deps")
+if [ -d "$SRC/.deps" ]; then
+  PREFIX_ARGS+=(-DCMAKE_PREFIX_PATH="$SRC/.deps")
+  # Inside the source tree, so no RUNPATH names it (install RUNPATHs keep outside directories only):
+  # the linker and the loader find its libraries (oneDNN) here.
+  export LD_LIBRARY_PATH="$SRC/.deps/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 if cmake -S "$SRC" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNPROF_CUDA=ON "${PREFIX_ARGS[@]}" >"$OUT/configure.log" 2>&1; then
   status[configure]=ok
 else

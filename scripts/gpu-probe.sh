@@ -18,7 +18,12 @@ mkdir -p "$OUT"
 exec > >(tee "$OUT/probe.log") 2>&1
 rm -rf "$BUILD"
 PREFIX_ARGS=()
-[ -d "$SRC/.deps" ] && PREFIX_ARGS+=(-DCMAKE_PREFIX_PATH="$SRC/.deps")
+if [ -d "$SRC/.deps" ]; then
+  PREFIX_ARGS+=(-DCMAKE_PREFIX_PATH="$SRC/.deps")
+  # Inside the source tree, so no RUNPATH names it (install RUNPATHs keep outside directories only):
+  # the linker and the loader find its libraries (oneDNN) here.
+  export LD_LIBRARY_PATH="$SRC/.deps/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 cmake -S "$SRC" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNPROF_CUDA=ON "${PREFIX_ARGS[@]}" >"$OUT/configure.log" 2>&1 ||
   { tail -20 "$OUT/configure.log"; exit 1; }
 ninja -C "$BUILD" -j"$(nproc)" attnprof_cli gpu_bench flash_timeline >"$OUT/build.log" 2>&1 || { grep -E "error" -A3 "$OUT/build.log" | head -40; exit 1; }

@@ -107,7 +107,10 @@ TEST(CudaModule, DevicesOpensTheModuleBesideLibattnprof) {
 TEST(CudaModule, MissingOrBrokenModuleIsOneLine) {
   std::string dir = std::filesystem::canonical(make_temp_dir()).string();
   std::filesystem::copy_file(libattnprof_path(), dir + "/libattnprof.so");
-  attnprof::testing::ScopedEnv env("LD_LIBRARY_PATH", dir);
+  // the copy first; the rest of the path as it was (a carried prefix's libraries, oneDNN)
+  const char* old_path = std::getenv("LD_LIBRARY_PATH");
+  const std::string path = dir + (old_path && *old_path ? std::string(":") + old_path : std::string());
+  attnprof::testing::ScopedEnv env("LD_LIBRARY_PATH", path.c_str());
   const std::vector<std::string> args = {"run", "--device", "cuda", "--batch", "1", "--heads", "2", "--seq", "128"};
   for (bool broken : {false, true}) {
     if (broken) std::ofstream(dir + "/libattnprof_cuda.so") << std::string(256, 'x');  // longer than an ELF header
