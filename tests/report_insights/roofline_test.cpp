@@ -104,6 +104,9 @@ Ceilings fake_probe() {
 }
 
 TEST(Ceilings, ProbeRunsOncePerProcess) {
+  // an empty cache, so the probe measures (a GPU machine's own cache would answer instead)
+  const std::string cache_home = testing::make_temp_dir();
+  testing::ScopedEnv xdg("XDG_CACHE_HOME", cache_home.c_str());
   install_ceiling_probe(Device::cuda, fake_probe);
   const Ceilings& first = measured_ceilings(Device::cuda);
   const Ceilings& second = measured_ceilings(Device::cuda);
