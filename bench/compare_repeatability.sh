@@ -17,7 +17,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo "attnprof compare ${shape[*]}, $runs runs on $(nproc) cores (load average $(cut -d' ' -f1-3 /proc/loadavg))"
 for i in $(seq 1 "$runs"); do
-  "$bin" compare "${shape[@]}" --format json --out '' >"$work/run$i.json" 2>/dev/null
+  "$bin" compare "${shape[@]}" --format json --out "$work/traces" >"$work/run$i.json" 2>"$work/run$i.err" ||
+    { cat "$work/run$i.err" >&2; exit 1; }
 done
 python3 - "$work" "$runs" <<'PY'
 import json, sys
