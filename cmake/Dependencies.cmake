@@ -12,9 +12,21 @@ find_library(OPENBLAS_LIBRARY NAMES openblas)
 if(NOT OPENBLAS_INCLUDE_DIR OR NOT OPENBLAS_LIBRARY)
   message(FATAL_ERROR "OpenBLAS not found: install libopenblas-dev (scripts/install-deps.sh)")
 endif()
+# libattnprof opens OpenBLAS on first use (src/cpu/openblas.cpp says why), by the soname the
+# linker would have recorded; targets that call cblas directly (benchmarks) link attnprof_openblas.
+get_filename_component(ATTNPROF_OPENBLAS_REAL "${OPENBLAS_LIBRARY}" REALPATH)
+execute_process(COMMAND "${CMAKE_OBJDUMP}" -p "${ATTNPROF_OPENBLAS_REAL}" OUTPUT_VARIABLE ATTNPROF_OPENBLAS_HEADERS
+                RESULT_VARIABLE ATTNPROF_OBJDUMP_RC ERROR_QUIET)
+string(REGEX MATCH "SONAME +([^\n]+)" ATTNPROF_OPENBLAS_SONAME_LINE "${ATTNPROF_OPENBLAS_HEADERS}")
+set(ATTNPROF_OPENBLAS_SONAME "${CMAKE_MATCH_1}")
+if(NOT ATTNPROF_OPENBLAS_SONAME)
+  message(FATAL_ERROR "OpenBLAS: no SONAME read from ${ATTNPROF_OPENBLAS_REAL} with '${CMAKE_OBJDUMP} -p' (rc ${ATTNPROF_OBJDUMP_RC})")
+endif()
+message(STATUS "attnprof: OpenBLAS ${ATTNPROF_OPENBLAS_SONAME}, opened on first use")
+add_library(attnprof_openblas_headers INTERFACE)
+target_include_directories(attnprof_openblas_headers INTERFACE ${OPENBLAS_INCLUDE_DIR})
 add_library(attnprof_openblas INTERFACE)
-target_include_directories(attnprof_openblas INTERFACE ${OPENBLAS_INCLUDE_DIR})
-target_link_libraries(attnprof_openblas INTERFACE ${OPENBLAS_LIBRARY})
+target_link_libraries(attnprof_openblas INTERFACE attnprof_openblas_headers ${OPENBLAS_LIBRARY})
 
 # oneDNN (libdnnl-dev) is optional: its bf16 matmul is the CPU's bf16 ceiling (the roofline) and
 # a benchmark yardstick. Without it the ceiling is measured with attnprof's own bf16 GEMM.

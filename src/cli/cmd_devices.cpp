@@ -1,7 +1,6 @@
 // attnprof devices: what this machine offers (CPU features, BLAS, CUDA) and what runs where.
 #include <attnprof/error.h>
 #include <attnprof/variant.h>
-#include <cblas.h>
 #include <fmt/format.h>
 #include <omp.h>
 
@@ -15,6 +14,7 @@
 #include "cpu/cpu_features.h"
 #include "cpu/fused_attention.h"
 #include "cpu/kernel_names.h"
+#include "cpu/openblas.h"
 #include "ops/backend.h"
 #include "report/ceilings.h"
 
@@ -70,7 +70,7 @@ Command add_devices(CLI::App& app) {
     fmt::print("  vector features      {}\n", features.empty() ? "none of avx2/avx512/amx" : features);
     fmt::print("  fused kernels        {} | {}\n", cpu::fused_kernel_name("flash_attention", DType::fp32, cpu::fused_isa(DType::fp32, cpu::kernel_isa())),
                cpu::fused_kernel_name("flash_attention", DType::bf16, cpu::fused_isa(DType::bf16, cpu::kernel_isa())));
-    fmt::print("  BLAS                 {}\n", openblas_get_config());
+    fmt::print("  BLAS                 {}\n", cpu::openblas_description());
     fmt::print("{}\n", ceilings_lines(Device::cpu, *remeasure));
     std::string cuda_line;
     if (auto why = ops::unavailable_reason(Device::cuda)) {

@@ -109,7 +109,6 @@ void check_fused_operands(const AttentionSpec& spec, const Tensor& out, const Te
 
 class CpuBackend final : public ops::Backend {
  public:
-  CpuBackend() { openblas_init(); }
   void batched_gemm(Tensor& dst, const Tensor& a, const Tensor& bm, bool transpose_b, float alpha,
                     bool allow_tensor_cores) override {
     (void)allow_tensor_cores;  // the CPU has no tensor cores: every GEMM here is fp32 FMA already

@@ -1,6 +1,7 @@
 // Batched GEMM through OpenBLAS sgemm.
 //
-// OpenBLAS threading traps (shared/research/cpu-attention.md §3.6), handled once in openblas_init:
+// OpenBLAS threading traps (shared/research/cpu-attention.md §3.6), handled where it is opened
+// (openblas.cpp):
 // - pthread build (Debian's default): a large sgemm spawns OpenBLAS's own threads and takes a global
 //   lock; called from our OpenMP threads that costs 2–6×. We call openblas_set_num_threads(1) and
 //   parallelise over B·H ourselves.
@@ -11,7 +12,6 @@
 
 #include <attnprof/error.h>
 #include <attnprof/memory.h>
-#include <cblas.h>
 #include <fmt/format.h>
 #include <omp.h>
 
@@ -20,6 +20,7 @@
 
 #include "cpu/cpu_features.h"
 #include "cpu/gemm_bf16.h"
+#include "cpu/openblas.h"
 #include "cpu/row_kernels.h"
 #include "cpu/strided.h"
 
@@ -64,14 +65,6 @@ void to_panel(float* panel, const Matrix& m) {
 }
 
 }  // namespace
-
-void openblas_init() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    // openblas_get_parallel(): 0 sequential, 1 pthreads, 2 OpenMP.
-    if (openblas_get_parallel() == 1) openblas_set_num_threads(1);
-  });
-}
 
 // Whether the vdpbf16ps kernel takes these operands (shapes already checked).
 bool bf16_kernel_applies(const Tensor& dst, const Tensor& a, const Tensor& bm, bool transpose_b) {
@@ -120,15 +113,8 @@ void batched_gemm_bf16(Tensor& dst, const Tensor& a, const Tensor& bm, bool tran
 }
 }  // namespace
 
-std::string openblas_description() {
-  static const char* names[] = {"sequential", "pthreads", "OpenMP"};
-  int parallel = openblas_get_parallel();
-  return fmt::format("{} ({} threading)", openblas_get_config(),
-                     parallel >= 0 && parallel <= 2 ? names[parallel] : "unknown");
-}
-
 void batched_gemm(Tensor& dst, const Tensor& a, const Tensor& bm, bool transpose_b, float alpha) {
-  openblas_init();
+  const OpenBlas& blas = openblas();
   if (a.rank() != 4 || bm.rank() != 4 || dst.rank() != 4) {
     throw Error(fmt::format("cpu gemm: 4-d operands expected, got {} · {} -> {}", a.describe(), bm.describe(),
                             dst.describe()));
@@ -202,7 +188,7 @@ void batched_gemm(Tensor& dst, const Tensor& a, const Tensor& bm, bool transpose
       }
       char* c_rows = c_base + r0 * c0.row_stride * c0.esize;
       float* c_ptr = c_panel ? c_block : reinterpret_cast<float*>(c_rows);
-      cblas_sgemm(CblasRowMajor, a_trans, b_trans, static_cast<blasint>(rows), static_cast<blasint>(n),
+      blas.sgemm(CblasRowMajor, a_trans, b_trans, static_cast<blasint>(rows), static_cast<blasint>(n),
                   static_cast<blasint>(k), alpha, a_ptr, lda, b_ptr, ldb, 0.0f, c_ptr, ldc);
       if (c_panel) {
         Strided4 view;

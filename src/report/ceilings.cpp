@@ -2,7 +2,6 @@
 
 #include <attnprof/error.h>
 
-#include <cblas.h>
 #include <fmt/format.h>
 
 #ifdef ATTNPROF_HAVE_DNNL
@@ -10,6 +9,7 @@
 #endif
 
 #include "cpu/gemm.h"
+#include "cpu/openblas.h"
 #include "ops/backend.h"
 #include "report/ceilings_cache.h"
 #include "report/insights.h"
@@ -249,12 +249,12 @@ Ceilings measure_cpu_ceilings() {
   c.device_name = fmt::format("{} ({})", c.model, threads_text(c.threads));
 
   // sgemm on c.threads threads: an OpenMP OpenBLAS takes OpenMP's count; a pthreads one is held
-  // at one thread for attnprof's own parallel loops (cpu::openblas_init), so it is lifted to
+  // at one thread for attnprof's own parallel loops (cpu::openblas), so it is lifted to
   // c.threads here and put back; a sequential one has one thread.
-  cpu::openblas_init();
-  const int parallel = openblas_get_parallel();  // 0 sequential, 1 pthreads, 2 OpenMP
+  const cpu::OpenBlas& blas = cpu::openblas();
+  const int parallel = blas.get_parallel();  // 0 sequential, 1 pthreads, 2 OpenMP
   const int sgemm_threads = parallel == 0 ? 1 : c.threads;
-  if (parallel == 1) openblas_set_num_threads(sgemm_threads);
+  if (parallel == 1) blas.set_num_threads(sgemm_threads);
   constexpr int kN = 2048;
   std::vector<float> a(static_cast<std::size_t>(kN) * kN), b(a.size()), out(a.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -262,10 +262,10 @@ Ceilings measure_cpu_ceilings() {
     b[i] = static_cast<float>(static_cast<int>(i % 5) - 2) * 0.5f;
   }
   const std::vector<double> gemm_seconds = timed_runs(0.2, kMinRuns, [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kN, kN, kN, 1.0f, a.data(), kN, b.data(), kN, 0.0f,
+    blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kN, kN, kN, 1.0f, a.data(), kN, b.data(), kN, 0.0f,
                 out.data(), kN);
   });
-  if (parallel == 1) openblas_set_num_threads(1);
+  if (parallel == 1) blas.set_num_threads(1);
   // The timed work must be the real product: check one entry against a plain dot product.
   double expected = 0;
   const int row = 17, col = 1029;

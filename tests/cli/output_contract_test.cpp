@@ -123,9 +123,6 @@ INSTANTIATE_TEST_SUITE_P(Cli, RefusalTest, ::testing::ValuesIn(refusals()),
 int run_limited(const std::string& work, int resource, rlim_t limit, const std::vector<std::string>& args,
                 std::string& err) {
   const std::string err_path = make_temp_dir() + "/err";
-  // One OpenBLAS thread: the library starts a thread per core when it loads, and on a many-core
-  // machine their stacks do not fit an address-space limit (the start hangs).
-  attnprof::testing::ScopedEnv blas("OPENBLAS_NUM_THREADS", "1");
   pid_t child = fork();
   if (child == 0) {
     if (chdir(work.c_str()) != 0) _exit(99);

@@ -1,5 +1,5 @@
-// The CUDA backend is a module libattnprof opens on first need (src/run/cuda_module.cpp), checked
-// through the binary with the dynamic loader as the observer: LD_DEBUG=files makes ld.so print a
+// The CUDA backend is a module libattnprof opens on first need (src/run/cuda_module.cpp), and so is
+// OpenBLAS (src/cpu/openblas.cpp); checked through the binary with the dynamic loader as the observer: LD_DEBUG=files makes ld.so print a
 // "file=NAME" line on stderr for every library it maps, whoever asked for it.
 #include <attnprof/tensor.h>
 #include <dlfcn.h>
@@ -72,6 +72,24 @@ TEST(CudaModule, HelpCpuRunAndInspectMapNoCudaLibrary) {
     std::set<std::string> files = mapped_libraries(r.err);
     EXPECT_TRUE(files.count("libattnprof.so")) << args[0] << " mapped: " << joined(files);
     EXPECT_EQ(cuda_libraries_in(files), std::vector<std::string>{}) << args[0] << " mapped: " << joined(files);
+  }
+}
+
+// OpenBLAS is mapped by the commands that multiply matrices on the CPU and by no other: not by
+// --help, not by inspect. The CPU run (naive: two batched GEMMs) is the observer's positive case.
+TEST(OpenBlasOnDemand, HelpAndInspectMapNoOpenBlasACpuRunDoes) {
+  attnprof::testing::ScopedEnv env("LD_DEBUG", "files");
+  const std::vector<std::pair<std::vector<std::string>, bool>> commands = {
+      {{"--help"}, false},
+      {{"inspect", source_dir() + "/tests/data/pytorch-traces/8_16_1024_64_naive.json.gz"}, false},
+      {{"run", "--device", "cpu", "--variant", "naive", "--batch", "1", "--heads", "2", "--seq", "128"}, true}};
+  for (const auto& [args, maps_blas] : commands) {
+    CliResult r = run_cli(args);
+    ASSERT_EQ(r.exit_code, 0) << args[0] << ": " << r.err.substr(r.err.size() > 2000 ? r.err.size() - 2000 : 0);
+    std::set<std::string> files = mapped_libraries(r.err);
+    bool blas = false;
+    for (const std::string& f : files) blas = blas || f.rfind("libopenblas", 0) == 0;
+    EXPECT_EQ(blas, maps_blas) << args[0] << " mapped: " << joined(files);
   }
 }
 

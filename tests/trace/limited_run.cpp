@@ -12,7 +12,6 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-#include <string_view>
 #include <thread>
 
 #include "cli/cli_runner.h"
@@ -92,17 +91,6 @@ LimitedRun run_limited(const std::vector<std::string>& args, const LimitedRunOpt
   std::vector<char*> argv;
   for (std::string& a : argv_strings) argv.push_back(a.data());
   argv.push_back(nullptr);
-  // The child's environment, made before fork: OpenBLAS (linked by libattnprof) starts a thread per
-  // core when it loads, and on a many-core machine those threads' stacks do not fit the address
-  // space limit (seen on 16 cores: pthread_create fails and the start hangs). One BLAS thread keeps
-  // the limit about the reader's memory.
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e)
-    if (std::string_view(*e).rfind("OPENBLAS_NUM_THREADS=", 0) != 0) env_strings.emplace_back(*e);
-  env_strings.emplace_back("OPENBLAS_NUM_THREADS=1");
-  std::vector<char*> envp;
-  for (std::string& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
   int in_pipe[2] = {-1, -1};
   if (options.feed_stdin && ::pipe(in_pipe) != 0) throw std::runtime_error("pipe failed");
   pid_t pid = ::fork();
@@ -116,7 +104,7 @@ LimitedRun run_limited(const std::vector<std::string>& args, const LimitedRunOpt
         ::chdir(work.c_str()) != 0 || ::setrlimit(RLIMIT_AS, &as) != 0)
       ::_exit(126);
     if (options.feed_stdin) ::close(in_pipe[1]);
-    ::execve(argv[0], argv.data(), envp.data());
+    ::execv(argv[0], argv.data());
     ::_exit(127);
   }
   std::thread feeder;
