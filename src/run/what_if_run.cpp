@@ -50,7 +50,7 @@ report::WhatIf run_what_if(const trace::Trace& header, bool gpu_trace, const rep
     w.where = "this machine's CPU";
   }
   if (w.runnable_shapes() > options.max_shapes) {
-    w.why_not = fmt::format("what-if: the trace has {} distinct forward attention shapes, over --max-shapes {}; "
+    w.why_not = fmt::format("what-if: the trace has {} distinct forward attention shapes, over --what-if-shapes {}; "
                             "raise it to run them all",
                             w.runnable_shapes(), options.max_shapes);
     return w;
