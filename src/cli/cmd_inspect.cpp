@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/inspect_what_if.h"
 #include "cli/trace_limit_flags.h"
 #include "report/attention_render.h"
 #include "core/json_dump.h"
@@ -33,6 +34,7 @@ struct InspectOptions {
   bool no_insights = false;
   trace::ReadLimits limits;
   bool no_double_count = false;  // report::DeviceTime::once instead of torch's booking
+  WhatIfFlags what_if;
 };
 
 // The insight rules and --expect need the whole Trace (footprints, op chains), not the compact
@@ -96,6 +98,7 @@ int run_inspect(const InspectOptions& o) {
   if (o.format != "text" && o.format != "json")
     throw UsageError(fmt::format("--format: unknown format '{}'; allowed: text, json", o.format));
   if (!o.expect.empty()) (void)report::parse_expect(o.expect);  // a bad word fails before reading
+  const std::optional<WhatIfOptions> what_if_options = o.what_if.to_options();
   std::vector<std::string> outputs;
   for (const std::string& path : o.traces) {
     // One streaming pass (a pipe or FIFO can be read only once): every event goes into the compact
@@ -126,6 +129,8 @@ int run_inspect(const InspectOptions& o) {
     auto steps = report::summarize_steps(t);
     auto fw = report::summarize_forwards(t);
     report::AttentionSummary attention = report::find_attention(t);
+    std::optional<report::WhatIf> what_if;
+    if (what_if_options) what_if = inspect_what_if(*what_if_options, full, t, attention, steps, o.format == "text");
     std::vector<report::Insight> insights;
     std::optional<report::ExpectResult> expected;
     std::string insights_note;
@@ -142,6 +147,7 @@ int run_inspect(const InspectOptions& o) {
       json.pop_back();  // reopen the object for the booking, the attention calls, the insights and --expect
       json += fmt::format(",\n \"device_time\": \"{}\"", o.no_double_count ? "once" : "torch");
       json += ",\n \"attention\": " + report::attention_json(attention);
+      if (what_if) json += ",\n \"what_if\": " + report::what_if_json(*what_if);
       json += ",\n \"insights\": " + dump_json(report::insights_json(insights));
       if (!insights_note.empty()) {
         json += ", \"insights_note\": ";
@@ -153,6 +159,7 @@ int run_inspect(const InspectOptions& o) {
       std::string text;
       if (o.traces.size() > 1) text += fmt::format("== {} ==\n", path);
       if (std::string a = report::attention_text(attention); !a.empty()) text += a + "\n";
+      if (what_if) text += report::what_if_text(*what_if) + "\n";
       text += report::render_text(table);
       if (table.total_rows > table.rows.size())
         text += fmt::format("({} of {} rows; --row-limit -1 shows all)\n", table.rows.size(), table.total_rows);
@@ -216,6 +223,7 @@ Command add_inspect(CLI::App& app) {
   sub->add_flag("--no-double-count", options->no_double_count,
                 "count each device time once, on its own row: no Self time on the op that launched it and no "
                 "gpu_user_annotation rows, so Self % sums to 100% (default: torch's booking)");
+  options->what_if.add_to(*sub);
   add_trace_limit_flags(sub, options->limits);
   return [options] { return naming_limit_flags([&] { return run_inspect(*options); }); };
 }
