@@ -173,6 +173,13 @@ def check_ranks(binary, directory):
               and "c.json.gz has no distributedInfo rank" in got["note"] and got["slowest"]["rank"] == 0,
               f"ranks by file order: {got and (got['source'], got['note'], got['slowest'])}")
 
+        # A rank that two traces share cannot name either: file order again, naming the rank.
+        write_rank(src, os.path.join(tmp, "c.json.gz"), 2, 3.0)
+        r = run(binary, "--format", "json", *(os.path.join(tmp, n) for n in ("a.json.gz", "c.json.gz")))
+        got = json.loads(r.stdout)["ranks"] if r.returncode == 0 else None
+        check(got is not None and got["source"] == "file order" and "rank 2 appears twice" in got["note"]
+              and got["slowest"]["rank"] == 1, f"repeated rank: {got and (got['source'], got['note'])}")
+
         # The directory is read up to --max-traces files.
         r = run(binary, "--max-traces", "2", tmp)
         check(r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1 and "--max-traces" in r.stderr,
