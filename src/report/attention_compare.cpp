@@ -42,10 +42,12 @@ std::string count_text(double v) {
 
 std::string ops_text(const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : "-"; }
 
-std::string plain_change(const std::optional<double>& before, const std::optional<double>& after) {
+// "same", or the signed difference: "+4" for call counts, "-12.00" for GPU ops per call.
+std::string plain_change(const std::optional<double>& before, const std::optional<double>& after, bool count) {
   if (!before || !after) return "-";
-  if (*after == *before) return "same";
-  return fmt::format("{:+.2f}", *after - *before);
+  const double d = *after - *before;
+  if (d == 0) return "same";
+  return count ? (d > 0 ? "+" : "-") + count_text(d > 0 ? d : -d) : fmt::format("{:+.2f}", d);
 }
 
 std::string labels(const AttentionTotals& t) {
@@ -172,13 +174,13 @@ std::string attention_diff_text(const std::string& before_trace, const Attention
   row("attention share of step", share_text(b), share_text(a),
       bs && as ? (*bs == *as ? std::string("same") : fmt::format("{:+.1f} points", 100.0 * (*as - *bs))) : "-");
   row("forward calls", count_text(b.forward_calls), count_text(a.forward_calls),
-      plain_change(b.forward_calls, a.forward_calls));
+      plain_change(b.forward_calls, a.forward_calls, true));
   row("backward calls", count_text(b.backward_calls), count_text(a.backward_calls),
-      plain_change(b.backward_calls, a.backward_calls));
+      plain_change(b.backward_calls, a.backward_calls, true));
   row("GPU ops per forward call", ops_text(b.forward_ops_per_call), ops_text(a.forward_ops_per_call),
-      plain_change(b.forward_ops_per_call, a.forward_ops_per_call));
+      plain_change(b.forward_ops_per_call, a.forward_ops_per_call, false));
   row("GPU ops per backward call", ops_text(b.backward_ops_per_call), ops_text(a.backward_ops_per_call),
-      plain_change(b.backward_ops_per_call, a.backward_ops_per_call));
+      plain_change(b.backward_ops_per_call, a.backward_ops_per_call, false));
   return out;
 }
 

@@ -111,6 +111,19 @@ def check_diff(binary, directory):
                   f"diff text: {label} percent {pct and pct.group(1)}")
 
 
+def check_diff_calls(binary, directory):
+    """Decode (4 forward calls a step, no backward) against training (4 and 4): the calls rows."""
+    stems = ("gpt_decode_kvcache_gqa", "gpt_train_sdpa_cudnn")
+    r = run(binary, "--diff", *(os.path.join(directory, s + ".json.gz") for s in stems))
+    check(r.returncode == 0, f"--diff decode/train exited {r.returncode}")
+    row = {l[:28].strip(): l[28:].split() for l in r.stdout.splitlines()[2:12]}
+    for label, i in (("forward calls", 2), ("backward calls", 3)):
+        before, after = MODELS[stems[0]][i], MODELS[stems[1]][i]
+        change = "same" if before == after else f"{after - before:+d}"
+        check(row.get(label) == [str(before), str(after), change], f"diff calls: {label} {row.get(label)}")
+    check(row.get("GPU ops per backward call", [""])[0] == "-", "diff: no backward call before gives '-' ops")
+
+
 def write_rank(src, dst, rank, factor):
     data = load(src)
     if rank is not None:
@@ -189,6 +202,7 @@ def check_ranks(binary, directory):
 def main():
     binary, directory = sys.argv[1], sys.argv[2]
     check_diff(binary, directory)
+    check_diff_calls(binary, directory)
     check_ranks(binary, directory)
     print(f"{'FAILED' if failures else 'ok'}: {len(failures)} failures")
     return 1 if failures else 0
