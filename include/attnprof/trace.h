@@ -113,6 +113,7 @@ struct Trace {
   std::string display_time_unit = "ms";
   std::int64_t base_time_ns = 0;
   std::int64_t rank = 0;
+  bool rank_recorded = false;  // the trace's distributedInfo has a rank
   std::int64_t world_size = 1;
   std::vector<DeviceProperties> devices;
   std::vector<RawArg> other_top_level;  // trace_id, cuda_driver_version, ... kept as written

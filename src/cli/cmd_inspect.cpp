@@ -9,7 +9,10 @@
 
 #include "cli/commands.h"
 #include "cli/inspect_what_if.h"
+#include "cli/shape_flags.h"
+#include "cli/trace_inputs.h"
 #include "cli/trace_limit_flags.h"
+#include "report/attention_compare.h"
 #include "report/attention_render.h"
 #include "core/json_dump.h"
 #include "core/utf8.h"
@@ -35,6 +38,8 @@ struct InspectOptions {
   trace::ReadLimits limits;
   bool no_double_count = false;  // report::DeviceTime::once instead of torch's booking
   WhatIfFlags what_if;
+  bool diff = false;             // BEFORE AFTER side by side (report/attention_compare.h)
+  std::int64_t max_traces = kDefaultMaxTraces;
 };
 
 // The insight rules and --expect need the whole Trace (footprints, op chains), not the compact
@@ -99,8 +104,13 @@ int run_inspect(const InspectOptions& o) {
     throw UsageError(fmt::format("--format: unknown format '{}'; allowed: text, json", o.format));
   if (!o.expect.empty()) (void)report::parse_expect(o.expect);  // a bad word fails before reading
   const std::optional<WhatIfOptions> what_if_options = o.what_if.to_options();
+  if (o.max_traces < 1) throw UsageError(fmt::format("--max-traces: must be at least 1 (got {})", o.max_traces));
+  const auto paths = expand_trace_inputs(o.traces, static_cast<std::size_t>(o.max_traces));
+  if (o.diff && paths.size() != 2)
+    throw UsageError(fmt::format("--diff: {} trace files; it takes exactly two, BEFORE and AFTER", paths.size()));
   std::vector<std::string> outputs;
-  for (const std::string& path : o.traces) {
+  std::vector<report::RankInput> ranks;  // per trace: its attention totals and distributedInfo rank
+  for (const std::string& path : paths) {
     // One streaming pass (a pipe or FIFO can be read only once): every event goes into the compact
     // timeline; the whole Trace the insights and --expect need is kept alongside while the
     // timeline has at most kInsightEventLimit events (always with --insights or --expect).
@@ -131,6 +141,8 @@ int run_inspect(const InspectOptions& o) {
     report::AttentionSummary attention = report::find_attention(t);
     std::optional<report::WhatIf> what_if;
     if (what_if_options) what_if = inspect_what_if(*what_if_options, full, t, attention, steps, o.format == "text");
+    ranks.push_back({path, full.rank_recorded ? std::optional(full.rank) : std::nullopt,
+                     report::attention_totals(attention)});
     std::vector<report::Insight> insights;
     std::optional<report::ExpectResult> expected;
     std::string insights_note;
@@ -157,7 +169,7 @@ int run_inspect(const InspectOptions& o) {
       outputs.push_back(json + "}");
     } else {
       std::string text;
-      if (o.traces.size() > 1) text += fmt::format("== {} ==\n", path);
+      if (paths.size() > 1) text += fmt::format("== {} ==\n", path);
       if (std::string a = report::attention_text(attention); !a.empty()) text += a + "\n";
       if (what_if) text += report::what_if_text(*what_if) + "\n";
       text += report::render_text(table);
@@ -187,11 +199,18 @@ int run_inspect(const InspectOptions& o) {
     if (outputs.size() == 1) {
       std::fputs((outputs[0] + "\n").c_str(), stdout);
     } else {
-      std::string all = "[";
+      std::string all = o.diff ? "{\"diff\": " + report::attention_diff_json(paths[0], ranks[0].totals, paths[1],
+                                                                              ranks[1].totals)
+                               : "{\"ranks\": " + report::ranks_json(ranks);
+      all += ",\n\"traces\": [";
       for (std::size_t i = 0; i < outputs.size(); ++i) all += (i ? ",\n" : "\n") + outputs[i];
-      std::fputs((all + "\n]\n").c_str(), stdout);
+      std::fputs((all + "\n]}\n").c_str(), stdout);
     }
   } else {
+    if (o.diff)
+      outputs.insert(outputs.begin(), report::attention_diff_text(paths[0], ranks[0].totals, paths[1], ranks[1].totals));
+    else if (outputs.size() > 1)
+      outputs.push_back("== ranks ==\n" + report::ranks_text(ranks));
     // The last boundary before the terminal: whatever a table let through, no control character
     // but the line ends reaches it, and a NUL cannot end the text early.
     for (std::size_t i = 0; i < outputs.size(); ++i) {
@@ -208,7 +227,9 @@ Command add_inspect(CLI::App& app) {
   auto options = std::make_shared<InspectOptions>();
   CLI::App* sub = app.add_subcommand("inspect", "Print the key_averages table and per-step summary of Kineto traces "
                                                  "(PyTorch's or attnprof's, .json or .json.gz)");
-  sub->add_option("traces", options->traces, "Trace files; - reads standard input")->required();
+  sub->add_option("traces", options->traces,
+                  "Trace files (several: a per-rank table); a directory stands for its .json and .json.gz files; "
+                  "- reads standard input")->required();
   sub->add_option("--sort-by", options->sort_by,
                   "Sort column: cpu_time_total, self_cpu_time_total, cpu_time, device_time_total (= cuda_time_total), "
                   "self_device_time_total, device_time, count, name (default: device_time_total when the trace has "
@@ -224,6 +245,12 @@ Command add_inspect(CLI::App& app) {
                 "count each device time once, on its own row: no Self time on the op that launched it and no "
                 "gpu_user_annotation rows, so Self % sums to 100% (default: torch's booking)");
   options->what_if.add_to(*sub);
+  sub->add_flag("--diff", options->diff,
+                "two traces, BEFORE AFTER: their attention and step GPU time side by side with the change");
+  sub->add_option("--max-traces", options->max_traces,
+                  "most trace files one inspect reads, directories expanded")
+      ->default_val(kDefaultMaxTraces)
+      ->check(strict_integer());
   add_trace_limit_flags(sub, options->limits);
   return [options] { return naming_limit_flags([&] { return run_inspect(*options); }); };
 }

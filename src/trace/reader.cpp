@@ -191,7 +191,10 @@ class Reader {
       bool number = c == '-' || (c >= '0' && c <= '9');
       if ((key_ == "rank" || key_ == "world_size") && number) {
         p_.read_number(text_);
-        if (auto v = parse_integer(text_)) (key_ == "rank" ? out_.rank : out_.world_size) = *v;
+        if (auto v = parse_integer(text_)) {
+          (key_ == "rank" ? out_.rank : out_.world_size) = *v;
+          if (key_ == "rank") out_.rank_recorded = true;
+        }
       } else {
         p_.skip();
       }

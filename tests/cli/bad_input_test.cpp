@@ -110,6 +110,11 @@ std::vector<BadInput> cases() {
       {"inspect_not_json", {"inspect", "/etc/hostname"}, "not JSON"},
       {"inspect_format_unknown", {"inspect", "--format", "xml", "/etc/hostname"}, "--format"},
       {"inspect_expect_unknown_word", {"inspect", "--expect", "gemm,frobnicate", "/etc/hostname"}, "--expect"},
+      {"inspect_diff_one_trace", {"inspect", "--diff", "/etc/hostname"}, "--diff"},
+      {"inspect_diff_three_traces", {"inspect", "--diff", "/etc/hostname", "/etc/hostname", "/etc/hostname"}, "--diff"},
+      {"inspect_max_traces_zero", {"inspect", "--max-traces", "0", "/etc/hostname"}, "--max-traces"},
+      {"inspect_over_max_traces", {"inspect", "--max-traces", "1", "/etc/hostname", "/etc/hostname"}, "--max-traces"},
+      {"inspect_directory_without_traces", {"inspect", "{work}"}, "no .json or .json.gz"},
       {"memory_beyond_machine", run_args({"--variant", "naive", "--batch", "4096", "--heads", "64", "--seq", "65536"}),
        "largest --seq"},
   };

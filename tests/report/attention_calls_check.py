@@ -202,7 +202,7 @@ def main():
                       f"{r.stderr.strip()[:300]}")
                 continue
             got = json.loads(r.stdout)
-            for one in got if isinstance(got, list) else [got]:
+            for one in got.get("traces", [got]):
                 calls = one["attention"]["calls"]
                 check(not calls, f"{os.path.basename(path)}: {len(calls)} attention calls in a model without attention")
     elif len(sys.argv) > 3:

@@ -91,6 +91,21 @@ TEST(Reader, ReadsTheArrayFormAndPlainJson) {
   EXPECT_EQ(t.events[0].category, Category::cpu_op);
 }
 
+TEST(Reader, SaysWhetherDistributedInfoHasARank) {
+  std::string with = R"({"distributedInfo": {"backend": "nccl", "rank": 3, "world_size": 4}, "traceEvents": []})";
+  Trace t = read_trace_bytes("mem", with.data(), with.size());
+  EXPECT_TRUE(t.rank_recorded);
+  EXPECT_EQ(t.rank, 3);
+  EXPECT_EQ(t.world_size, 4);
+  for (std::string text : {std::string(R"({"traceEvents": []})"),
+                           std::string(R"({"distributedInfo": {"world_size": 4}, "traceEvents": []})"),
+                           std::string(R"({"distributedInfo": {"rank": "3"}, "traceEvents": []})")}) {
+    Trace u = read_trace_bytes("mem", text.data(), text.size());
+    EXPECT_FALSE(u.rank_recorded) << text;
+    EXPECT_EQ(u.rank, 0) << text;
+  }
+}
+
 TEST(Reader, DecodesEscapesAndSurrogatePairs) {
   std::string text = R"({"traceEvents": [{"ph": "X", "name": "a\"b\\c\u0001\ud83d\ude00\u00b5", "pid": "p", "tid": "t", "ts": 0, "dur": 0}]})";
   Trace t = read_trace_bytes("mem", text.data(), text.size());
