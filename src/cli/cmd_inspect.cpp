@@ -226,7 +226,8 @@ Command add_inspect(CLI::App& app) {
                 "gpu_user_annotation rows, so Self % sums to 100% (default: torch's booking)");
   sub->add_option("--range", options->ranges,
                   "read the ranges of this name (a record_function/NVTX range, or a module as torch records it) "
-                  "instead of attn_fwd for the per-range rows and insights; repeatable");
+                  "instead of attn_fwd for the per-range rows and insights; repeatable")
+      ->allow_extra_args(false);  // one name per --range: the traces that follow stay traces
   add_trace_limit_flags(sub, options->limits);
   return [options] { return naming_limit_flags([&] { return run_inspect(*options); }); };
 }

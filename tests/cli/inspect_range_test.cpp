@@ -117,6 +117,12 @@ TEST(InspectRange, TextRowsAndInsightsSayWhichRanges) {
   EXPECT_FALSE(p.contains("ranges"));
   EXPECT_EQ(p["forwards"]["count"], 0);
   for (const auto& i : p["insights"]) EXPECT_NE(i["code"], "cpu_bound") << plain.out;
+  // One name per --range: the traces after it stay traces.
+  CliResult two = run_cli({"inspect", "--format", "json", "--no-insights", "--range", "my_block", path, path});
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  const nlohmann::json both = nlohmann::json::parse(two.out);
+  ASSERT_EQ(both.size(), 2u);
+  for (const auto& one : both) EXPECT_EQ(one["ranges"][0]["count"], 2) << two.out;
   std::filesystem::remove_all(std::filesystem::path(path).parent_path());
 }
 
