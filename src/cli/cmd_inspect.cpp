@@ -19,6 +19,8 @@
 #include "report/expect.h"
 #include "report/insights.h"
 #include "report/key_averages.h"
+#include "report/named_ranges.h"
+#include "report/range_rows.h"
 #include "report/steps.h"
 #include "report/timeline.h"
 #include "trace/json_text.h"
@@ -40,6 +42,7 @@ struct InspectOptions {
   WhatIfFlags what_if;
   bool diff = false;             // BEFORE AFTER side by side (report/attention_compare.h)
   std::int64_t max_traces = kDefaultMaxTraces;
+  std::vector<std::string> ranges;  // --range: per-range work reads these instead of attn_fwd
 };
 
 // The insight rules and --expect need the whole Trace (footprints, op chains), not the compact
@@ -137,7 +140,9 @@ int run_inspect(const InspectOptions& o) {
     const auto device_time = o.no_double_count ? report::DeviceTime::once : report::DeviceTime::torch;
     report::KeyAverages table = report::key_averages(t, sort_by, o.row_limit, device_time);
     auto steps = report::summarize_steps(t);
-    auto fw = report::summarize_forwards(t);
+    if (!o.ranges.empty()) report::check_range_names(t, o.ranges, path);
+    const auto& range_names = o.ranges.empty() ? report::default_range_names() : o.ranges;
+    auto fw = report::summarize_forwards(t, range_names);
     report::AttentionSummary attention = report::find_attention(t);
     std::optional<report::WhatIf> what_if;
     if (what_if_options) what_if = inspect_what_if(*what_if_options, full, t, attention, steps, o.format == "text");
@@ -147,7 +152,7 @@ int run_inspect(const InspectOptions& o) {
     std::optional<report::ExpectResult> expected;
     std::string insights_note;
     if (keep_full) {
-      if (!o.no_insights) insights = report::derive_insights(full, {});
+      if (!o.no_insights) insights = report::derive_insights(full, {}, range_names);
       if (!o.expect.empty()) expected = report::compare_expect(report::parse_expect(o.expect), full);
     } else if (want_full) {
       insights_note = fmt::format("insights not computed: {} events is over {} (they need the whole trace in memory); "
@@ -158,6 +163,7 @@ int run_inspect(const InspectOptions& o) {
       std::string json = inspect_json(path, table, steps, fw);
       json.pop_back();  // reopen the object for the booking, the attention calls, the insights and --expect
       json += fmt::format(",\n \"device_time\": \"{}\"", o.no_double_count ? "once" : "torch");
+      if (!o.ranges.empty()) json += ",\n \"ranges\": " + report::range_rows_json(t, o.ranges);
       json += ",\n \"attention\": " + report::attention_json(attention);
       if (what_if) json += ",\n \"what_if\": " + report::what_if_json(*what_if);
       json += ",\n \"insights\": " + dump_json(report::insights_json(insights));
@@ -180,7 +186,9 @@ int run_inspect(const InspectOptions& o) {
                                   : "(torch's booking: a launching op's Self time repeats its device work; "
                                     "--no-double-count counts it once)\n";
       text += "\n" + steps_text(steps, table.device_label);
-      if (!fw.forwards.empty()) {
+      if (!o.ranges.empty()) {
+        text += "\n" + report::range_rows_text(t, o.ranges);
+      } else if (!fw.forwards.empty()) {
         text += fmt::format(
             "\nattn_fwd: {} forwards; per forward {:.2f} kernels, {:.2f} memcpy, {:.2f} memset, device time {}, CPU time "
             "{}\n",
@@ -251,6 +259,10 @@ Command add_inspect(CLI::App& app) {
                   "most trace files one inspect reads, directories expanded")
       ->default_val(kDefaultMaxTraces)
       ->check(strict_integer());
+  sub->add_option("--range", options->ranges,
+                  "read the ranges of this name (a record_function/NVTX range, or a module as torch records it) "
+                  "instead of attn_fwd for the per-range rows and insights; repeatable")
+      ->allow_extra_args(false);  // one name per --range: the traces that follow stay traces
   add_trace_limit_flags(sub, options->limits);
   return [options] { return naming_limit_flags([&] { return run_inspect(*options); }); };
 }

@@ -4,6 +4,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "report/named_ranges.h"
+
 namespace attnprof::report {
 namespace {
 
@@ -56,11 +58,21 @@ std::vector<int> nest_host_ranges(const std::vector<trace::Event>& events) {
   return parent;
 }
 
-std::vector<int> find_forward_ranges(const std::vector<trace::Event>& events) {
+// The named ranges not nested in another of them (a nested one's work is the outer one's); without
+// any, the ProfilerStep#N ranges.
+std::vector<int> find_forward_ranges(const std::vector<trace::Event>& events, const std::vector<int>& parent,
+                                     const std::vector<std::string>& names) {
   std::vector<int> ranges;
+  std::vector<char> named(events.size(), 0);
   for (std::size_t i = 0; i < events.size(); ++i) {
     const auto& e = events[i];
-    if (e.category == Category::user_annotation && e.phase == 'X' && e.name == "attn_fwd") ranges.push_back(static_cast<int>(i));
+    if (e.phase == 'X' && is_named_range(e.category, e.name, names)) named[i] = 1;
+  }
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (!named[i]) continue;
+    bool nested = false;
+    for (int p = parent[i]; p >= 0 && !nested; p = parent[p]) nested = named[p] != 0;
+    if (!nested) ranges.push_back(static_cast<int>(i));
   }
   if (ranges.empty()) {
     for (std::size_t i = 0; i < events.size(); ++i) {
@@ -191,10 +203,12 @@ void place_work(const trace::Trace& trace, TraceWork& result, ForwardOf forward_
 
 }  // namespace
 
-TraceWork collect_forwards(const trace::Trace& trace) {
+TraceWork collect_forwards(const trace::Trace& trace) { return collect_forwards(trace, default_range_names()); }
+
+TraceWork collect_forwards(const trace::Trace& trace, const std::vector<std::string>& range_names) {
   const auto& events = trace.events;
   const std::vector<int> parent = nest_host_ranges(events);
-  const std::vector<int> ranges = find_forward_ranges(events);
+  const std::vector<int> ranges = find_forward_ranges(events, parent, range_names);
 
   TraceWork result;
   std::unordered_map<int, int> forward_of_range;  // event index -> forward index
@@ -202,6 +216,7 @@ TraceWork collect_forwards(const trace::Trace& trace) {
     forward_of_range[r] = static_cast<int>(result.forwards.size());
     Forward f;
     f.range = &events[r];
+    f.name = events[r].name;
     f.cpu_ns = events[r].dur_ns;
     f.start_ns = events[r].ts_ns;
     f.end_ns = events[r].end_ns();
@@ -245,6 +260,7 @@ TraceWork collect_windows(const trace::Trace& trace, const std::vector<WorkWindo
   for (const WorkWindow& w : windows) {
     by_thread[{w.pid, w.tid}].push_back(static_cast<int>(result.forwards.size()));
     Forward f;
+    f.name = w.name;
     f.start_ns = w.start_ns;
     f.end_ns = w.end_ns;
     f.cpu_ns = w.end_ns - w.start_ns;

@@ -2,8 +2,8 @@
 // The work of each forward in a trace: every GPU kernel, memcpy and memset (or CPU kernel)
 // attributed to the forward that launched it, with the chain of ops that launched it.
 //
-// A forward is a CPU `attn_fwd` range; without one, a `ProfilerStep#N`; without either, the
-// whole trace. GPU work runs after its launch, often after the range ended, so it is attributed
+// A forward is a CPU `attn_fwd` range (or a range of the names given: report/named_ranges.h);
+// without one, a `ProfilerStep#N`; without either, the whole trace. GPU work runs after its launch, often after the range ended, so it is attributed
 // through its launch call (correlation id), else through the op with its External id.
 #include <attnprof/trace.h>
 
@@ -31,6 +31,7 @@ struct WorkItem {
 
 struct Forward {
   const trace::Event* range = nullptr;  // nullptr when the forward is the whole trace or a window
+  std::string name;                     // the range's name, or the window's ("" for the whole trace)
   std::int64_t start_ns = 0, end_ns = 0;  // the range's or the window's host time (0, 0: whole trace)
   std::vector<WorkItem> work;           // in launch order
   std::int64_t cpu_ns = 0;              // the range's duration
@@ -51,12 +52,15 @@ struct TraceWork {
   double work_ns_per_forward() const;
 };
 
-TraceWork collect_forwards(const trace::Trace& trace);
+TraceWork collect_forwards(const trace::Trace& trace);  // the attn_fwd ranges
+// The ranges of these names; a named range nested in another is part of the outer one.
+TraceWork collect_forwards(const trace::Trace& trace, const std::vector<std::string>& range_names);
 
 // A forward given as a time window on one thread (an attention call the finder found in a
 // model's trace): its work is what that thread launched, or ran as CPU kernels, inside it; its
 // op chains stop at the window's start.
 struct WorkWindow {
+  std::string name;  // what the window is (an attention call: its op)
   std::string pid, tid;
   std::int64_t start_ns = 0, end_ns = 0;
 };

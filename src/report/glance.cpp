@@ -102,10 +102,12 @@ GlanceRow glance_row(const RunResult& result, double peak_tflops) {
   if (result.determinism_runs > 0) {
     row.insights.push_back(result.determinism_mismatches == 0
                                ? Insight{"deterministic", fmt::format("{} runs on the same inputs were bit-identical",
-                                                                      result.determinism_runs)}
+                                                                      result.determinism_runs),
+                                         {}}
                                : Insight{"nondeterministic",
                                          fmt::format("{} of {} runs on the same inputs differed from the first",
-                                                     result.determinism_mismatches, result.determinism_runs)});
+                                                     result.determinism_mismatches, result.determinism_runs),
+                                         {}});
   }
   return row;
 }
@@ -195,7 +197,7 @@ GlanceRow glance_row_from_json(const nlohmann::json& j) {
   row.nan_only_in_masked_rows = j.value("nan_only_in_masked_rows", false);
   row.trace_path = j.value("trace_path", std::string());
   if (j.contains("insights") && j["insights"].is_array()) {
-    for (const auto& i : j["insights"]) row.insights.push_back({i.value("code", ""), i.value("text", "")});
+    for (const auto& i : j["insights"]) row.insights.push_back({i.value("code", ""), i.value("text", ""), {}});
   }
   return row;
 }

@@ -12,6 +12,8 @@
 #include "report/attention_calls.h"
 #include "core/utf8.h"
 #include "report/glance.h"
+#include "report/insight_parts.h"
+#include "report/named_ranges.h"
 #include "report/occupancy.h"
 
 namespace attnprof::report {
@@ -94,17 +96,6 @@ std::string share_text(double part_ns, double whole_ns) {
 
 double forwards_count(const TraceWork& work) { return work.forwards.empty() ? 1.0 : static_cast<double>(work.forwards.size()); }
 
-std::string join(const std::vector<std::string>& parts, const char* separator) {
-  std::string out;
-  for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? separator : "") + parts[i];
-  return out;
-}
-
-// Distinct labels in first-seen order.
-void add_unique(std::vector<std::string>& list, const std::string& value) {
-  if (std::find(list.begin(), list.end(), value) == list.end()) list.push_back(value);
-}
-
 bool name_or_ops_have(const WorkItem& w, std::string_view token) {
   if (has_name_token(w.event->name, token)) return true;
   return std::any_of(w.ops.begin(), w.ops.end(), [&](const trace::Event* op) { return has_name_token(op->name, token); });
@@ -139,8 +130,6 @@ std::string mask_label(const WorkItem& w) {
   return w.ops.empty() ? short_kernel_name(w.event->name) : w.ops.front()->name;
 }
 
-bool is_kernel_with_footprint(const WorkItem& w) { return w.event->category == Category::kernel && w.event->launch.has_value(); }
-
 }  // namespace
 
 namespace rules {
@@ -154,6 +143,7 @@ std::optional<Insight> hidden_copy(const TraceWork& work) {
     bool out_of_place = false;
   };
   std::map<std::string, Found> by_owner;  // keyed by the owning op's name ("" for a bare device copy)
+  std::vector<std::string> calls, kernels;
   double total_work_ns = 0;
   for (const Forward& f : work.forwards) {
     total_work_ns += static_cast<double>(f.work_ns);
@@ -171,6 +161,8 @@ std::optional<Insight> hidden_copy(const TraceWork& work) {
       if (w.event->bytes > 0) found.bytes = std::max(found.bytes, w.event->bytes);
       found.path = w.op_path();
       found.out_of_place = out_of_place;
+      add_call(calls, f);
+      add_unique(kernels, w.event->name);
     }
   }
   if (by_owner.empty()) return std::nullopt;
@@ -190,11 +182,11 @@ std::optional<Insight> hidden_copy(const TraceWork& work) {
       parts.push_back(fmt::format("{} could not return a view and copied ({}, {})", owner, found.what, cost));
     }
   }
-  return Insight{"hidden_copy", join(parts, "; ")};
+  return Insight{"hidden_copy", join(parts, "; "), about_of(calls, kernels)};
 }
 
 std::optional<Insight> fp32_gemm_cuda_cores(const TraceWork& work) {
-  std::vector<std::string> names;
+  std::vector<std::string> names, about;
   double slow_ns = 0, gemm_ns = 0, total_ns = 0;
   int slow = 0, gemms = 0;
   for (const Forward& f : work.forwards) {
@@ -207,6 +199,7 @@ std::optional<Insight> fp32_gemm_cuda_cores(const TraceWork& work) {
       ++slow;
       slow_ns += static_cast<double>(w.event->dur_ns);
       add_unique(names, short_kernel_name(w.event->name, 60));
+      add_unique(about, w.event->name);
     }
   }
   if (slow == 0) return std::nullopt;
@@ -215,12 +208,13 @@ std::optional<Insight> fp32_gemm_cuda_cores(const TraceWork& work) {
                  fmt::format("{} of {} GEMM kernels per forward have no tensor-core signature (fp32 FFMA on the CUDA "
                              "cores): {}; {} per forward{}",
                              format_percent(slow / n), format_percent(gemms / n), join(names, ", "),
-                             format_duration_ns(slow_ns / n), share_text(slow_ns / n, total_ns / n))};
+                             format_duration_ns(slow_ns / n), share_text(slow_ns / n, total_ns / n)),
+                 about};
 }
 
 std::optional<Insight> mask_rebuilt(const TraceWork& work) {
   if (work.forwards.empty()) return std::nullopt;
-  std::vector<std::string> labels;
+  std::vector<std::string> labels, calls, kernels;
   double ns = 0;
   int items = 0;
   for (const Forward& f : work.forwards) {
@@ -231,6 +225,8 @@ std::optional<Insight> mask_rebuilt(const TraceWork& work) {
       ++items;
       ns += static_cast<double>(w.event->dur_ns);
       add_unique(labels, mask_label(w));
+      add_call(calls, f);
+      add_unique(kernels, w.event->name);
     }
     if (!built) return std::nullopt;  // built once, outside some forward: that is the cached mask
   }
@@ -238,11 +234,12 @@ std::optional<Insight> mask_rebuilt(const TraceWork& work) {
   return Insight{"mask_rebuilt",
                  fmt::format("the mask is rebuilt in every forward ({}: {} kernels, {} per forward); it depends only "
                              "on the shape and could be built once",
-                             join(labels, ", "), format_percent(items / n), format_duration_ns(ns / n))};
+                             join(labels, ", "), format_percent(items / n), format_duration_ns(ns / n)),
+                 about_of(calls, kernels)};
 }
 
 std::optional<Insight> safe_softmax(const TraceWork& work) {
-  std::vector<std::string> labels;
+  std::vector<std::string> labels, calls, kernels;
   double ns = 0;
   int extras = 0;
   bool guard_seen = false;
@@ -261,6 +258,8 @@ std::optional<Insight> safe_softmax(const TraceWork& work) {
       ++extras;
       ns += static_cast<double>(it->event->dur_ns);
       add_unique(labels, it->label());
+      add_call(calls, f);
+      add_unique(kernels, it->event->name);
     }
   }
   if (!guard_seen || extras == 0) return std::nullopt;
@@ -268,7 +267,8 @@ std::optional<Insight> safe_softmax(const TraceWork& work) {
   return Insight{"safe_softmax",
                  fmt::format("{} extra kernels per forward after the softmax ({}) turn fully masked "
                              "rows into zeros instead of NaN; {} per forward",
-                             format_percent(extras / n), join(labels, ", "), format_duration_ns(ns / n))};
+                             format_percent(extras / n), join(labels, ", "), format_duration_ns(ns / n)),
+                 about_of(calls, kernels)};
 }
 
 std::optional<Insight> s2_materialized(const TraceWork& work, const RunFacts& facts) {
@@ -286,25 +286,31 @@ std::optional<Insight> s2_materialized(const TraceWork& work, const RunFacts& fa
                         static_cast<double>(s.seq_k) * element;
   const double peak = static_cast<double>(*facts.peak_extra_bytes);
   if (scores <= 0 || peak < scores) return std::nullopt;
+  std::vector<std::string> calls;
+  for (const Forward& f : work.forwards) add_call(calls, f);
   return Insight{"s2_materialized",
                  fmt::format("peak extra memory {} ≥ one S×S score matrix, B·H·Sq·Sk·{:.0f} B = "
                              "{}·{}·{}·{}·{:.0f} B = {} ({:.2f}×)",
                              format_bytes(peak), element, s.batch, s.heads, s.seq_q, s.seq_k, element,
-                             format_bytes(scores), peak / scores)};
+                             format_bytes(scores), peak / scores),
+                 calls};
 }
 
 std::optional<Insight> single_fused_kernel(const TraceWork& work) {
   if (work.forwards.empty()) return std::nullopt;
   const WorkItem* kernel = nullptr;
+  std::vector<std::string> calls, kernels;
   double ns = 0;
   int memsets = 0;
   for (const Forward& f : work.forwards) {
     if (f.kernels() != 1 || f.count(KernelClass::memcpy) != 0) return std::nullopt;
     memsets += f.count(KernelClass::memset);
+    add_call(calls, f);
     for (const WorkItem& w : f.work) {
       if (w.kind == KernelClass::memset) continue;
       kernel = &w;
       ns += static_cast<double>(w.event->dur_ns);
+      add_unique(kernels, w.event->name);
     }
   }
   const double n = forwards_count(work);
@@ -312,129 +318,8 @@ std::optional<Insight> single_fused_kernel(const TraceWork& work) {
   std::string why = kernel->kind == KernelClass::attention ? "; no S×S scores are written to memory" : "";
   return Insight{"single_fused_kernel", fmt::format("one kernel per forward{}: {} ({} per forward){}", extra,
                                                     short_kernel_name(kernel->event->name, 60),
-                                                    format_duration_ns(ns / n), why)};
-}
-
-namespace {
-struct KernelSummary {
-  const WorkItem* item = nullptr;
-  double ns = 0;
-};
-// Distinct GPU kernels with a footprint, longest total time first.
-std::vector<KernelSummary> distinct_kernels(const TraceWork& work, bool (*keep)(const WorkItem&)) {
-  std::map<std::string, KernelSummary> by_name;
-  for (const Forward& f : work.forwards) {
-    for (const WorkItem& w : f.work) {
-      if (!keep(w)) continue;
-      KernelSummary& k = by_name[w.event->name];
-      if (!k.item) k.item = &w;
-      k.ns += static_cast<double>(w.event->dur_ns);
-    }
-  }
-  std::vector<KernelSummary> list;
-  for (auto& [name, k] : by_name) list.push_back(k);
-  std::stable_sort(list.begin(), list.end(), [](const KernelSummary& a, const KernelSummary& b) { return a.ns > b.ns; });
-  return list;
-}
-
-std::string recorded_occupancy(const trace::KernelLaunch& launch) {
-  if (!launch.recorded_occupancy_pct) return {};
-  return fmt::format("; the trace records {}%", format_percent(*launch.recorded_occupancy_pct));
-}
-}  // namespace
-
-std::optional<Insight> low_occupancy_by_design(const trace::Trace& trace, const TraceWork& work) {
-  // Kernels with the same footprint share one line of arithmetic.
-  std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // arithmetic + limiter -> kernels
-  for (const KernelSummary& k : distinct_kernels(work, is_kernel_with_footprint)) {
-    const trace::DeviceProperties* device = find_device(trace, k.item->event->device);
-    if (!device) continue;
-    auto occ = estimate_occupancy(*device, *k.item->event->launch);
-    if (!occ || occ->percent > kLowOccupancyPercent) continue;
-    if (occ->limiter.find("registers") == std::string::npos && occ->limiter.find("shared") == std::string::npos) continue;
-    std::string key = fmt::format("{} (limited by {}{})", occ->arithmetic, occ->limiter,
-                                  recorded_occupancy(*k.item->event->launch));
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
-    if (it == groups.end()) {
-      if (groups.size() == 3) continue;
-      groups.push_back({key, {}});
-      it = groups.end() - 1;
-    }
-    it->second.push_back(short_kernel_name(k.item->event->name, 60));
-  }
-  if (groups.empty()) return std::nullopt;
-  std::vector<std::string> parts;
-  for (const auto& [arithmetic, kernels] : groups) parts.push_back(join(kernels, ", ") + ": " + arithmetic);
-  return Insight{"low_occupancy_by_design",
-                 join(parts, "; ")};
-}
-
-std::optional<Insight> driver_api_launch(const trace::Trace& trace, const TraceWork& work) {
-  auto by_driver = [](const WorkItem& w) {
-    return w.launch != nullptr && w.launch->category == Category::cuda_driver &&
-           w.launch->name.rfind("cuLaunchKernel", 0) == 0;
-  };
-  std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // what we say -> kernels
-  for (const KernelSummary& k : distinct_kernels(work, by_driver)) {
-    const trace::Event& e = *k.item->event;
-    std::string ours = "no footprint to estimate occupancy from";
-    const trace::DeviceProperties* device = find_device(trace, e.device);
-    if (e.launch && device) {
-      if (auto occ = estimate_occupancy(*device, *e.launch)) {
-        ours = fmt::format("estimated {}% ({} block{} of {} warps per SM, limited by {})", format_percent(occ->percent),
-                           occ->blocks_per_sm, occ->blocks_per_sm == 1 ? "" : "s", occ->warps_per_block, occ->limiter);
-      }
-    }
-    std::string key = fmt::format("via {}: {}{}", k.item->launch->name, ours,
-                                  e.launch ? recorded_occupancy(*e.launch) : std::string());
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
-    if (it == groups.end()) {
-      if (groups.size() == 3) continue;
-      groups.push_back({key, {}});
-      it = groups.end() - 1;
-    }
-    it->second.push_back(short_kernel_name(e.name, 60));
-  }
-  if (groups.empty()) return std::nullopt;
-  std::vector<std::string> parts;
-  for (const auto& [what, kernels] : groups) parts.push_back(join(kernels, ", ") + " " + what);
-  return Insight{"driver_api_launch",
-                 "Kineto shows 0% occupancy for driver-API launches; " + join(parts, "; ")};
-}
-
-std::optional<Insight> warp_specialized(const trace::Trace& trace, const TraceWork& work) {
-  auto hopper_attention = [](const WorkItem& w) {
-    if (!is_kernel_with_footprint(w)) return false;
-    std::string name = w.event->name;
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-    const bool hopper = name.find("sm90") != std::string::npos || name.find("wgmma") != std::string::npos;
-    const bool attention = name.find("flash") != std::string::npos || name.find("sdpa") != std::string::npos ||
-                           name.find("attention") != std::string::npos;
-    const auto& b = w.event->launch->block;
-    const std::int64_t threads = b[0] * b[1] * b[2];
-    return hopper && attention && threads >= 256 && threads % 128 == 0;
-  };
-  std::vector<std::string> parts;
-  for (const KernelSummary& k : distinct_kernels(work, hopper_attention)) {
-    const trace::Event& e = *k.item->event;
-    const trace::DeviceProperties* device = find_device(trace, e.device);
-    if (!device || device->compute_major != 9) continue;
-    const auto occ = estimate_occupancy(*device, *e.launch);
-    if (!occ) continue;
-    const std::int64_t warpgroups = occ->threads_per_block / 128;
-    parts.push_back(fmt::format(
-        "{}: {} warpgroups of 128 threads per CTA, the shape of Hopper's warp-specialised attention (a TMA "
-        "producer warpgroup and {} wgmma consumers); the {} registers per thread are the launch's average, which "
-        "setmaxnreg moves from the producer to the consumers, so the CTA holds {} × {} = {} of {} registers and "
-        "{} CTA{} per SM ({} KiB of shared memory: the Q tile, the K/V stages and any staging tile) is the design",
-        short_kernel_name(e.name, 60), warpgroups, warpgroups - 1, occ->registers_per_thread, occ->registers_per_thread,
-        occ->threads_per_block, group_digits(occ->registers_per_thread * occ->threads_per_block),
-        group_digits(device->regs_per_sm), occ->blocks_per_sm, occ->blocks_per_sm == 1 ? "" : "s",
-        occ->shared_per_block / 1024));
-    if (parts.size() == 2) break;
-  }
-  if (parts.empty()) return std::nullopt;
-  return Insight{"warp_specialized", join(parts, "; ")};
+                                                    format_duration_ns(ns / n), why),
+                 about_of(calls, kernels)};
 }
 
 std::optional<Insight> cpu_bound(const TraceWork& work, const RunFacts& facts) {
@@ -443,9 +328,12 @@ std::optional<Insight> cpu_bound(const TraceWork& work, const RunFacts& facts) {
   const double cpu = facts.cpu_ns_per_forward.value_or(work.cpu_ns_per_forward());
   const double device = facts.device_ns_per_forward.value_or(work.work_ns_per_forward());
   if (cpu <= 0 || device <= 0 || cpu <= device) return std::nullopt;
+  std::vector<std::string> ranges;
+  for (const Forward& f : work.forwards) add_call(ranges, f);
   return Insight{"cpu_bound", fmt::format("{} of CPU per forward against {} on the GPU ({:.1f}×); the GPU "
                                           "waits for launches",
-                                          format_duration_ns(cpu), format_duration_ns(device), cpu / device)};
+                                          format_duration_ns(cpu), format_duration_ns(device), cpu / device),
+                 ranges};
 }
 
 std::optional<Insight> nan_output(const RunFacts& facts) {
@@ -461,9 +349,10 @@ std::optional<Insight> nan_output(const RunFacts& facts) {
                    fmt::format("{} of {} fully masked rows are NaN: {}, and softmax over an all −inf row is "
                                "NaN, as in PyTorch's naive module (expected; math and the fused kernels give 0); "
                                "err is over the rows that see a key",
-                               facts.masked_rows_nan, facts.masked_rows, where)};
+                               facts.masked_rows_nan, facts.masked_rows, where),
+                   {}};
   }
-  return Insight{"nan_output", "the output holds NaN or Inf, so its error against fp64 is undefined"};
+  return Insight{"nan_output", "the output holds NaN or Inf, so its error against fp64 is undefined", {}};
 }
 
 std::optional<Insight> one_time_setup(double setup_ns, double device_ns_per_forward) {
@@ -473,7 +362,7 @@ std::optional<Insight> one_time_setup(double setup_ns, double device_ns_per_forw
                                  setup_ns / 1e6);
   if (device_ns_per_forward > 0)
     text += fmt::format("; as long as {:.0f} forwards", setup_ns / device_ns_per_forward);
-  return Insight{"one_time_setup", text};
+  return Insight{"one_time_setup", text, {}};
 }
 
 }  // namespace rules
@@ -503,6 +392,16 @@ std::string insights_text(const std::vector<Insight>& insights, std::size_t widt
   std::string out = "what the trace revealed:\n";
   for (const Insight& i : insights) {
     std::vector<std::string> lines = wrap_text(printable(i.code + ": " + i.text), width > 4 ? width - 4 : width);
+    // The names the sentence leaves out follow it, so the text names all the insight is about.
+    std::vector<std::string> unnamed;
+    for (const std::string& name : i.about) {
+      const std::string shown = short_kernel_name(name, 60);
+      if (i.text.find(shown) == std::string::npos) add_unique(unnamed, shown);
+    }
+    if (!unnamed.empty()) {
+      for (std::string& line : wrap_text(printable("about: " + join(unnamed, ", ")), width > 4 ? width - 4 : width))
+        lines.push_back(std::move(line));
+    }
     for (std::size_t l = 0; l < lines.size(); ++l) out += (l == 0 ? "  - " : "    ") + lines[l] + "\n";
   }
   return out;
@@ -510,7 +409,7 @@ std::string insights_text(const std::vector<Insight>& insights, std::size_t widt
 
 nlohmann::json insights_json(const std::vector<Insight>& insights) {
   nlohmann::json out = nlohmann::json::array();
-  for (const Insight& i : insights) out.push_back({{"code", i.code}, {"text", i.text}});
+  for (const Insight& i : insights) out.push_back({{"code", i.code}, {"text", i.text}, {"about", i.about}});
   return out;
 }
 
@@ -557,9 +456,10 @@ std::optional<AttentionSpec> spec_from_trace(const trace::Trace& trace, const Tr
 }
 
 namespace {
-bool has_forward_ranges(const TraceWork& work) {
+// The forwards are ranges of the names asked for, not the ProfilerStep#N fallback.
+bool has_forward_ranges(const TraceWork& work, const std::vector<std::string>& range_names) {
   return !work.forwards.empty() && work.forwards.front().range != nullptr &&
-         work.forwards.front().range->name == "attn_fwd";
+         is_named_range(work.forwards.front().range->category, work.forwards.front().range->name, range_names);
 }
 
 // The attention calls of a trace without attn_fwd ranges (a model's trace): their forward calls
@@ -575,7 +475,7 @@ FoundCalls forward_calls(const trace::Trace& trace) {
     if (c.pass != AttentionPass::forward) continue;
     const std::string& key = timeline.track_key(c.track);
     const std::size_t sep = key.find('\x1f');
-    out.windows.push_back(WorkWindow{key.substr(0, sep), key.substr(sep + 1), c.start_ns, c.end_ns});
+    out.windows.push_back(WorkWindow{c.op, key.substr(0, sep), key.substr(sep + 1), c.start_ns, c.end_ns});
     const AttentionShape& s = c.shape;
     if (out.spec || !s.batch || !s.heads || !s.kv_heads || !s.seq_q || !s.seq_k || !s.head_dim) continue;
     AttentionSpec spec;
@@ -594,14 +494,20 @@ FoundCalls forward_calls(const trace::Trace& trace) {
 }  // namespace
 
 std::vector<Insight> derive_insights(const trace::Trace& trace, const RunFacts& facts) {
-  // General rules read every forward range (attnprof's attn_fwd), else every step, else the
-  // whole trace. Attention rules read attention only: attn_fwd ranges where the trace has them,
-  // else the forward attention calls found in it, so on a model's trace they speak of its
-  // attention calls alone, and on a trace without attention they say nothing.
-  const TraceWork work = collect_forwards(trace);
+  return derive_insights(trace, facts, default_range_names());
+}
+
+std::vector<Insight> derive_insights(const trace::Trace& trace, const RunFacts& facts,
+                                     const std::vector<std::string>& range_names) {
+  // General rules read every forward range (attnprof's attn_fwd, or the ranges named), else every
+  // step, else the whole trace. Attention rules read attention only: those ranges where the trace
+  // has them, else the forward attention calls found in it, so on a model's trace they speak of
+  // its attention calls alone, and on a trace without attention they say nothing.
+  const TraceWork work = collect_forwards(trace, range_names);
+  const bool ranges = has_forward_ranges(work, range_names);
   RunFacts known = facts;
   TraceWork attention;
-  if (has_forward_ranges(work)) {
+  if (ranges) {
     attention = work;
     if (!known.spec) known.spec = spec_from_trace(trace, work);
   } else {
@@ -621,11 +527,12 @@ std::vector<Insight> derive_insights(const trace::Trace& trace, const RunFacts& 
   add(rules::s2_materialized(attention, known));
   add(rules::single_fused_kernel(attention));
   add(rules::low_occupancy_by_design(trace, work));
+  add(rules::low_occupancy(trace, work));
   add(rules::driver_api_launch(trace, work));
   add(rules::warp_specialized(trace, attention));
-  // CPU against GPU time per forward says "the GPU waits for launches" only of attn_fwd ranges: a
+  // CPU against GPU time per forward says "the GPU waits for launches" only of the named ranges: a
   // model's step also holds data loading, Python and the profiler's own overhead.
-  if (has_forward_ranges(work) || facts.cpu_ns_per_forward) add(rules::cpu_bound(work, known));
+  if (ranges || facts.cpu_ns_per_forward) add(rules::cpu_bound(work, known));
   add(rules::nan_output(known));
   return out;
 }

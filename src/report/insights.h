@@ -18,9 +18,12 @@ namespace attnprof::report {
 
 struct Insight {
   std::string code;  // hidden_copy, fp32_gemm_cuda_cores, mask_rebuilt, safe_softmax, s2_materialized,
-                     // single_fused_kernel, low_occupancy_by_design, driver_api_launch, cpu_bound, nan_output,
-                     // one_time_setup (from the run, not the trace)
+                     // single_fused_kernel, low_occupancy_by_design, low_occupancy, driver_api_launch,
+                     // warp_specialized, cpu_bound, nan_output, one_time_setup (from the run, not the trace)
   std::string text;
+  // What it is about: the calls (the ranges or attention calls it read, by name) and the kernels
+  // (full names) it speaks of. Empty only for the run's own facts (nan_output, one_time_setup).
+  std::vector<std::string> about;
 };
 
 // What the run knew beyond the trace; every field may be missing (a trace given to `inspect`).
@@ -38,6 +41,9 @@ struct RunFacts {
 
 // Every rule, in a fixed order. Codes appear at most once.
 std::vector<Insight> derive_insights(const trace::Trace& trace, const RunFacts& facts);
+// The same, with the ranges of these names (inspect --range) in place of attn_fwd.
+std::vector<Insight> derive_insights(const trace::Trace& trace, const RunFacts& facts,
+                                     const std::vector<std::string>& range_names);
 
 // The rules one by one (tests call them directly; derive_insights runs them all).
 namespace rules {
@@ -47,7 +53,10 @@ std::optional<Insight> mask_rebuilt(const TraceWork& work);
 std::optional<Insight> safe_softmax(const TraceWork& work);
 std::optional<Insight> s2_materialized(const TraceWork& work, const RunFacts& facts);
 std::optional<Insight> single_fused_kernel(const TraceWork& work);
+// Low occupancy of kernels whose design is known (known_kernel_design) and of the others: the same
+// arithmetic, but only the first says it is the design.
 std::optional<Insight> low_occupancy_by_design(const trace::Trace& trace, const TraceWork& work);
+std::optional<Insight> low_occupancy(const trace::Trace& trace, const TraceWork& work);
 std::optional<Insight> driver_api_launch(const trace::Trace& trace, const TraceWork& work);
 // A Hopper attention kernel of several 128-thread warpgroups (FA3-style warp specialisation): the
 // registers per thread the trace shows are the launch's average that setmaxnreg redistributes.
@@ -62,6 +71,11 @@ std::optional<Insight> one_time_setup(double setup_ns, double device_ns_per_forw
 
 inline constexpr double kNotableSetupNs = 1e6;  // 1 ms
 
+// Why a kernel's occupancy is low by design, for the kernels whose design is known: attnprof's own
+// attention kernels, cuDNN's fused attention, FlashAttention (2 and 3, PyTorch's copy included),
+// CUTLASS memory-efficient attention and cuBLAS's nvjet GEMMs; nullopt for any other kernel.
+std::optional<std::string> known_kernel_design(const std::string& kernel_name);
+
 // Occupancy at or below this is "low" (a quarter of the SM's warps).
 inline constexpr double kLowOccupancyPercent = 25.0;
 
@@ -75,9 +89,10 @@ std::optional<AttentionSpec> spec_from_trace(const trace::Trace& trace, const Tr
 // when the trace has none inside a forward.
 std::optional<std::int64_t> peak_extra_from_memory_events(const trace::Trace& trace, const TraceWork& work);
 
-// "what the trace revealed:" and one wrapped "- code: text" paragraph per insight ("" when none).
+// "what the trace revealed:" and one wrapped "- code: text" paragraph per insight ("" when none);
+// an "about:" line follows when the text does not name everything the insight is about.
 std::string insights_text(const std::vector<Insight>& insights, std::size_t width = 100);
-// [{"code": ..., "text": ...}, ...]
+// [{"code": ..., "text": ..., "about": [...]}, ...]
 nlohmann::json insights_json(const std::vector<Insight>& insights);
 
 // "93.7 µs", "1.08 ms", "2.31 s"

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "report/named_ranges.h"
+
 namespace attnprof::report {
 namespace {
 
@@ -100,7 +102,22 @@ std::vector<StepSummary> summarize_steps(const Timeline& timeline) {
 std::vector<StepSummary> summarize_steps(const trace::Trace& trace) { return summarize_steps(Timeline::of(trace)); }
 
 ForwardSummary summarize_forwards(const Timeline& timeline, const std::string& range_name) {
-  auto forwards = user_ranges(timeline, [&](const std::string& n) { return n == range_name; });
+  return summarize_forwards(timeline, std::vector<std::string>{range_name});
+}
+
+ForwardSummary summarize_forwards(const Timeline& timeline, const std::vector<std::string>& range_names) {
+  std::vector<const TimelineEvent*> forwards;
+  for (const TimelineEvent& e : timeline.events())
+    if (is_named_range(e.category, timeline.name(e), range_names)) forwards.push_back(&e);
+  std::stable_sort(forwards.begin(), forwards.end(), [](const TimelineEvent* a, const TimelineEvent* b) {
+    return a->ts_ns != b->ts_ns ? a->ts_ns < b->ts_ns : a->dur_ns > b->dur_ns;
+  });
+  // A range that starts inside an earlier one (nested, or overlapping on another thread) is
+  // counted with that one: each launch belongs to one range.
+  std::vector<const TimelineEvent*> outer;
+  for (const TimelineEvent* e : forwards)
+    if (outer.empty() || e->ts_ns >= outer.back()->end_ns()) outer.push_back(e);
+  forwards.swap(outer);
   ForwardSummary s;
   s.on_device = has_device_work(timeline);
   std::vector<Window> windows;

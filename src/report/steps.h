@@ -46,6 +46,9 @@ struct ForwardSummary {
 
 ForwardSummary summarize_forwards(const trace::Trace& trace, const std::string& range_name = "attn_fwd");
 ForwardSummary summarize_forwards(const Timeline& timeline, const std::string& range_name = "attn_fwd");
+// Over every range of these names (report/named_ranges.h: user ranges and modules); a range that
+// starts inside an earlier one is counted with it.
+ForwardSummary summarize_forwards(const Timeline& timeline, const std::vector<std::string>& range_names);
 
 // True when the trace holds kernel, gpu_memcpy or gpu_memset events.
 bool has_device_work(const trace::Trace& trace);

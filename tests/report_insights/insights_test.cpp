@@ -291,6 +291,76 @@ TEST(LowOccupancy, SilentForALeanKernelOrWithoutDeviceProperties) {
   EXPECT_FALSE(has(derive_insights(b.trace, {}), "low_occupancy_by_design"));
 }
 
+TEST(LowOccupancy, ByDesignOnlyForKernelsWhoseDesignIsKnown) {
+  // FlashAttention's kernel: its design is known, so the low occupancy is by design, and it is about that kernel.
+  auto flash = derive_insights(three_forwards(testing::gpu_flash_forward, 255, 49152), {});
+  ASSERT_TRUE(has(flash, "low_occupancy_by_design"));
+  EXPECT_FALSE(has(flash, "low_occupancy"));
+  EXPECT_EQ(get(flash, "low_occupancy_by_design").about, std::vector<std::string>{testing::kFlashKernel});
+  EXPECT_NE(get(flash, "low_occupancy_by_design").text.find("by design: FlashAttention"), std::string::npos);
+  // The same footprint on a kernel nobody documented: the same arithmetic, but no design is claimed.
+  TraceBuilder b;
+  b.add_h200();
+  for (std::int64_t t0 : {0, 100000, 200000}) {
+    b.forward(t0, 214);
+    b.op("aten::custom_op", t0 + 10, 130);
+    b.kernel("void my_lib::fused_thing<float>(float*)", t0 + 100, t0 + 150, 94).launch = testing::footprint(255, 128, 49152, 13);
+  }
+  auto plain = derive_insights(b.trace, {});
+  EXPECT_FALSE(has(plain, "low_occupancy_by_design"));
+  ASSERT_TRUE(has(plain, "low_occupancy"));
+  const Insight& low = get(plain, "low_occupancy");
+  EXPECT_NE(low.text.find("my_lib::fused_thing: 255 regs \u00d7 128 threads = 32,640 of 65,536 \u2192 2 blocks"),
+            std::string::npos)
+      << low.text;
+  EXPECT_EQ(low.text.find("design"), std::string::npos) << low.text;
+  EXPECT_EQ(low.about, std::vector<std::string>{"void my_lib::fused_thing<float>(float*)"});
+  // A lean kernel of unknown design: neither.
+  EXPECT_FALSE(has(derive_insights(three_forwards(testing::gpu_flash_forward, 64, 16384), {}), "low_occupancy"));
+}
+
+TEST(LowOccupancy, KnownDesigns) {
+  EXPECT_TRUE(known_kernel_design(testing::kFlashKernel));
+  EXPECT_TRUE(known_kernel_design(testing::kCudnnKernel));
+  EXPECT_TRUE(known_kernel_design(testing::kNvjetNT));
+  EXPECT_TRUE(known_kernel_design("void attnprof::cuda::attention::attention_forward_kernel<Traits, float>(Params)"));
+  EXPECT_TRUE(known_kernel_design("void fmha_cutlassF_bf16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel)"));
+  // GEMMs, convolutions and elementwise kernels of other libraries are not on the list.
+  EXPECT_FALSE(known_kernel_design("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma"));
+  EXPECT_FALSE(known_kernel_design("void fbgemm_gpu::batched_embedding_forward_kernel<float>(float*)"));
+  EXPECT_FALSE(known_kernel_design("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>"));
+  EXPECT_FALSE(known_kernel_design("flashlight_conv_kernel"));
+}
+
+// Each insight says what it is about: the calls (forward ranges, attention calls) and its kernels.
+TEST(InsightsAbout, AttentionRulesNameTheirCallsAndKernels) {
+  auto math = derive_insights(three_forwards(testing::gpu_math_forward, testing::GpuMathOptions{}), {});
+  for (const char* code : {"mask_rebuilt", "safe_softmax", "fp32_gemm_cuda_cores"}) {
+    const Insight& i = get(math, code);
+    ASSERT_FALSE(i.about.empty()) << code;
+    if (std::string(code) != "fp32_gemm_cuda_cores") EXPECT_EQ(i.about.front(), "attn_fwd") << code;
+  }
+  for (const std::string& kernel : get(math, "fp32_gemm_cuda_cores").about)
+    EXPECT_NE(kernel.find("ffma"), std::string::npos) << kernel;
+  auto naive = derive_insights(three_forwards(testing::gpu_naive_forward, testing::GpuNaiveOptions{}), {});
+  const Insight& copy = get(naive, "hidden_copy");
+  ASSERT_EQ(copy.about.size(), 2u);
+  EXPECT_EQ(copy.about[0], "attn_fwd");
+  EXPECT_NE(copy.about[1].find("Memcpy DtoD"), std::string::npos) << copy.about[1];
+  auto flash = derive_insights(three_forwards(testing::gpu_flash_forward, 255, 49152), {});
+  EXPECT_EQ(get(flash, "single_fused_kernel").about, (std::vector<std::string>{"attn_fwd", testing::kFlashKernel}));
+  EXPECT_EQ(get(flash, "cpu_bound").about, std::vector<std::string>{"attn_fwd"});
+}
+
+TEST(InsightsAbout, TextNamesWhatTheSentenceLeavesOut) {
+  std::vector<Insight> insights = {{"cpu_bound", "1 ms of CPU per forward against 1 µs on the GPU", {"attn_fwd"}},
+                                   {"single_fused_kernel", "one kernel per forward: k1 (1 µs per forward)", {"k1"}}};
+  const std::string text = insights_text(insights);
+  EXPECT_NE(text.find("the GPU\n    about: attn_fwd\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("about: k1"), std::string::npos) << text;  // the sentence names k1 already
+  EXPECT_EQ(insights_json(insights)[0]["about"], nlohmann::json::array({"attn_fwd"}));
+}
+
 // driver_api_launch
 TEST(DriverApiLaunch, FiresForCuLaunchKernelExWithOurEstimate) {
   auto insights = derive_insights(three_forwards(testing::gpu_cudnn_forward, true), {});

@@ -1,0 +1,178 @@
+// The insight rules about single kernels: occupancy from the launch footprint, driver-API launches
+// and Hopper's warp-specialised attention kernels (report/insights.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "report/insight_parts.h"
+#include "report/insights.h"
+#include "report/occupancy.h"
+
+namespace attnprof::report {
+namespace {
+
+using trace::Category;
+
+struct KernelSummary {
+  const WorkItem* item = nullptr;
+  double ns = 0;
+};
+// Distinct GPU kernels with a footprint, longest total time first.
+std::vector<KernelSummary> distinct_kernels(const TraceWork& work, bool (*keep)(const WorkItem&)) {
+  std::map<std::string, KernelSummary> by_name;
+  for (const Forward& f : work.forwards) {
+    for (const WorkItem& w : f.work) {
+      if (!keep(w)) continue;
+      KernelSummary& k = by_name[w.event->name];
+      if (!k.item) k.item = &w;
+      k.ns += static_cast<double>(w.event->dur_ns);
+    }
+  }
+  std::vector<KernelSummary> list;
+  for (auto& [name, k] : by_name) list.push_back(k);
+  std::stable_sort(list.begin(), list.end(), [](const KernelSummary& a, const KernelSummary& b) { return a.ns > b.ns; });
+  return list;
+}
+
+std::string recorded_occupancy(const trace::KernelLaunch& launch) {
+  if (!launch.recorded_occupancy_pct) return {};
+  return fmt::format("; the trace records {}%", format_percent(*launch.recorded_occupancy_pct));
+}
+
+bool contains(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
+
+// Low-occupancy kernels, grouped by their arithmetic (at most three groups), of known design or not.
+std::optional<Insight> low_occupancy_of(const trace::Trace& trace, const TraceWork& work, bool known, const char* code) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // arithmetic + limiter (+ design) -> kernels
+  std::vector<std::string> about;
+  for (const KernelSummary& k : distinct_kernels(work, is_kernel_with_footprint)) {
+    const trace::DeviceProperties* device = find_device(trace, k.item->event->device);
+    if (!device) continue;
+    const std::optional<std::string> design = known_kernel_design(k.item->event->name);
+    if (design.has_value() != known) continue;
+    auto occ = estimate_occupancy(*device, *k.item->event->launch);
+    if (!occ || occ->percent > kLowOccupancyPercent) continue;
+    if (occ->limiter.find("registers") == std::string::npos && occ->limiter.find("shared") == std::string::npos) continue;
+    std::string key = fmt::format("{} (limited by {}{})", occ->arithmetic, occ->limiter,
+                                  recorded_occupancy(*k.item->event->launch));
+    if (design) key += ", by design: " + *design;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+    if (it == groups.end()) {
+      if (groups.size() == 3) continue;
+      groups.push_back({key, {}});
+      it = groups.end() - 1;
+    }
+    it->second.push_back(short_kernel_name(k.item->event->name, 60));
+    about.push_back(k.item->event->name);
+  }
+  if (groups.empty()) return std::nullopt;
+  std::vector<std::string> parts;
+  for (const auto& [arithmetic, kernels] : groups) parts.push_back(join(kernels, ", ") + ": " + arithmetic);
+  return Insight{code, join(parts, "; "), about};
+}
+
+}  // namespace
+
+std::optional<std::string> known_kernel_design(const std::string& kernel_name) {
+  std::string name = kernel_name;
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (contains(name, "attnprof::") && (contains(name, "attention_forward_kernel") || contains(name, "flash_forward_sm90")))
+    return "attnprof's fused attention keeps a Q tile, its scores and the output accumulator on chip per CTA";
+  if (contains(name, "cudnn") && (contains(name, "sdpa") || contains(name, "fmha") || contains(name, "flash")))
+    return "cuDNN's fused attention keeps a Q tile, its scores and the output accumulator on chip per CTA";
+  if (contains(name, "flash_fwd") || contains(name, "flash_bwd") || contains(name, "flashattn") ||
+      contains(name, "flash::"))
+    return "FlashAttention keeps a Q tile, its scores and the output accumulator in registers per CTA";
+  if (contains(name, "fmha_cutlass"))
+    return "CUTLASS memory-efficient attention keeps a Q tile and its accumulator in registers per CTA";
+  if (name.rfind("nvjet", 0) == 0)
+    return "cuBLAS's nvjet GEMMs are warp-specialised (a TMA producer warpgroup feeding wgmma consumers) with "
+           "large tiles in registers and shared memory";
+  return std::nullopt;
+}
+
+namespace rules {
+
+std::optional<Insight> low_occupancy_by_design(const trace::Trace& trace, const TraceWork& work) {
+  return low_occupancy_of(trace, work, /*known=*/true, "low_occupancy_by_design");
+}
+
+std::optional<Insight> low_occupancy(const trace::Trace& trace, const TraceWork& work) {
+  return low_occupancy_of(trace, work, /*known=*/false, "low_occupancy");
+}
+
+std::optional<Insight> driver_api_launch(const trace::Trace& trace, const TraceWork& work) {
+  auto by_driver = [](const WorkItem& w) {
+    return w.launch != nullptr && w.launch->category == Category::cuda_driver &&
+           w.launch->name.rfind("cuLaunchKernel", 0) == 0;
+  };
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // what we say -> kernels
+  std::vector<std::string> about;
+  for (const KernelSummary& k : distinct_kernels(work, by_driver)) {
+    const trace::Event& e = *k.item->event;
+    std::string ours = "no footprint to estimate occupancy from";
+    const trace::DeviceProperties* device = find_device(trace, e.device);
+    if (e.launch && device) {
+      if (auto occ = estimate_occupancy(*device, *e.launch)) {
+        ours = fmt::format("estimated {}% ({} block{} of {} warps per SM, limited by {})", format_percent(occ->percent),
+                           occ->blocks_per_sm, occ->blocks_per_sm == 1 ? "" : "s", occ->warps_per_block, occ->limiter);
+      }
+    }
+    std::string key = fmt::format("via {}: {}{}", k.item->launch->name, ours,
+                                  e.launch ? recorded_occupancy(*e.launch) : std::string());
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+    if (it == groups.end()) {
+      if (groups.size() == 3) continue;
+      groups.push_back({key, {}});
+      it = groups.end() - 1;
+    }
+    it->second.push_back(short_kernel_name(e.name, 60));
+    about.push_back(e.name);
+  }
+  if (groups.empty()) return std::nullopt;
+  std::vector<std::string> parts;
+  for (const auto& [what, kernels] : groups) parts.push_back(join(kernels, ", ") + " " + what);
+  return Insight{"driver_api_launch", "Kineto shows 0% occupancy for driver-API launches; " + join(parts, "; "),
+                 about};
+}
+
+std::optional<Insight> warp_specialized(const trace::Trace& trace, const TraceWork& work) {
+  auto hopper_attention = [](const WorkItem& w) {
+    if (!is_kernel_with_footprint(w)) return false;
+    std::string name = w.event->name;
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    const bool hopper = name.find("sm90") != std::string::npos || name.find("wgmma") != std::string::npos;
+    const bool attention = name.find("flash") != std::string::npos || name.find("sdpa") != std::string::npos ||
+                           name.find("attention") != std::string::npos;
+    const auto& b = w.event->launch->block;
+    const std::int64_t threads = b[0] * b[1] * b[2];
+    return hopper && attention && threads >= 256 && threads % 128 == 0;
+  };
+  std::vector<std::string> parts, about;
+  for (const KernelSummary& k : distinct_kernels(work, hopper_attention)) {
+    const trace::Event& e = *k.item->event;
+    const trace::DeviceProperties* device = find_device(trace, e.device);
+    if (!device || device->compute_major != 9) continue;
+    const auto occ = estimate_occupancy(*device, *e.launch);
+    if (!occ) continue;
+    const std::int64_t warpgroups = occ->threads_per_block / 128;
+    parts.push_back(fmt::format(
+        "{}: {} warpgroups of 128 threads per CTA, the shape of Hopper's warp-specialised attention (a TMA "
+        "producer warpgroup and {} wgmma consumers); the {} registers per thread are the launch's average, which "
+        "setmaxnreg moves from the producer to the consumers, so the CTA holds {} × {} = {} of {} registers and "
+        "{} CTA{} per SM ({} KiB of shared memory: the Q tile, the K/V stages and any staging tile) is the design",
+        short_kernel_name(e.name, 60), warpgroups, warpgroups - 1, occ->registers_per_thread, occ->registers_per_thread,
+        occ->threads_per_block, group_digits(occ->registers_per_thread * occ->threads_per_block),
+        group_digits(device->regs_per_sm), occ->blocks_per_sm, occ->blocks_per_sm == 1 ? "" : "s",
+        occ->shared_per_block / 1024));
+    about.push_back(e.name);
+    if (parts.size() == 2) break;
+  }
+  if (parts.empty()) return std::nullopt;
+  return Insight{"warp_specialized", join(parts, "; "), about};
+}
+
+}  // namespace rules
+}  // namespace attnprof::report
