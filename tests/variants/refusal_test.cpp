@@ -1,4 +1,4 @@
-// Variants refuse what they cannot run with one line naming the flag and the allowed values, and
+// Variants refuse what they cannot run with one line naming the parameter and the allowed values, and
 // the registry lists the built-ins in DESIGN.md's order.
 #include <attnprof/attention.h>
 #include <attnprof/error.h>
