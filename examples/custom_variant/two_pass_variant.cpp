@@ -38,8 +38,8 @@ class TwoPassVariant final : public attnprof::Variant {
     return "example plug-in: per query row, one pass for max and sum, one for the weighted values";
   }
   std::optional<std::string> refusal(const attnprof::AttentionSpec& spec) const override {
-    if (spec.device != attnprof::Device::cpu) return "runs on --device cpu only";
-    if (spec.head_dim > 512) return "--head-dim above 512 is not supported; allowed: 1..512";
+    if (spec.device != attnprof::Device::cpu) return "runs on device cpu only";
+    if (spec.head_dim > 512) return "head_dim above 512 is not supported; allowed: 1..512";
     return std::nullopt;
   }
   std::int64_t workspace_estimate(const attnprof::AttentionSpec& spec) const override {

@@ -26,7 +26,7 @@ std::string render_compare(const std::vector<CompareRow>& rows, CompareFormat fo
 
 // Loads a shared library of out-of-tree variants: it must export
 //   extern "C" void attnprof_register_variants();
-// which calls attnprof::register_variant. Throws UsageError naming --plugin when it cannot.
+// which calls attnprof::register_variant. Throws UsageError naming plugin when it cannot.
 void load_plugin(const std::string& path);
 
 }  // namespace attnprof

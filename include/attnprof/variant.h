@@ -21,7 +21,8 @@ class Variant {
     (void)spec;
     return std::string(summary());
   }
-  // nullopt when the variant can run this spec; otherwise the reason, naming what is allowed.
+  // nullopt when the variant can run this spec; otherwise the reason, naming what is allowed and
+  // the parameter by its AttentionSpec field ("head_dim 96: ..."); the CLI shows it as the flag.
   virtual std::optional<std::string> refusal(const AttentionSpec& spec) const = 0;
   // Work done once per shape, outside the timed forward (naive's causal mask, cuDNN's plan).
   virtual void prepare(const AttentionSpec& spec) { (void)spec; }
@@ -37,7 +38,7 @@ void register_variant(std::unique_ptr<Variant> variant);
 Variant* find_variant(std::string_view name);  // nullptr when unknown
 std::vector<Variant*> all_variants();
 std::string variant_names();  // "naive|inplace|math|fused|efficient|flash|cudnn"
-// "--variant: unknown variant 'flsh' (did you mean 'flash'?); allowed: naive|inplace|..." for `flag`.
-std::string unknown_variant_message(std::string_view flag, std::string_view name);
+// "variant: unknown variant 'flsh' (did you mean 'flash'?); allowed: naive|inplace|..." for `parameter`.
+std::string unknown_variant_message(std::string_view parameter, std::string_view name);
 
 }  // namespace attnprof

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/parameter_flags.h"
 #include "cli/run_flags.h"
 #include "core/atomic_file.h"
 #include "cli/terminal.h"
@@ -29,6 +30,7 @@ Command add_compare(CLI::App& app) {
     std::vector<CompareRow> rows = compare_variants(base, names, [&](const std::string& name) {
       if (text) std::fprintf(stderr, "running %s...\n", name.c_str());
     });
+    for (CompareRow& row : rows) row.refusal = name_flags(row.refusal);
     // Nothing ran: no table and no compare.json, one line with each variant's reason.
     if (std::all_of(rows.begin(), rows.end(), [](const CompareRow& row) { return !row.result; })) {
       std::string reasons;

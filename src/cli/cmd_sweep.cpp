@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/parameter_flags.h"
 #include "cli/run_flags.h"
 #include "run/preflight.h"
 #include "cli/shape_flags.h"
@@ -50,7 +51,9 @@ std::optional<report::SweepRecord> precheck_point(const report::SweepPoint& poin
   if (!variant) {
     return report::record_not_run(point, "refused", fmt::format("unknown variant; allowed: {}", variant_names()));
   }
-  if (auto refusal = variant->refusal(point.spec)) return report::record_not_run(point, "refused", *refusal);
+  if (auto refusal = variant->refusal(point.spec)) {
+    return report::record_not_run(point, "refused", name_flags(*refusal));
+  }
   const std::int64_t needed = estimate_run_bytes(point.spec, *variant);
   if (auto reason = report::memory_skip_reason(needed, free_device_bytes(point.spec.device))) {
     return report::record_not_run(point, "skipped", *reason);
@@ -74,8 +77,8 @@ int run_sweep_command(const SweepArgs& args) {
   base.causal_align = causal_align_from_flags(args.causal_align, base.causal);
   base.layout = parse_layout(args.layout);
 
-  const std::vector<std::int64_t> seqs = report::parse_int_list(args.seqs, "--seq");
-  const std::vector<std::int64_t> head_dims = report::parse_int_list(args.head_dims, "--head-dim");
+  const std::vector<std::int64_t> seqs = report::parse_int_list(args.seqs, "seq_q");
+  const std::vector<std::int64_t> head_dims = report::parse_int_list(args.head_dims, "head_dim");
   std::vector<std::string> variants;
   if (args.variants) {
     variants = parse_variant_list(*args.variants);
@@ -120,7 +123,13 @@ int run_sweep_command(const SweepArgs& args) {
 
   const bool terminal = isatty(fileno(stderr)) != 0;
   report::SweepHooks hooks;
-  hooks.run = [](const RunOptions& o) { return run_variant(o); };
+  hooks.run = [](const RunOptions& o) {
+    try {
+      return run_variant(o);
+    } catch (const UsageError& e) {  // recorded as the point's reason: name flags, as printed errors do
+      throw UsageError(name_flags(e.what()));
+    }
+  };
   hooks.precheck = precheck_point;
   hooks.checkpoint = [&](const std::vector<report::SweepRecord>& records) {
     report::write_sweep_files(args.out, records, ceilings);

@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/help_format.h"
+#include "cli/parameter_flags.h"
 #include "core/atomic_file.h"
 #include "core/did_you_mean.h"
 #include "core/utf8.h"
@@ -84,14 +85,14 @@ int main(int argc, char** argv) {
     if (!sub->parsed()) continue;
     try {
       return command();
-    } catch (const UsageError& e) {
-      std::fprintf(stderr, "attnprof: %s\n", printable(e.what()).c_str());
+    } catch (const UsageError& e) {  // the library names parameters; the line names flags
+      std::fprintf(stderr, "attnprof: %s\n", printable(cli::name_flags(e.what())).c_str());
       return 2;
     } catch (const std::bad_alloc&) {
       std::fprintf(stderr, "attnprof: out of memory\n");
       return 1;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "attnprof: error: %s\n", printable(e.what()).c_str());
+      std::fprintf(stderr, "attnprof: error: %s\n", printable(cli::name_flags(e.what())).c_str());
       return 1;
     }
   }

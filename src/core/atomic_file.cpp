@@ -102,8 +102,8 @@ void remove_stale_temporaries(const std::string& dir) {
   ::closedir(stream);
 }
 
-void check_writable_directory(const std::string& dir, std::string_view flag) {
-  if (dir.empty()) throw UsageError(fmt::format("{}: empty path; allowed: a directory name", flag));
+void check_writable_directory(const std::string& dir, std::string_view parameter) {
+  if (dir.empty()) throw UsageError(fmt::format("{}: empty path; allowed: a directory name", parameter));
   std::error_code ec;
   std::filesystem::path existing(dir);
   while (!std::filesystem::exists(existing, ec)) {
@@ -111,34 +111,34 @@ void check_writable_directory(const std::string& dir, std::string_view flag) {
                                                                           : std::filesystem::path(".");
   }
   if (!std::filesystem::is_directory(existing, ec)) {
-    if (existing == std::filesystem::path(dir)) throw UsageError(fmt::format("{}: '{}' is not a directory", flag, dir));
-    throw UsageError(fmt::format("{}: cannot create directory '{}': '{}' is not a directory", flag, dir,
+    if (existing == std::filesystem::path(dir)) throw UsageError(fmt::format("{}: '{}' is not a directory", parameter, dir));
+    throw UsageError(fmt::format("{}: cannot create directory '{}': '{}' is not a directory", parameter, dir,
                                  existing.string()));
   }
   if (::access(existing.c_str(), W_OK | X_OK) != 0) {
-    throw UsageError(fmt::format("{}: directory '{}' is not writable: {}", flag, existing.string(), std::strerror(errno)));
+    throw UsageError(fmt::format("{}: directory '{}' is not writable: {}", parameter, existing.string(), std::strerror(errno)));
   }
 }
 
-void ensure_writable_directory(const std::string& dir, std::string_view flag) {
+void ensure_writable_directory(const std::string& dir, std::string_view parameter) {
   std::error_code ec;
   std::filesystem::path p = dir.empty() ? std::filesystem::path(".") : std::filesystem::path(dir);
   if (!std::filesystem::exists(p, ec)) {
     std::filesystem::create_directories(p, ec);
-    if (ec) throw UsageError(fmt::format("{}: cannot create directory '{}': {}", flag, dir, ec.message()));
+    if (ec) throw UsageError(fmt::format("{}: cannot create directory '{}': {}", parameter, dir, ec.message()));
   }
   if (!std::filesystem::is_directory(p, ec)) {
-    throw UsageError(fmt::format("{}: '{}' is not a directory", flag, dir));
+    throw UsageError(fmt::format("{}: '{}' is not a directory", parameter, dir));
   }
   if (::access(p.c_str(), W_OK | X_OK) != 0) {
-    throw UsageError(fmt::format("{}: directory '{}' is not writable: {}", flag, dir, std::strerror(errno)));
+    throw UsageError(fmt::format("{}: directory '{}' is not writable: {}", parameter, dir, std::strerror(errno)));
   }
 }
 
-AtomicFile::AtomicFile(std::string path, std::string_view flag) : path_(std::move(path)) {
+AtomicFile::AtomicFile(std::string path, std::string_view parameter) : path_(std::move(path)) {
   std::filesystem::path dest(path_);
   std::string dir = dest.has_parent_path() ? dest.parent_path().string() : std::string(".");
-  ensure_writable_directory(dir, flag);
+  ensure_writable_directory(dir, parameter);
   {  // once per directory and process: a sweep writing thousands of files scans each directory once
     static std::mutex scanned_mutex;
     static std::set<std::string> scanned;
@@ -160,10 +160,10 @@ AtomicFile::AtomicFile(std::string path, std::string_view flag) : path_(std::mov
       release_slot(slot_);
       slot_ = -1;
       if (saved != EEXIST)
-        throw UsageError(fmt::format("{}: cannot create a file in '{}': {}", flag, dir, std::strerror(saved)));
+        throw UsageError(fmt::format("{}: cannot create a file in '{}': {}", parameter, dir, std::strerror(saved)));
     }
   }
-  if (fd < 0) throw UsageError(fmt::format("{}: cannot create a file in '{}': names taken", flag, dir));
+  if (fd < 0) throw UsageError(fmt::format("{}: cannot create a file in '{}': names taken", parameter, dir));
   file_ = ::fdopen(fd, "wb");
   if (file_ == nullptr) {
     ::close(fd);
@@ -210,8 +210,8 @@ void AtomicFile::commit() {
   committed_ = true;
 }
 
-void write_file_atomically(const std::string& path, std::string_view content, std::string_view flag) {
-  AtomicFile file(path, flag);
+void write_file_atomically(const std::string& path, std::string_view content, std::string_view parameter) {
+  AtomicFile file(path, parameter);
   file.write(content);
   file.commit();
 }

@@ -12,8 +12,8 @@ namespace attnprof {
 
 class AtomicFile {
  public:
-  // Throws UsageError naming `flag` when the directory is missing or not writable.
-  AtomicFile(std::string path, std::string_view flag = "--out");
+  // Throws UsageError naming `parameter` when the directory is missing or not writable.
+  AtomicFile(std::string path, std::string_view parameter = "out_dir");
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -34,7 +34,7 @@ class AtomicFile {
   bool committed_ = false;
 };
 
-void write_file_atomically(const std::string& path, std::string_view content, std::string_view flag = "--out");
+void write_file_atomically(const std::string& path, std::string_view content, std::string_view parameter = "out_dir");
 
 // SIGINT/SIGTERM/SIGHUP remove every uncommitted temporary file, then the process exits 128 + the
 // signal's number (130, 143, 129).
@@ -51,12 +51,12 @@ class SignalDeferral {
   SignalDeferral& operator=(const SignalDeferral&) = delete;
 };
 
-// Throws UsageError naming `flag` unless `dir` exists (creating it if needed) and is writable.
-void ensure_writable_directory(const std::string& dir, std::string_view flag);
+// Throws UsageError naming `parameter` unless `dir` exists (creating it if needed) and is writable.
+void ensure_writable_directory(const std::string& dir, std::string_view parameter);
 // The same checks without creating anything: `dir` is a writable directory, or the nearest part
 // of it that exists is one (so it can be made when the first file is written). Throws UsageError
-// naming `flag` for an empty path, a file in the way or a directory that is not writable.
-void check_writable_directory(const std::string& dir, std::string_view flag);
+// naming `parameter` for an empty path, a file in the way or a directory that is not writable.
+void check_writable_directory(const std::string& dir, std::string_view parameter);
 
 // Removes the temporaries in `dir` (".NAME.tmp.PID.N") whose process no longer exists. AtomicFile
 // calls it the first time it makes a temporary in a directory.

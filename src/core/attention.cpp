@@ -16,7 +16,7 @@ std::string_view layout_name(Layout layout) { return layout == Layout::bhsd ? "b
 Layout parse_layout(std::string_view name) {
   if (name == "bhsd") return Layout::bhsd;
   if (name == "bshd") return Layout::bshd;
-  throw UsageError("--layout: unknown layout '" + std::string(name) + "'; allowed: bhsd, bshd");
+  throw UsageError("layout: unknown layout '" + std::string(name) + "'; allowed: bhsd, bshd");
 }
 
 std::string_view causal_align_name(CausalAlign align) {
@@ -26,7 +26,7 @@ std::string_view causal_align_name(CausalAlign align) {
 CausalAlign parse_causal_align(std::string_view name) {
   if (name == "top-left") return CausalAlign::top_left;
   if (name == "bottom-right") return CausalAlign::bottom_right;
-  throw UsageError("--causal-align: unknown alignment '" + std::string(name) + "'; allowed: top-left, bottom-right");
+  throw UsageError("causal_align: unknown alignment '" + std::string(name) + "'; allowed: top-left, bottom-right");
 }
 
 double AttentionSpec::softmax_scale() const { return 1.0 / std::sqrt(static_cast<double>(head_dim)); }
@@ -69,18 +69,18 @@ std::int64_t checked_product(std::initializer_list<std::int64_t> factors, const 
 }  // namespace
 
 void AttentionSpec::validate() const {
-  require_positive("--batch", batch);
-  require_positive("--heads", heads);
-  require_positive("--kv-heads", kv_heads);
-  require_positive("--seq", seq_q);
-  require_positive("--seq-k", seq_k);
-  require_positive("--head-dim", head_dim);
+  require_positive("batch", batch);
+  require_positive("heads", heads);
+  require_positive("kv_heads", kv_heads);
+  require_positive("seq_q", seq_q);
+  require_positive("seq_k", seq_k);
+  require_positive("head_dim", head_dim);
   if (heads % kv_heads != 0) {
-    throw UsageError(fmt::format("--kv-heads: must divide --heads ({} heads, {} kv-heads); allowed: a divisor of {}",
+    throw UsageError(fmt::format("kv_heads: must divide heads ({} heads, {} kv heads); allowed: a divisor of {}",
                                  heads, kv_heads, heads));
   }
   if (dtype != DType::bf16 && dtype != DType::fp16 && dtype != DType::fp32) {
-    throw UsageError(fmt::format("--dtype: {} is not an attention dtype; allowed: bf16, fp16, fp32", dtype_name(dtype)));
+    throw UsageError(fmt::format("dtype: {} is not an attention dtype; allowed: bf16, fp16, fp32", dtype_name(dtype)));
   }
   // The S×S scores (8 bytes per element at most) must be countable in 64 bits.
   checked_product({batch, heads, seq_q, seq_k, 8}, "batch·heads·seq·seq-k·8 bytes");

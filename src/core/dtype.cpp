@@ -36,7 +36,7 @@ DType parse_dtype(std::string_view name) {
   if (name == "fp64" || name == "float64" || name == "double") return DType::fp64;
   if (name == "bool") return DType::boolean;
   if (name == "int32") return DType::int32;
-  throw UsageError("--dtype: unknown dtype '" + std::string(name) + "'; allowed: bf16, fp16, fp32");
+  throw UsageError("dtype: unknown dtype '" + std::string(name) + "'; allowed: bf16, fp16, fp32");
 }
 
 // IEEE binary16: 1 sign, 5 exponent (bias 15), 10 mantissa bits.

@@ -57,7 +57,7 @@ void* allocate(Device device, std::size_t bytes) {
       ptr = cpu_allocate(bytes);
       if (ptr == nullptr) throw std::bad_alloc();
     } else {
-      if (s.raw.allocate == nullptr) throw UsageError("--device cuda: this build has no CUDA backend");
+      if (s.raw.allocate == nullptr) throw UsageError("device cuda: this build has no CUDA backend");
       ptr = s.raw.allocate(bytes);  // throws on failure
     }
     s.stats.current_bytes += static_cast<std::int64_t>(bytes);

@@ -14,7 +14,7 @@ std::string_view device_name(Device device) { return device == Device::cpu ? "cp
 Device parse_device(std::string_view name) {
   if (name == "cpu") return Device::cpu;
   if (name == "cuda" || name == "gpu") return Device::cuda;
-  throw UsageError("--device: unknown device '" + std::string(name) + "'; allowed: cpu, cuda");
+  throw UsageError("device: unknown device '" + std::string(name) + "'; allowed: cpu, cuda");
 }
 
 Storage::Storage(Device device, std::size_t bytes)

@@ -5,16 +5,12 @@
 // Micro-kernel: C[R][16·NZ] (+)= A[R][K] · B[K][16·NZ], R ≤ 6, NZ ≤ 4: 24 zmm accumulators,
 // NZ loads and R broadcasts per k step. One kernel serves S = Q·Kᵀ (K = D) and O += P·V (K = keys).
 //
-// Versions (Zen 5 dev machine, 1 thread, causal, GFLOP/s per CPU-second, D=64 / D=128;
-// 2-thread numbers in bench/RESULTS.md):
-//   v1 Br=Bc=128, 6×64 register block, prepacked K/V, heaviest-first dynamic schedule:
-//      fp32 186 / 174, bf16 300 / 300.
-//   v2 softmax row max/exp inlined, α for all rows in one vector pass, K packed d-outer,
-//      Br=64 × Bc=256: fp32 216 / 186, bf16 359 / 327 (peak of one core: fp32 FMA 278,
-//      vdpbf16ps 513).
-//   v3 vector K/V packing (16×16 transposes, pair interleave); with ≥ 2 heads per thread each
-//      thread packs its head right before the head's q-blocks. 2 threads, per CPU-second:
-//      fp32 414 / 415, bf16 729 / 773 (78% / 73–78% of the 2-core peaks 528 / 993).
+// Softmax row max and exp inlined, α for all rows in one vector pass; K packed d-outer with
+// vector packing (16×16 transposes, pair interleave); with ≥ 2 heads per thread each thread packs
+// its head right before the head's q-blocks.
+//
+// Speed (Zen 5 development machine, 2 threads, causal, GFLOP/s per CPU-second, D=64 / D=128):
+// fp32 414 / 415, 78% of the 2-core FMA peak 528. The earlier versions: docs/history.md.
 #include "cpu/attention_tiles.h"
 #include "cpu/vec_avx512.h"
 

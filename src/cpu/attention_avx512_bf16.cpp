@@ -7,16 +7,8 @@
 // Policy: policy_bf16_avx512.h (shared with the AMX path, attention_amx.cpp); micro-kernel:
 // microkernel_bf16_avx512.h (shared with the bf16 GEMM).
 //
-// Versions (Zen 5 dev machine, 1 thread, causal, GFLOP/s per CPU-second, D=64 / D=128;
-// 2-thread numbers in bench/RESULTS.md):
-//   v1 Br=Bc=128, 6×64 register block, prepacked K/V, heaviest-first dynamic schedule:
-//      fp32 186 / 174, bf16 300 / 300.
-//   v2 softmax row max/exp inlined, α for all rows in one vector pass, K packed d-outer,
-//      Br=64 × Bc=256: fp32 216 / 186, bf16 359 / 327 (peak of one core: fp32 FMA 278,
-//      vdpbf16ps 513).
-//   v3 vector K/V packing (16×16 transposes, pair interleave); with ≥ 2 heads per thread each
-//      thread packs its head right before the head's q-blocks. 2 threads, per CPU-second:
-//      fp32 414 / 415, bf16 729 / 773 (78% / 73–78% of the 2-core peaks 528 / 993).
+// Speed (Zen 5 development machine, 2 threads, causal, GFLOP/s per CPU-second, D=64 / D=128):
+// bf16 729 / 773, 73–78% of the 2-core vdpbf16ps peak 993. The earlier versions: docs/history.md.
 #include "cpu/policy_bf16_avx512.h"
 
 namespace attnprof::cpu {

@@ -192,10 +192,10 @@ class CpuBackend final : public ops::Backend {
   }
   std::optional<std::string> fused_refusal(const AttentionSpec& spec) const override {
     if (spec.dtype != DType::bf16 && spec.dtype != DType::fp16 && spec.dtype != DType::fp32) {
-      return fmt::format("--dtype {}: the CPU fused kernels take bf16, fp16, fp32", dtype_name(spec.dtype));
+      return fmt::format("dtype {}: the CPU fused kernels take bf16, fp16, fp32", dtype_name(spec.dtype));
     }
     if (spec.head_dim > kMaxFusedHeadDim) {
-      return fmt::format("--head-dim {}: the CPU fused kernels take head dims 1..{}", spec.head_dim, kMaxFusedHeadDim);
+      return fmt::format("head_dim {}: the CPU fused kernels take head dims 1..{}", spec.head_dim, kMaxFusedHeadDim);
     }
     return std::nullopt;
   }

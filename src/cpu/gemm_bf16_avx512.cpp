@@ -5,8 +5,8 @@
 //   then for each 64-column chunk of B (kept in L2) and each 6-row block of A: the shared
 //   micro-kernel into a 6×64 fp32 staging tile, scaled by alpha and rounded into C.
 // FLOPs 2·M·N·K; bytes: A read N/64 times (from cache for the attention shapes), B packed once,
-// C written once. Versus converting to fp32 and calling OpenBLAS sgemm (Haswell kernels on this
-// Zen 5), the naive variant's bf16 GEMMs run several times faster; see bench/RESULTS.md.
+// C written once. Versus converting to fp32 and calling OpenBLAS sgemm (Haswell kernels on the
+// Zen 5 development machine), the naive variant's bf16 GEMMs run several times faster.
 #include <cstring>
 
 #include "cpu/gemm_bf16.h"

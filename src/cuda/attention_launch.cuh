@@ -62,7 +62,7 @@ template <template <int> class TraitsFor>
 void launch(const FusedAttentionArgs& args, cudaStream_t stream) {
   const bool bf16 = args.dtype == DType::bf16;
   if (args.dtype != DType::bf16 && args.dtype != DType::fp16)
-    throw UsageError("--dtype " + std::string(dtype_name(args.dtype)) + ": the fused GPU kernels take bf16 or fp16");
+    throw UsageError("dtype " + std::string(dtype_name(args.dtype)) + ": the fused GPU kernels take bf16 or fp16");
   switch (args.head_dim) {
     case 64:
       bf16 ? launch_typed<TraitsFor<64>, __nv_bfloat16>(args, stream) : launch_typed<TraitsFor<64>, __half>(args, stream);
@@ -72,7 +72,7 @@ void launch(const FusedAttentionArgs& args, cudaStream_t stream) {
            : launch_typed<TraitsFor<128>, __half>(args, stream);
       return;
     default:
-      throw UsageError("--head-dim " + std::to_string(args.head_dim) + ": the fused GPU kernels take 64 or 128");
+      throw UsageError("head_dim " + std::to_string(args.head_dim) + ": the fused GPU kernels take 64 or 128");
   }
 }
 

@@ -214,9 +214,9 @@ FusedAttentionArgs fused_attention_args(const AttentionSpec& spec, const Tensor&
 
 std::optional<std::string> fused_attention_refusal(const AttentionSpec& spec) {
   if (spec.dtype != DType::bf16 && spec.dtype != DType::fp16)
-    return fmt::format("--dtype {}: the fused GPU kernels take bf16 or fp16", dtype_name(spec.dtype));
+    return fmt::format("dtype {}: the fused GPU kernels take bf16 or fp16", dtype_name(spec.dtype));
   if (spec.head_dim != 64 && spec.head_dim != 128)
-    return fmt::format("--head-dim {}: the fused GPU kernels take 64 or 128", spec.head_dim);
+    return fmt::format("head_dim {}: the fused GPU kernels take 64 or 128", spec.head_dim);
   return std::nullopt;
 }
 
@@ -240,7 +240,7 @@ ops::Backend& cuda_backend() {
   std::lock_guard lock(creation_mutex());
   if (g_backend == nullptr) {
     if (auto why = device_unavailable_reason())
-      throw UsageError(fmt::format("--device cuda: no usable GPU: {}; allowed here: cpu", *why));
+      throw UsageError(fmt::format("device cuda: no usable GPU: {}; allowed here: cpu", *why));
     // Never destroyed: CUDA objects must not be released after the driver unloads at exit.
     g_backend = new CudaBackend();
   }

@@ -14,7 +14,7 @@ namespace attnprof::cuda {
 
 // nullopt when a CUDA device can be used; otherwise why not (the CUDA error string), one line.
 std::optional<std::string> device_unavailable_reason();
-// The process-wide backend; throws UsageError naming --device cuda and the reason when no GPU.
+// The process-wide backend; throws UsageError naming device cuda and the reason when no GPU.
 ops::Backend& cuda_backend();
 // The stream every backend call runs on (valid after cuda_backend()).
 cudaStream_t backend_stream();

@@ -63,7 +63,7 @@ using DescPtr = std::shared_ptr<Desc>;
 cudnnDataType_t io_type(DType dtype) {
   if (dtype == DType::bf16) return CUDNN_DATA_BFLOAT16;
   if (dtype == DType::fp16) return CUDNN_DATA_HALF;
-  throw UsageError(fmt::format("--dtype {}: cudnn takes bf16 or fp16", dtype_name(dtype)));
+  throw UsageError(fmt::format("dtype {}: cudnn takes bf16 or fp16", dtype_name(dtype)));
 }
 
 using Dims = std::array<std::int64_t, 4>;
@@ -603,7 +603,7 @@ cudnnBackendDescriptor_t variant_pack(Plan& p, const std::array<const void*, 5>&
 
 void check_tensors(const AttentionSpec& spec, const Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v) {
   if (spec.head_dim % 8 != 0 || spec.head_dim > 256)
-    throw UsageError(fmt::format("--head-dim {}: cudnn takes multiples of 8 up to 256", spec.head_dim));
+    throw UsageError(fmt::format("head_dim {}: cudnn takes multiples of 8 up to 256", spec.head_dim));
   for (const Tensor* t : {&out, &q, &k, &v})
     if (t->rank() != 4 || t->stride(3) != 1 || t->device() != Device::cuda)
       throw Error(fmt::format("cudnn: {} must be a rank-4 CUDA tensor with unit stride in the head dim", t->describe()));
@@ -639,7 +639,7 @@ CudnnPlanInfo cudnn_sdpa_prepare(const AttentionSpec& spec, const Tensor& out, c
 
 CudnnPlanInfo cudnn_sdpa_prepare(const AttentionSpec& spec, bool with_lse) {
   if (spec.head_dim % 8 != 0 || spec.head_dim > 256)
-    throw UsageError(fmt::format("--head-dim {}: cudnn takes multiples of 8 up to 256", spec.head_dim));
+    throw UsageError(fmt::format("head_dim {}: cudnn takes multiples of 8 up to 256", spec.head_dim));
   // A sliced Q or O keeps the full tensor's strides (the rows are a view), so the geometry is
   // the one of tensors of spec.seq_q rows with the solvable problem's dims.
   const AttentionSpec solvable = solvable_spec(spec);

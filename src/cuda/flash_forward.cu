@@ -99,7 +99,7 @@ void launch_flash_attention(const FusedAttentionArgs& args, cudaStream_t stream)
     return;
   }
   if (args.dtype != DType::bf16 && args.dtype != DType::fp16)
-    throw UsageError("--dtype " + std::string(dtype_name(args.dtype)) + ": the fused GPU kernels take bf16 or fp16");
+    throw UsageError("dtype " + std::string(dtype_name(args.dtype)) + ": the fused GPU kernels take bf16 or fp16");
   const int config = tuning_config();
   const bool bf16 = args.dtype == DType::bf16;
   if (args.head_dim == 64) {
@@ -107,7 +107,7 @@ void launch_flash_attention(const FusedAttentionArgs& args, cudaStream_t stream)
   } else if (args.head_dim == 128) {
     bf16 ? launch_d128<__nv_bfloat16>(args, stream, config) : launch_d128<__half>(args, stream, config);
   } else {
-    throw UsageError("--head-dim " + std::to_string(args.head_dim) + ": the fused GPU kernels take 64 or 128");
+    throw UsageError("head_dim " + std::to_string(args.head_dim) + ": the fused GPU kernels take 64 or 128");
   }
 }
 

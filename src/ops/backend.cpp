@@ -68,10 +68,10 @@ Backend& backend(Device device) {
   std::lock_guard lock(install_mutex());
   Backend*& b = installed()[static_cast<std::size_t>(device)];
   BackendProvider provider = providers()[static_cast<std::size_t>(device)];
-  // Made on first use; throws UsageError("--device cuda: ...; allowed here: cpu") when it cannot be.
+  // Made on first use; throws UsageError("device cuda: ...; allowed here: cpu") when it cannot be.
   if (b == nullptr && provider.get != nullptr) b = &provider.get();
   if (b == nullptr) {
-    throw UsageError(std::string("--device cuda: ") + kNoCudaInThisBuild + "; allowed here: cpu");
+    throw UsageError(std::string("device cuda: ") + kNoCudaInThisBuild + "; allowed here: cpu");
   }
   return *b;
 }

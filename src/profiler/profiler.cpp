@@ -92,7 +92,7 @@ void Profiler::start() {
   if (s.options.cuda) {
     DeviceActivityFactory factory = device_activity_factory();
     if (factory == nullptr)
-      throw UsageError("--device cuda: this build has no CUDA activity collector (built without CUDA)");
+      throw UsageError("device cuda: this build has no CUDA activity collector (built without CUDA)");
     s.device = factory();
   }
   bool expected = false;

@@ -7,15 +7,15 @@
 namespace attnprof::profiler {
 
 void validate(const Schedule& s) {
-  auto check = [](int value, int minimum, const char* flag) {
+  auto check = [](int value, int minimum, const char* parameter) {
     if (value < minimum || value > 1000000)
-      throw UsageError(std::string(flag) + " " + std::to_string(value) + ": must be between " +
+      throw UsageError(std::string(parameter) + " " + std::to_string(value) + ": must be between " +
                        std::to_string(minimum) + " and 1000000");
   };
-  check(s.wait, 0, "--wait");
-  check(s.warmup, 0, "--warmup");
-  check(s.active, 1, "--active");
-  check(s.repeat, 0, "--repeat");
+  check(s.wait, 0, "wait");
+  check(s.warmup, 0, "warmup");
+  check(s.active, 1, "active");
+  check(s.repeat, 0, "repeat");
 }
 
 long long total_steps(const Schedule& s) {

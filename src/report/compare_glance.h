@@ -14,9 +14,9 @@ namespace attnprof::report {
 
 std::vector<GlanceRow> glance_rows(const std::vector<CompareRow>& rows, const Ceilings& ceilings);
 
-// DIR/compare.json (atomically); `flag` names the option that chose DIR.
+// DIR/compare.json (atomically); `parameter` names the option that chose DIR.
 void write_compare_results(const std::string& dir, const std::vector<CompareRow>& rows,
-                           const std::vector<GlanceRow>& glance, const Ceilings& ceilings, std::string_view flag = "--out");
+                           const std::vector<GlanceRow>& glance, const Ceilings& ceilings, std::string_view parameter = "out_dir");
 
 // A run's insights as compare computes them (for `attnprof run`): from the trace, or without one
 // (--no-profile) only nan_output when the output holds NaN.

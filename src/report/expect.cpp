@@ -83,12 +83,12 @@ std::vector<std::string> parse_expect(std::string_view list) {
     std::size_t comma = list.find(',', start);
     std::string word = trim_lower(list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
     if (word.empty()) {
-      throw UsageError(fmt::format("--expect: empty entry in '{}'; give a comma-separated list such as "
+      throw UsageError(fmt::format("expect: empty entry in '{}'; give a comma-separated list such as "
                                    "gemm,mul,masked_fill,softmax,gemm",
                                    list));
     }
     if (!find_word(word)) {
-      throw UsageError(fmt::format("--expect: unknown kernel '{}'; allowed: {}", word, expect_vocabulary()));
+      throw UsageError(fmt::format("expect: unknown kernel '{}'; allowed: {}", word, expect_vocabulary()));
     }
     words.push_back(word);
     if (comma == std::string_view::npos) break;

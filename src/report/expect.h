@@ -15,7 +15,7 @@
 namespace attnprof::report {
 
 // The words a guess may use: the classes themselves and the op names practitioners write.
-// Throws UsageError naming --expect and the allowed words for an unknown word or an empty list.
+// Throws UsageError naming expect and the allowed words for an unknown word or an empty list.
 std::vector<std::string> parse_expect(std::string_view list);
 std::string expect_vocabulary();  // "gemm, matmul, bmm, mul, add, ..."
 bool expect_word_matches(const std::string& word, KernelClass observed);

@@ -87,9 +87,9 @@ KeyAverages key_averages(const Timeline& timeline, const std::string& sort_by, i
   if (std::find(keys.begin(), keys.end(), sort_by) == keys.end()) {
     std::string allowed;
     for (const auto& k : keys) allowed += (allowed.empty() ? "" : ", ") + k;
-    throw UsageError(fmt::format("--sort-by {}: unknown column; use one of {}", sort_by, allowed));
+    throw UsageError(fmt::format("sort_by {}: unknown column; use one of {}", sort_by, allowed));
   }
-  if (row_limit == 0) throw UsageError("--row-limit 0: must be a positive number of rows, or -1 for all");
+  if (row_limit == 0) throw UsageError("row_limit 0: must be a positive number of rows, or -1 for all");
 
   KeyAverages out;
   const std::vector<TimelineEvent>& events = timeline.events();

@@ -42,7 +42,7 @@ struct KeyAverages {
 // device_time_total, self_cuda_time_total, self_device_time_total, cuda_time, device_time, count)
 // plus "name". Descending (ascending for name); ties keep the order torch meets the rows in (by
 // their first event's start). row_limit < 0: all rows.
-// Throws UsageError naming --sort-by / --row-limit for a bad value.
+// Throws UsageError naming sort_by / row_limit for a bad value.
 KeyAverages key_averages(const trace::Trace& trace, const std::string& sort_by = "cpu_time_total", int row_limit = -1,
                          DeviceTime device_time = DeviceTime::torch);
 KeyAverages key_averages(const Timeline& timeline, const std::string& sort_by = "cpu_time_total", int row_limit = -1,

@@ -24,14 +24,14 @@ namespace fs = std::filesystem;
 constexpr std::uintmax_t kMaxInputBytes = 256u << 20;
 
 // The message of a parser's exception without the JSON library's "[json.exception...] " or a
-// flag's "--dtype: " in front: the caller names the file and the field instead.
+// parameter's "dtype: " in front: the caller names the file and the field instead.
 std::string bare_message(const std::exception& e) {
   std::string text = e.what();
   if (dynamic_cast<const nlohmann::json::exception*>(&e) != nullptr) return json_error_text(text);
-  if (text.rfind("--", 0) == 0) {
-    const std::size_t colon = text.find(": ");
-    if (colon != std::string::npos) return text.substr(colon + 2);
-  }
+  const std::size_t colon = text.find(": ");
+  if (colon != std::string::npos && colon > 0 &&
+      text.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") == colon)
+    return text.substr(colon + 2);
   return text;
 }
 
@@ -140,7 +140,7 @@ std::string json_error_text(const std::string& what) {
 
 ReportInputs read_report_inputs(const std::string& dir) {
   if (!fs::is_directory(dir)) {
-    throw UsageError(fmt::format("report: '{}' is not a directory; give the --out directory of compare or sweep", dir));
+    throw UsageError(fmt::format("report: '{}' is not a directory; give the out_dir directory of compare or sweep", dir));
   }
   ReportInputs in;
   const fs::path compare_path = fs::path(dir) / "compare.json";
@@ -148,9 +148,9 @@ ReportInputs read_report_inputs(const std::string& dir) {
   in.compare = read_json_file(compare_path);
   in.sweep = read_json_file(sweep_path);
   if (!in.compare && !in.sweep) {
-    throw UsageError(fmt::format("report: '{}' holds neither compare.json nor sweep.json; write them with "
-                                 "`attnprof compare --out {}` or `attnprof sweep --out {}`",
-                                 dir, dir, dir));
+    throw UsageError(fmt::format("report: '{}' holds neither compare.json nor sweep.json; write them with compare "
+                                 "or sweep, out_dir {}",
+                                 dir, dir));
   }
   auto checked = [](const fs::path& path, const auto& check) {
     try {

@@ -73,9 +73,9 @@ nlohmann::json compare_json(const std::vector<GlanceRow>& rows, const std::vecto
 }
 
 void write_compare_json(const std::string& dir, const std::vector<GlanceRow>& rows, const std::vector<RunResult>& results,
-                        const Ceilings& ceilings, std::string_view flag) {
-  ensure_writable_directory(dir, flag);
-  write_file_atomically(dir + "/compare.json", dump_json(compare_json(rows, results, ceilings), 1) + "\n", flag);
+                        const Ceilings& ceilings, std::string_view parameter) {
+  ensure_writable_directory(dir, parameter);
+  write_file_atomically(dir + "/compare.json", dump_json(compare_json(rows, results, ceilings), 1) + "\n", parameter);
 }
 
 }  // namespace attnprof::report

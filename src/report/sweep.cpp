@@ -21,7 +21,7 @@
 
 namespace attnprof::report {
 
-std::vector<std::int64_t> parse_int_list(std::string_view text, std::string_view flag) {
+std::vector<std::int64_t> parse_int_list(std::string_view text, std::string_view parameter) {
   const std::size_t max_values = kMaxSweepPoints;
   std::vector<std::string> tokens;
   std::size_t start = 0;
@@ -34,11 +34,11 @@ std::vector<std::int64_t> parse_int_list(std::string_view text, std::string_view
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
-  const char* example = flag == "--seq" ? "512,1024,...,16384" : "64,128";
+  const char* example = parameter == "seq_q" ? "512,1024,...,16384" : "64,128";
   auto bad = [&](const std::string& why) {
     return UsageError(fmt::format("{}: {} in '{}'; allowed: positive integers in increasing order, comma-separated, "
                                   "'...' continuing a doubling (e.g. {})",
-                                  flag, why, text, example));
+                                  parameter, why, text, example));
   };
   std::vector<std::int64_t> values;
   bool pending_ellipsis = false;
@@ -312,8 +312,8 @@ void write_sweep_files(const std::string& dir, const std::vector<SweepRecord>& r
   // Both temporaries are written and synced before either is renamed: a write error (a full
   // disk) renames neither, so the CSV and the JSON on disk always hold the same rows.
   SignalDeferral together;
-  AtomicFile csv_file(dir + "/sweep.csv", "--out");
-  AtomicFile json_file(dir + "/sweep.json", "--out");
+  AtomicFile csv_file(dir + "/sweep.csv", "out_dir");
+  AtomicFile json_file(dir + "/sweep.json", "out_dir");
   csv_file.write(csv);
   json_file.write(json);
   csv_file.sync();

@@ -25,9 +25,9 @@ inline constexpr std::size_t kMaxSweepPoints = 10000;
 
 // "512,1024,...,16384": values in order; "..." continues the two values before it (doubling
 // here; an arithmetic step when they differ by a constant that is not a ratio) up to the value
-// after it. Throws UsageError naming `flag` for anything else, non-positive, not increasing, a
+// after it. Throws UsageError naming `parameter` for anything else, non-positive, not increasing, a
 // continuation that passes INT64_MAX, or more than kMaxSweepPoints values (refused while expanding).
-std::vector<std::int64_t> parse_int_list(std::string_view text, std::string_view flag);
+std::vector<std::int64_t> parse_int_list(std::string_view text, std::string_view parameter);
 
 // nullopt when it fits; otherwise "needs 12.3 GiB (inputs + workspace), 7.1 GiB free".
 std::optional<std::string> memory_skip_reason(std::int64_t needed, std::optional<std::int64_t> available);

@@ -19,7 +19,7 @@ std::vector<CompareRow> compare_variants(const RunOptions& base, const std::vect
     CompareRow row{name, std::nullopt, {}};
     Variant* variant = find_variant(name);
     if (variant == nullptr) {
-      throw UsageError(unknown_variant_message("--variants", name));
+      throw UsageError(unknown_variant_message("variants", name));
     }
     if (auto reason = variant->refusal(base.spec)) {
       row.refusal = *reason;
@@ -43,13 +43,13 @@ std::vector<CompareRow> compare_variants(const RunOptions& base, const std::vect
 void load_plugin(const std::string& path) {
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
   if (handle == nullptr) {
-    throw UsageError(fmt::format("--plugin: cannot load '{}': {}", path, dlerror()));
+    throw UsageError(fmt::format("plugin: cannot load '{}': {}", path, dlerror()));
   }
   using RegisterFn = void (*)();
   auto registrar = reinterpret_cast<RegisterFn>(dlsym(handle, "attnprof_register_variants"));
   if (registrar == nullptr) {
     throw UsageError(fmt::format(
-        "--plugin: '{}' does not export attnprof_register_variants (declare it extern \"C\")", path));
+        "plugin: '{}' does not export attnprof_register_variants (declare it extern \"C\")", path));
   }
   registrar();
 }

@@ -25,7 +25,7 @@ struct LoadedModule {
   std::string error;  // one line, set when module is nullptr
 };
 
-std::string failure(const std::string& why) { return fmt::format("--device cuda: {}; allowed here: cpu", why); }
+std::string failure(const std::string& why) { return fmt::format("device cuda: {}; allowed here: cpu", why); }
 
 LoadedModule load_cuda_module() {
   Dl_info self{};

@@ -71,7 +71,7 @@ void write_npy(const std::string& path, const Tensor& tensor) {
       index[d] = 0;
     }
   }
-  AtomicFile file(path, "--dump");
+  AtomicFile file(path, "dump_dir");
   file.write(bytes);
   file.write(std::string_view(body.data(), body.size()));
   file.commit();

@@ -184,7 +184,7 @@ void preflight_memory(const AttentionSpec& spec, const Variant& variant) {
                                       ? std::string("more than 8 EiB")
                                       : "about " + report::format_bytes(static_cast<double>(needed));
   throw UsageError(fmt::format(
-      "--seq: {} {} needs {} on {} but only {} is free ({}); the largest --seq that fits with these other sizes is {}",
+      "seq_q: {} {} needs {} on {} but only {} is free ({}); the largest seq_q that fits with these other sizes is {}",
       variant.name(), spec.shape_string(), needed_text, device_name(spec.device),
       report::format_bytes(static_cast<double>(limit->bytes)), limit->source, largest));
 }

@@ -64,7 +64,7 @@ class ForwardRange {
 };
 
 void dump_inputs_and_output(const std::string& dir, const AttentionInputs& in, const Tensor& out) {
-  ensure_writable_directory(dir, "--dump");
+  ensure_writable_directory(dir, "dump_dir");
   write_npy((std::filesystem::path(dir) / "q.npy").string(), to_host(in.q));
   write_npy((std::filesystem::path(dir) / "k.npy").string(), to_host(in.k));
   write_npy((std::filesystem::path(dir) / "v.npy").string(), to_host(in.v));
@@ -87,16 +87,16 @@ RunResult run_variant(const RunOptions& options) {
   if (options.threads > 0) omp_set_num_threads(options.threads);  // before prepare(): kernels size work by it
   Variant* variant = find_variant(options.variant);
   if (variant == nullptr) {
-    throw UsageError(unknown_variant_message("--variant", options.variant));
+    throw UsageError(unknown_variant_message("variant", options.variant));
   }
   if (auto reason = variant->refusal(spec)) {
-    throw UsageError(fmt::format("--variant {}: {}", variant->name(), *reason));
+    throw UsageError(fmt::format("variant {}: {}", variant->name(), *reason));
   }
   preflight_memory(spec, *variant);
   // Checked now, made when the first file is written: a run refused or failing before then
   // leaves no directory behind.
-  if (!options.out_dir.empty()) check_writable_directory(options.out_dir, "--out");
-  if (!options.dump_dir.empty()) check_writable_directory(options.dump_dir, "--dump");
+  if (!options.out_dir.empty()) check_writable_directory(options.out_dir, "out_dir");
+  if (!options.dump_dir.empty()) check_writable_directory(options.dump_dir, "dump_dir");
 
   RunResult result;
   result.variant = std::string(variant->name());
@@ -193,9 +193,9 @@ RunResult run_variant(const RunOptions& options) {
       std::filesystem::path stem = std::filesystem::path(options.out_dir) / trace_stem(options);
       result.trace_path = stem.string() + ".json.gz";
       result.table_path = stem.string() + ".txt";
-      trace::write_trace_file(result.trace_path, trace, "--out");
+      trace::write_trace_file(result.trace_path, trace, "out_dir");
       std::string sort_by = spec.device == Device::cpu ? "cpu_time_total" : "device_time_total";
-      write_file_atomically(result.table_path, report::render_text(report::key_averages(trace, sort_by)), "--out");
+      write_file_atomically(result.table_path, report::render_text(report::key_averages(trace, sort_by)), "out_dir");
     }
     result.trace = std::move(trace);
   } else {
@@ -210,7 +210,7 @@ RunResult run_variant(const RunOptions& options) {
     }
     result.time = time_stats(wall);
     result.cpu_time = result.time;
-    result.timing_source = "wall clock, synchronised (--no-profile)";
+    result.timing_source = "wall clock, synchronised (profiler off)";
   }
   result.median_ns = result.time.median;
   result.cpu_ns = result.cpu_time.median;

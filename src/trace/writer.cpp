@@ -338,8 +338,8 @@ class GzipSink {
 
 }  // namespace
 
-void write_trace_file(const std::string& path, const Trace& trace, std::string_view flag) {
-  AtomicFile file(path, flag);
+void write_trace_file(const std::string& path, const Trace& trace, std::string_view parameter) {
+  AtomicFile file(path, parameter);
   if (ends_with(path, ".gz")) {
     auto gz = std::make_unique<GzipSink>(file, path);
     ChromeTraceWriter w([&](std::string_view bytes) { gz->write(bytes, false); });

@@ -38,7 +38,7 @@ class ChromeTraceWriter {
 // The whole trace: metadata, then events (X and i) in order, then flows ('s' then 'f' per flow).
 void write_trace(ChromeTraceWriter& writer, const Trace& trace);
 std::string to_json(const Trace& trace);
-// Writes `path` atomically; ".gz" → gzip. Throws UsageError naming `flag` for an unwritable path.
-void write_trace_file(const std::string& path, const Trace& trace, std::string_view flag = "--out");
+// Writes `path` atomically; ".gz" → gzip. Throws UsageError naming `parameter` for an unwritable path.
+void write_trace_file(const std::string& path, const Trace& trace, std::string_view parameter = "out_dir");
 
 }  // namespace attnprof::trace

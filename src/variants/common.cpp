@@ -11,10 +11,10 @@ namespace attnprof::variants {
 
 std::optional<std::string> common_refusal(std::string_view variant, const AttentionSpec& spec) {
   if (spec.dtype != DType::bf16 && spec.dtype != DType::fp16 && spec.dtype != DType::fp32) {
-    return fmt::format("--dtype {}: variant {} takes bf16, fp16, fp32", dtype_name(spec.dtype), variant);
+    return fmt::format("dtype {}: the {} variant takes bf16, fp16, fp32", dtype_name(spec.dtype), variant);
   }
   if (auto why = ops::unavailable_reason(spec.device)) {
-    return fmt::format("--device {}: {}; allowed: cpu", device_name(spec.device), *why);
+    return fmt::format("device {}: {}; allowed: cpu", device_name(spec.device), *why);
   }
   return std::nullopt;
 }

@@ -26,12 +26,12 @@ class CudnnVariant final : public Variant {
   }
   std::optional<std::string> refusal(const AttentionSpec& spec) const override {
     if (spec.device != Device::cuda)
-      return std::string("runs on --device cuda only; variants for --device cpu: naive, inplace, math, fused, efficient, "
+      return std::string("runs on device cuda only; variants for device cpu: naive, inplace, math, fused, efficient, "
                          "flash");
     if (spec.dtype != DType::bf16 && spec.dtype != DType::fp16)
-      return fmt::format("--dtype {}: variant cudnn takes bf16, fp16", dtype_name(spec.dtype));
+      return fmt::format("dtype {}: the cudnn variant takes bf16, fp16", dtype_name(spec.dtype));
     if (spec.head_dim % 8 != 0 || spec.head_dim > 256)
-      return fmt::format("--head-dim {}: variant cudnn takes multiples of 8 up to 256", spec.head_dim);
+      return fmt::format("head_dim {}: the cudnn variant takes multiples of 8 up to 256", spec.head_dim);
     return common_refusal("cudnn", spec);
   }
   // The plan (cuDNN compiles its kernel here) is built outside the timed forward; its cost is
@@ -53,8 +53,8 @@ class CudnnVariant final : public Variant {
 #else
 
 constexpr const char* kNeedsCuda =
-    "--variant cudnn: needs --device cuda with a CUDA build and cuDNN (this build has no CUDA); "
-    "variants for --device cpu: naive, inplace, math, fused, efficient, flash";
+    "variant cudnn: needs device cuda with a CUDA build and cuDNN (this build has no CUDA); "
+    "variants for device cpu: naive, inplace, math, fused, efficient, flash";
 
 class CudnnVariant final : public Variant {
  public:

@@ -59,10 +59,10 @@ std::string variant_names() {
   return names;
 }
 
-std::string unknown_variant_message(std::string_view flag, std::string_view name) {
+std::string unknown_variant_message(std::string_view parameter, std::string_view name) {
   std::vector<std::string> names;
   for (Variant* v : all_variants()) names.emplace_back(v->name());
-  return std::string(flag) + ": unknown variant '" + std::string(name) + "'" + did_you_mean(name, names) +
+  return std::string(parameter) + ": unknown variant '" + std::string(name) + "'" + did_you_mean(name, names) +
          "; allowed: " + variant_names();
 }
 

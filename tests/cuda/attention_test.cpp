@@ -172,5 +172,5 @@ TEST(CudaFusedAttention, UnsupportedHeadDimIsAUsageErrorNamingTheFlag) {
   spec.head_dim = 96;
   auto why = cuda::fused_attention_refusal(spec);
   ASSERT_TRUE(why.has_value());
-  EXPECT_EQ(why->rfind("--head-dim 96:", 0), 0u) << *why;
+  EXPECT_EQ(why->rfind("head_dim 96:", 0), 0u) << *why;
 }

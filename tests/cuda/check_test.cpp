@@ -38,7 +38,7 @@ TEST(CudaBackend, NoDeviceIsAClearUsageError) {
     FAIL() << "no throw";
   } catch (const UsageError& e) {
     std::string what = e.what();
-    EXPECT_EQ(what.rfind("--device cuda: no usable GPU:", 0), 0u) << what;
+    EXPECT_EQ(what.rfind("device cuda: no usable GPU:", 0), 0u) << what;
     EXPECT_EQ(what.find('\n'), std::string::npos);
   }
 }

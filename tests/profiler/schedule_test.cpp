@@ -32,7 +32,7 @@ TEST(Schedule, RejectsOutOfRangeValuesNamingTheFlag) {
     validate(Schedule{1, 1, 0, 1});
     FAIL() << "active 0 accepted";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("--active 0"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("active 0"), std::string::npos) << e.what();
   }
   EXPECT_THROW(validate(Schedule{-1, 1, 1, 1}), UsageError);
   EXPECT_THROW(validate(Schedule{1, 1, 1, -2}), UsageError);

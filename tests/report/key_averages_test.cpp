@@ -233,7 +233,7 @@ TEST(KeyAverages, SortRowLimitAndBadValues) {
     key_averages(hand_trace(), "self_gpu", -1);
     FAIL();
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("--sort-by self_gpu"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("sort_by self_gpu"), std::string::npos);
   }
   EXPECT_THROW(key_averages(hand_trace(), "count", 0), UsageError);
 }

@@ -30,7 +30,7 @@ TEST(Expect, RejectsUnknownWordsAndEmptyEntries) {
     FAIL() << "no UsageError";
   } catch (const UsageError& e) {
     std::string what = e.what();
-    EXPECT_NE(what.find("--expect: unknown kernel 'frobnicate'; allowed: gemm, matmul"), std::string::npos) << what;
+    EXPECT_NE(what.find("expect: unknown kernel 'frobnicate'; allowed: gemm, matmul"), std::string::npos) << what;
   }
   EXPECT_THROW(parse_expect("gemm,,softmax"), UsageError);
   EXPECT_THROW(parse_expect(""), UsageError);

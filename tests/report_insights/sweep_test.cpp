@@ -39,36 +39,36 @@ fs::path fresh_dir(const std::string& name) {
 }
 
 TEST(ParseIntList, ExplicitValuesAndEllipsis) {
-  EXPECT_EQ(parse_int_list("512,1024,...,16384", "--seq"),
+  EXPECT_EQ(parse_int_list("512,1024,...,16384", "seq_q"),
             (std::vector<std::int64_t>{512, 1024, 2048, 4096, 8192, 16384}));
-  EXPECT_EQ(parse_int_list("64,128", "--head-dim"), (std::vector<std::int64_t>{64, 128}));
-  EXPECT_EQ(parse_int_list("1000", "--seq"), (std::vector<std::int64_t>{1000}));
-  EXPECT_EQ(parse_int_list("100,300,...,900", "--seq"), (std::vector<std::int64_t>{100, 300, 900}));  // ratio 3
-  EXPECT_EQ(parse_int_list("100,150,...,300", "--seq"), (std::vector<std::int64_t>{100, 150, 200, 250, 300}));
-  EXPECT_EQ(parse_int_list(" 512, 1024 ,..., 4096", "--seq"), (std::vector<std::int64_t>{512, 1024, 2048, 4096}));
+  EXPECT_EQ(parse_int_list("64,128", "head_dim"), (std::vector<std::int64_t>{64, 128}));
+  EXPECT_EQ(parse_int_list("1000", "seq_q"), (std::vector<std::int64_t>{1000}));
+  EXPECT_EQ(parse_int_list("100,300,...,900", "seq_q"), (std::vector<std::int64_t>{100, 300, 900}));  // ratio 3
+  EXPECT_EQ(parse_int_list("100,150,...,300", "seq_q"), (std::vector<std::int64_t>{100, 150, 200, 250, 300}));
+  EXPECT_EQ(parse_int_list(" 512, 1024 ,..., 4096", "seq_q"), (std::vector<std::int64_t>{512, 1024, 2048, 4096}));
 }
 
 TEST(ParseIntList, RejectsBadListsNamingTheFlag) {
   for (const char* bad : {"", "512,,1024", "abc", "512,-1", "0", "1024,512", "512,...", "...,512", "512,1024,...,5000",
                           "12x"}) {
     try {
-      parse_int_list(bad, "--seq");
+      parse_int_list(bad, "seq_q");
       ADD_FAILURE() << "accepted '" << bad << "'";
     } catch (const UsageError& e) {
-      EXPECT_EQ(std::string(e.what()).rfind("--seq: ", 0), 0u) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind("seq_q: ", 0), 0u) << e.what();
     }
   }
 }
 
 // A continuation never wraps past INT64_MAX, and no list expands beyond kMaxSweepPoints values.
 TEST(ParseIntList, StopsAtInt64MaxAndAtThePointCap) {
-  EXPECT_EQ(parse_int_list("9223372036854775805,9223372036854775806,...,9223372036854775807", "--seq"),
+  EXPECT_EQ(parse_int_list("9223372036854775805,9223372036854775806,...,9223372036854775807", "seq_q"),
             (std::vector<std::int64_t>{9223372036854775805, 9223372036854775806, 9223372036854775807}));
-  EXPECT_EQ(parse_int_list("1,2,3,...,10000", "--seq").size(), 10000u);
-  EXPECT_EQ(parse_int_list("1,2,3,...,10000", "--seq").back(), 10000);
+  EXPECT_EQ(parse_int_list("1,2,3,...,10000", "seq_q").size(), 10000u);
+  EXPECT_EQ(parse_int_list("1,2,3,...,10000", "seq_q").back(), 10000);
   for (const char* bad : {"2,4,...,9223372036854775807", "1,4611686018427387904,...,9223372036854775807",
                           "1,2,3,...,10001", "2,3,...,100000000000"}) {
-    EXPECT_THROW(parse_int_list(bad, "--seq"), UsageError) << bad;
+    EXPECT_THROW(parse_int_list(bad, "seq_q"), UsageError) << bad;
   }
 }
 
@@ -123,7 +123,7 @@ TEST(RunSweep, RecordsRunsRefusalsSkipsAndFailures) {
     return fake_result(o);
   };
   hooks.precheck = [](const SweepPoint& p) -> std::optional<SweepRecord> {
-    if (p.variant == "cudnn") return record_not_run(p, "refused", "needs --device cuda");
+    if (p.variant == "cudnn") return record_not_run(p, "refused", "needs device cuda");
     if (p.spec.seq_q == 1024) return record_not_run(p, "skipped", "needs 9.00 GiB (inputs, output and workspace), 1.00 GiB free");
     return std::nullopt;
   };
@@ -147,14 +147,14 @@ TEST(RunSweep, RecordsRunsRefusalsSkipsAndFailures) {
   EXPECT_EQ(records[4].status, "failed");
   EXPECT_EQ(records[4].reason, "kernel launch failed");
   EXPECT_EQ(progress[0], "[1/6] flash S=512 D=64: 0.5120 ms (0.4608\u20130.6144), 1.05 TFLOP/s");
-  EXPECT_EQ(progress[1], "[2/6] cudnn S=512 D=64: refused: needs --device cuda");
+  EXPECT_EQ(progress[1], "[2/6] cudnn S=512 D=64: refused: needs device cuda");
   std::string bar = progress_line(3, 6, records[2], true, 200);
   EXPECT_EQ(bar.rfind("[##########..........] 3/6 flash S=1024 D=64 skipped: needs 9.00 GiB", 0), 0u) << bar;
 }
 
 TEST(RunSweep, UsageErrorFromTheRunnerIsARefusal) {
   SweepHooks hooks;
-  hooks.run = [](const RunOptions&) -> RunResult { throw UsageError("--seq: flash needs seq-k <= 65536"); };
+  hooks.run = [](const RunOptions&) -> RunResult { throw UsageError("seq_q: flash needs seq_k <= 65536"); };
   auto records = run_sweep(sweep_grid(AttentionSpec{}, {512}, {64}, {"flash"}), RunOptions{}, Ceilings{}, hooks);
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0].status, "refused");

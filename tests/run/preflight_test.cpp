@@ -55,7 +55,7 @@ TEST(Preflight, RefusesAShapeBeyondTheMachineNamingTheLargestSeq) {
     FAIL() << "a 2 EiB run passed the preflight";
   } catch (const UsageError& e) {
     std::string text = e.what();
-    EXPECT_NE(text.find("largest --seq that fits"), std::string::npos) << text;
+    EXPECT_NE(text.find("largest seq_q that fits"), std::string::npos) << text;
     EXPECT_NE(text.find("free"), std::string::npos) << text;
   }
 }

@@ -124,10 +124,10 @@ TEST(Writer, SigtermDuringWritesLeavesOnlyCompleteFiles) {
 
 TEST(Writer, UnwritablePathIsAUsageErrorNamingTheFlag) {
   try {
-    write_trace_file("/proc/attnprof_no/x.json", testing::sample_trace(), "--out");
+    write_trace_file("/proc/attnprof_no/x.json", testing::sample_trace(), "out_dir");
     FAIL() << "no error";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("--out"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("out_dir"), std::string::npos) << e.what();
   }
 }
 

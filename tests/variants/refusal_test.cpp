@@ -1,4 +1,4 @@
-// Variants refuse what they cannot run with one line naming the flag and the allowed values, and
+// Variants refuse what they cannot run with one line naming the parameter and the allowed values, and
 // the registry lists the built-ins in DESIGN.md's order.
 #include <attnprof/attention.h>
 #include <attnprof/error.h>
@@ -48,7 +48,7 @@ TEST(Refusal, CudnnNeedsCudaAndSaysWhatTheCpuHas) {
   const auto why = find_variant("cudnn")->refusal(spec);
 #if !ATTNPROF_HAVE_CUDA
   ASSERT_TRUE(why.has_value());
-  EXPECT_TRUE(contains(*why, "--device cuda")) << *why;
+  EXPECT_TRUE(contains(*why, "device cuda")) << *why;
   EXPECT_TRUE(contains(*why, "cuDNN")) << *why;
   EXPECT_TRUE(contains(*why, "naive, inplace, math, fused, efficient, flash")) << *why;
   Tensor none;
@@ -64,7 +64,7 @@ TEST(Refusal, DtypeNamesTheAllowedValues) {
   for (const char* name : {"naive", "math", "flash"}) {
     const auto why = find_variant(name)->refusal(spec);
     ASSERT_TRUE(why.has_value()) << name;
-    EXPECT_TRUE(contains(*why, "--dtype fp64")) << *why;
+    EXPECT_TRUE(contains(*why, "dtype fp64")) << *why;
     EXPECT_TRUE(contains(*why, "bf16, fp16, fp32")) << *why;
   }
 }
@@ -75,7 +75,7 @@ TEST(Refusal, FusedKernelsBoundTheHeadDim) {
   for (const char* name : {"flash", "efficient"}) {
     const auto why = find_variant(name)->refusal(spec);
     ASSERT_TRUE(why.has_value()) << name;
-    EXPECT_TRUE(contains(*why, "--head-dim 1024")) << *why;
+    EXPECT_TRUE(contains(*why, "head_dim 1024")) << *why;
     EXPECT_TRUE(contains(*why, "1..512")) << *why;
   }
   EXPECT_FALSE(find_variant("naive")->refusal(spec).has_value());
@@ -87,7 +87,7 @@ TEST(Refusal, CudaDeviceWithoutBackend) {
   spec.device = Device::cuda;
   const auto why = find_variant("flash")->refusal(spec);
   ASSERT_TRUE(why.has_value());
-  EXPECT_TRUE(contains(*why, "--device cuda")) << *why;
+  EXPECT_TRUE(contains(*why, "device cuda")) << *why;
   EXPECT_TRUE(contains(*why, "allowed: cpu")) << *why;
 #endif
 }

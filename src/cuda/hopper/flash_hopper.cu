@@ -1302,9 +1302,9 @@ FlashKernel auto_flash_kernel(std::int64_t head_dim, std::int64_t seq_q) {
 
 void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t stream, FlashKernel schedule) {
   if (args.dtype != DType::bf16 && args.dtype != DType::fp16)
-    throw UsageError(str_cat("--dtype ", dtype_name(args.dtype), ": the fused GPU kernels take bf16 or fp16"));
+    throw UsageError(str_cat("dtype ", dtype_name(args.dtype), ": the fused GPU kernels take bf16 or fp16"));
   if (args.head_dim != 64 && args.head_dim != 128)
-    throw UsageError(str_cat("--head-dim ", args.head_dim, ": the fused GPU kernels take 64 or 128"));
+    throw UsageError(str_cat("head_dim ", args.head_dim, ": the fused GPU kernels take 64 or 128"));
   if (schedule == FlashKernel::sm80) throw Error("launch_flash_attention_sm90: asked for the sm80 kernel");
   if (schedule == FlashKernel::sm90_auto) schedule = auto_flash_kernel(args.head_dim, args.seq_q);
   // v10's ones column sums the bf16 P, whose log is no LSE: a forward that wants one runs v8 at D 64.
@@ -1402,9 +1402,9 @@ std::vector<FlashTileTiming> run_flash_timeline_sm90(const FusedAttentionArgs& a
   if (schedule != FlashKernel::sm90_v7 && schedule != FlashKernel::sm90_v8 && schedule != FlashKernel::sm90_v10)
     throw Error("run_flash_timeline_sm90: the timeline build is v7's kernel (sm90_v7, sm90_v8's counter, or sm90_v10)");
   if (args.dtype != DType::bf16)
-    throw UsageError(str_cat("--dtype ", dtype_name(args.dtype), ": the flash timeline build takes bf16"));
+    throw UsageError(str_cat("dtype ", dtype_name(args.dtype), ": the flash timeline build takes bf16"));
   if (args.head_dim != 64 && args.head_dim != 128)
-    throw UsageError(str_cat("--head-dim ", args.head_dim, ": the flash timeline build takes 64 or 128"));
+    throw UsageError(str_cat("head_dim ", args.head_dim, ": the flash timeline build takes 64 or 128"));
   if (auto why = current_device_not_hopper()) throw Error(str_cat("run_flash_timeline_sm90: ", *why));
   constexpr int kConsumers = 2;
   const std::int64_t tiles = args.batch * args.heads * ((args.seq_q + 127) / 128);  // 128-row CTAs at both head dims

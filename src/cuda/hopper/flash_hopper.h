@@ -68,7 +68,7 @@ FlashKernel flash_kernel_choice();
 
 // The sm_90a kernel: bf16/fp16, head_dim 64 or 128, causal (j <= i + causal_offset) or not, GQA,
 // any strides with unit stride in d and 16-byte aligned rows, optional LSE. Does not synchronise.
-// Throws UsageError for a dtype or head dim it does not take (naming the flag), Error for a device
+// Throws UsageError for a dtype or head dim it does not take (naming the parameter), Error for a device
 // that is not compute capability 9.0, a problem beyond its grid, or a failed CUDA call.
 void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t stream,
                                  FlashKernel schedule = FlashKernel::sm90_auto);

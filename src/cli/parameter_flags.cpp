@@ -1,0 +1,80 @@
+#include "cli/parameter_flags.h"
+
+#include <cstddef>
+
+namespace attnprof::cli {
+namespace {
+
+struct ParameterFlag {
+  std::string_view parameter;  // the field name the library's messages use
+  std::string_view flag;
+};
+
+constexpr ParameterFlag kParameterFlags[] = {
+    {"batch", "--batch"},
+    {"heads", "--heads"},
+    {"kv_heads", "--kv-heads"},
+    {"seq_q", "--seq"},
+    {"seq_k", "--seq-k"},
+    {"head_dim", "--head-dim"},
+    {"dtype", "--dtype"},
+    {"device", "--device"},
+    {"layout", "--layout"},
+    {"causal_align", "--causal-align"},
+    {"variant", "--variant"},
+    {"variants", "--variants"},
+    {"plugin", "--plugin"},
+    {"out_dir", "--out"},
+    {"dump_dir", "--dump"},
+    {"wait", "--wait"},
+    {"warmup", "--warmup"},
+    {"active", "--active"},
+    {"repeat", "--repeat"},
+    {"expect", "--expect"},
+    {"sort_by", "--sort-by"},
+    {"row_limit", "--row-limit"},
+};
+
+bool word_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; }
+
+// Where a one-word parameter may stand: the start, or after ": ", "; " or ", ".
+bool opens_clause(std::string_view text, std::size_t at) {
+  if (at == 0) return true;
+  if (at < 2 || text[at - 1] != ' ') return false;
+  const char before = text[at - 2];
+  return before == ':' || before == ';' || before == ',';
+}
+
+}  // namespace
+
+std::string_view flag_for_parameter(std::string_view parameter) {
+  for (const ParameterFlag& p : kParameterFlags)
+    if (p.parameter == parameter) return p.flag;
+  return {};
+}
+
+std::string name_flags(std::string_view message) {
+  std::string out;
+  out.reserve(message.size() + 16);
+  std::size_t i = 0;
+  while (i < message.size()) {
+    if (!word_char(message[i]) || (i > 0 && (word_char(message[i - 1]) || message[i - 1] == '-'))) {
+      out += message[i++];
+      continue;
+    }
+    std::size_t end = i;
+    while (end < message.size() && word_char(message[end])) ++end;
+    const std::string_view word = message.substr(i, end - i);
+    const std::string_view flag = flag_for_parameter(word);
+    const bool whole_word = end == message.size() || message[end] == ' ' || message[end] == ':' ||
+                            message[end] == ',' || message[end] == ';' || message[end] == ')';
+    const bool in_sentence = i == 0 || message[i - 1] == ' ' || message[i - 1] == '(';
+    const bool replace = !flag.empty() && whole_word &&
+                         (word.find('_') != std::string_view::npos ? in_sentence : opens_clause(message, i));
+    out += replace ? flag : word;
+    i = end;
+  }
+  return out;
+}
+
+}  // namespace attnprof::cli
