@@ -5,9 +5,8 @@
 // PyTorch and prints the ratios.
 //
 //   gpu_bench --variants naive,flash --shapes 8x16x1024x64,4x16x4096x128 [--reps 30] [--json out.json]
-// A suffix picks a kernel knob for one row: flash@3 = ATTNPROF_FLASH_CONFIG=3, flash@sm80 =
-// ATTNPROF_FLASH_KERNEL=sm80 (the mma.sync kernel on a Hopper GPU; also sm90, sm90-m128,
-// sm90-persistent, sm90-serial, sm90-v5, sm90-v6, sm90-v7, sm90-v8, sm90-v10), flash@sm80.3 = both; cudnn@n builds the n-th
+// A suffix picks a kernel knob for one row: flash@sm80 = ATTNPROF_FLASH_KERNEL=sm80 (the mma.sync
+// kernel on a Hopper GPU; also sm90-cta-per-tile, sm90-tile-counter); cudnn@n builds the n-th
 // engine config of cuDNN's heuristics (ATTNPROF_CUDNN_ENGINE_CONFIG=n).
 #include <attnprof/error.h>
 #include <attnprof/memory.h>
@@ -15,7 +14,6 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -62,10 +60,9 @@ AttentionSpec parse_shape(const std::string& text, bool causal, DType dtype) {
   return s;
 }
 
-// flash@3 -> ATTNPROF_FLASH_CONFIG=3; flash@sm80 -> ATTNPROF_FLASH_KERNEL=sm80; flash@sm80.3 -> both.
+// flash@sm80 -> ATTNPROF_FLASH_KERNEL=sm80; cudnn@2 -> ATTNPROF_CUDNN_ENGINE_CONFIG=2.
 // Returns the variant's name without the suffix.
 std::string apply_knobs(const std::string& name) {
-  unsetenv("ATTNPROF_FLASH_CONFIG");
   unsetenv("ATTNPROF_FLASH_KERNEL");
   unsetenv("ATTNPROF_CUDNN_ENGINE_CONFIG");
   const auto at = name.find('@');
@@ -74,12 +71,7 @@ std::string apply_knobs(const std::string& name) {
     setenv("ATTNPROF_CUDNN_ENGINE_CONFIG", name.substr(at + 1).c_str(), 1);
     return name.substr(0, at);
   }
-  for (const std::string& knob : split(name.substr(at + 1), '.')) {
-    if (!knob.empty() && std::isdigit(static_cast<unsigned char>(knob[0])))
-      setenv("ATTNPROF_FLASH_CONFIG", knob.c_str(), 1);
-    else
-      setenv("ATTNPROF_FLASH_KERNEL", knob.c_str(), 1);
-  }
+  setenv("ATTNPROF_FLASH_KERNEL", name.substr(at + 1).c_str(), 1);
   return name.substr(0, at);
 }
 
