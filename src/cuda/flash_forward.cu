@@ -30,7 +30,7 @@ using FlashD128 = Flash<128, 128, 64, 4>;
 }  // namespace
 
 void launch_flash_attention(const FusedAttentionArgs& args, cudaStream_t stream) {
-  // sm_90 devices run the wgmma + TMA kernel (hopper/flash_dispatch.cu) unless ATTNPROF_FLASH_KERNEL=sm80.
+  // sm_90 devices run the wgmma + TMA kernel (hopper/flash_dispatch.cu) unless the overrides ask for sm80.
   if (const auto kernel = hopper::flash_schedule_choice(); kernel != hopper::FlashSchedule::sm80) {
     hopper::launch_flash_attention_sm90(args, stream, kernel);
     return;

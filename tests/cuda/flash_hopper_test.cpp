@@ -5,6 +5,7 @@
 // launches that must agree bit for bit. Skips with the reason without a GPU or on a device that is
 // not compute capability 9.0.
 #include <attnprof/error.h>
+#include <attnprof/kernel_overrides.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -408,26 +409,29 @@ TEST(FlashHopper, TileCounterHundredRunsAreBitwiseIdentical) {
   }
 }
 
-// The flash variant's path (launch_flash_attention) runs this kernel on sm_90 unless
-// ATTNPROF_FLASH_KERNEL=sm80; either way it matches fp64.
-TEST(FlashHopper, KernelChoiceFollowsTheEnvironment) {
-  setenv("ATTNPROF_FLASH_KERNEL", "sm70", 1);
+// The flash variant's path (launch_flash_attention) runs this kernel on sm_90 unless the
+// overrides ask for sm80 (--flash-schedule sm80); either way it matches fp64.
+TEST(FlashHopper, KernelChoiceFollowsTheOverrides) {
+  auto choose = [](const char* schedule) {
+    KernelOverrides overrides;
+    overrides.flash_schedule = schedule;
+    set_kernel_overrides(overrides);
+    return cuda::hopper::flash_schedule_choice();
+  };
+  KernelOverrides bad;
+  bad.flash_schedule = "sm70";
   try {
-    (void)cuda::hopper::flash_schedule_choice();
-    ADD_FAILURE() << "ATTNPROF_FLASH_KERNEL=sm70 was accepted";
+    set_kernel_overrides(bad);
+    ADD_FAILURE() << "flash_schedule sm70 was accepted";
   } catch (const UsageError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("ATTNPROF_FLASH_KERNEL=sm70:", 0), 0u) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("flash_schedule 'sm70':", 0), 0u) << e.what();
   }
-  setenv("ATTNPROF_FLASH_KERNEL", "sm80", 1);
-  EXPECT_EQ(cuda::hopper::flash_schedule_choice(), cuda::hopper::FlashSchedule::sm80);
-  unsetenv("ATTNPROF_FLASH_KERNEL");
+  EXPECT_EQ(choose("sm80"), cuda::hopper::FlashSchedule::sm80);
   ATTNPROF_REQUIRE_HOPPER();
-  EXPECT_EQ(cuda::hopper::flash_schedule_choice(), cuda::hopper::FlashSchedule::automatic);
-  setenv("ATTNPROF_FLASH_KERNEL", "sm90-cta-per-tile", 1);
-  EXPECT_EQ(cuda::hopper::flash_schedule_choice(), cuda::hopper::FlashSchedule::cta_per_tile);
-  setenv("ATTNPROF_FLASH_KERNEL", "sm90-tile-counter", 1);
-  EXPECT_EQ(cuda::hopper::flash_schedule_choice(), cuda::hopper::FlashSchedule::tile_counter);
-  unsetenv("ATTNPROF_FLASH_KERNEL");
+  EXPECT_EQ(choose(""), cuda::hopper::FlashSchedule::automatic);
+  EXPECT_EQ(choose("sm90-cta-per-tile"), cuda::hopper::FlashSchedule::cta_per_tile);
+  EXPECT_EQ(choose("sm90-tile-counter"), cuda::hopper::FlashSchedule::tile_counter);
+  set_kernel_overrides(KernelOverrides{});
 
   const Problem p{1, 2, 2, 500, 500, 64, true, 0, Layout::bhsd, DType::bf16};
   const Inputs in = make_inputs(p, 150);
@@ -444,7 +448,9 @@ TEST(FlashHopper, KernelChoiceFollowsTheEnvironment) {
   Tensor lse = Tensor::empty({p.B, p.H, p.Sq}, DType::fp32, Device::cuda);
   const Tensor direct = run_kernel(p, in, &lse);
   for (const char* kernel : {"sm90-cta-per-tile", "sm80"}) {
-    setenv("ATTNPROF_FLASH_KERNEL", kernel, 1);
+    KernelOverrides overrides;
+    overrides.flash_schedule = kernel;
+    set_kernel_overrides(overrides);
     Tensor out = Tensor::empty({p.B, p.H, p.Sq, p.D}, p.dtype, Device::cuda);
     poison(out);
     gpu().attention_flash(spec, out, in.q, in.k, in.v, &lse);
@@ -456,5 +462,5 @@ TEST(FlashHopper, KernelChoiceFollowsTheEnvironment) {
     if (std::string(kernel) == "sm90-cta-per-tile")  // the same kernel as the direct launch: the same bits
       EXPECT_TRUE(same_bits(host, direct));
   }
-  unsetenv("ATTNPROF_FLASH_KERNEL");
+  set_kernel_overrides(KernelOverrides{});
 }

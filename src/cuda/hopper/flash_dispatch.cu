@@ -4,13 +4,13 @@
 #include "cuda/hopper/flash_hopper.h"
 
 #include <attnprof/error.h>
+#include <attnprof/kernel_overrides.h>
 #include <attnprof/tensor.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -106,16 +106,12 @@ std::optional<std::string> hopper_unavailable_reason() {
 }
 
 FlashSchedule flash_schedule_choice() {
-  const char* kernel = std::getenv("ATTNPROF_FLASH_KERNEL");
-  const std::string want = kernel == nullptr ? "" : kernel;
+  const std::string want = kernel_overrides().flash_schedule;
   if (!want.empty() && want != "sm80" && want != "sm90-cta-per-tile" && want != "sm90-tile-counter")
-    throw UsageError(str_cat("ATTNPROF_FLASH_KERNEL=", want,
-                             ": allowed sm80 (the mma.sync kernel), sm90-cta-per-tile (wgmma + TMA, compute "
-                             "capability 9.0, one CTA per query tile), sm90-tile-counter (the same with tiles "
-                             "drawn from a device counter by one CTA per SM), or unset"));
+    throw UsageError(*kernel_overrides_error(kernel_overrides()));
   if (want == "sm80") return FlashSchedule::sm80;
   const auto why = current_device_not_hopper();
-  if (!want.empty() && why) throw UsageError(str_cat("ATTNPROF_FLASH_KERNEL=", want, ": ", *why));
+  if (!want.empty() && why) throw UsageError(str_cat("flash_schedule '", want, "': ", *why));
   if (why) return FlashSchedule::sm80;
   if (want == "sm90-cta-per-tile") return FlashSchedule::cta_per_tile;
   if (want == "sm90-tile-counter") return FlashSchedule::tile_counter;
@@ -156,10 +152,11 @@ std::vector<FlashTileTiming> run_flash_timeline_sm90(const FusedAttentionArgs& a
   const Tensor device_words = Tensor::empty({static_cast<std::int64_t>(words)}, DType::fp64, Device::cuda);
   auto* records = static_cast<std::uint64_t*>(device_words.raw());
   ATTNPROF_CUDA_CHECK(cudaMemsetAsync(records, 0, words * sizeof(std::uint64_t), stream));
+  constexpr bool kTimeline = true;
   if (args.head_dim == 64)
-    launch_typed<TileCounterTraits<64, /*kTimeline=*/true>, __nv_bfloat16, TileCounterScheduler>(args, stream, records);
+    launch_typed<TileCounterTraits<64, kTimeline>, __nv_bfloat16, TileCounterScheduler>(args, stream, records);
   else
-    launch_typed<TileCounterTraits<128, /*kTimeline=*/true>, __nv_bfloat16, TileCounterScheduler>(args, stream, records);
+    launch_typed<TileCounterTraits<128, kTimeline>, __nv_bfloat16, TileCounterScheduler>(args, stream, records);
   std::vector<std::uint64_t> host(words);
   ATTNPROF_CUDA_CHECK(
       cudaMemcpyAsync(host.data(), records, words * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream));

@@ -25,9 +25,10 @@ namespace attnprof::cuda::hopper {
 // two per problem, by auto_flash_schedule (flash_heuristics.h).
 enum class FlashSchedule { sm80, automatic, cta_per_tile, tile_counter };
 
-// automatic on a compute capability 9.0 device, sm80 elsewhere. ATTNPROF_FLASH_KERNEL=sm80|
-// sm90-cta-per-tile|sm90-tile-counter overrides it (so one run can time each). Throws UsageError for
-// another ATTNPROF_FLASH_KERNEL value, or for an sm90 one on a device without it.
+// automatic on a compute capability 9.0 device, sm80 elsewhere. KernelOverrides::flash_schedule
+// (sm80|sm90-cta-per-tile|sm90-tile-counter; the command line's --flash-schedule) overrides it, so
+// one run can time each. Throws UsageError naming flash_schedule for an sm90 one on a device
+// without it.
 FlashSchedule flash_schedule_choice();
 
 // nullopt when the current device can run the sm_90a kernels; otherwise why not, one line.

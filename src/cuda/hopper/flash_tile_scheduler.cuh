@@ -56,7 +56,6 @@ __host__ __device__ __forceinline__ TileCoords tile_coords(const FlashSm90Params
   return {bh / p.heads, bh % p.heads, m_block * Tr::kBlockM};
 }
 
-
 #if ATTNPROF_SM90A
 // The query tile a CTA takes in its `wave`-th round (wave 0 only when there is a CTA per tile).
 template <class Tr>
@@ -65,13 +64,13 @@ __device__ __forceinline__ int cta_tile(int wave) {
   return wave * ctas + (Tr::kSnakeOrder && (wave & 1) != 0 ? ctas - 1 - cta : cta);
 }
 
-// The CTA's query tile number `done` (its first is blockIdx.x either way). Static (no tile counter): the
-// snake deal. Dynamic (a tile counter): the next tile of the order not yet taken by any CTA,
-// so a CTA that drew short tiles takes more of them (FA3's scheduler; longest first within each L2
-// section makes it longest-processing-time-first greedy).
+// The CTA's query tile number `done` (its first is blockIdx.x either way). Static (no tile
+// counter): the snake deal. Dynamic (a tile counter): the next tile of the order not yet taken by
+// any CTA, so a CTA that drew short tiles takes more of them (FA3's scheduler; longest first within
+// each L2 section makes it longest-processing-time-first greedy).
 template <class Tr>
 __device__ __forceinline__ int next_tile(const FlashSm90Params& p, int done) {
-  if constexpr (Tr::kTmaStore)  // the TMA-store kernels only: the others keep the producer's registers as they were
+  if constexpr (Tr::kTmaStore)  // the TMA-store kernels only: the others keep their producer's registers
     if (p.tile_counter != nullptr) return atomicAdd(p.tile_counter, 1) + static_cast<int>(gridDim.x);
   return cta_tile<Tr>(done);
 }
@@ -87,7 +86,6 @@ __device__ __forceinline__ void retire_tile_counter(int* counter) {
   }
 }
 #endif  // ATTNPROF_SM90A
-
 
 // Host side: how a launch (flash_launch.cuh) deals the query tiles, the Scheduler parameter of
 // launch_typed. Each says how many CTAs to launch for `tiles` query tiles, how many (batch, head)
@@ -119,7 +117,9 @@ struct TileCounterScheduler {
     const long long sms = multiprocessor_count();
     return tiles < sms ? tiles : sms;
   }
-  static int group_heads(const FusedAttentionArgs& args, int batch_heads) { return l2_section_pairs(args, batch_heads); }
+  static int group_heads(const FusedAttentionArgs& args, int batch_heads) {
+    return l2_section_pairs(args, batch_heads);
+  }
   static int* tile_counter(cudaStream_t stream) { return tile_counter_for(stream); }
 };
 
