@@ -9,9 +9,9 @@
 namespace attnprof::cuda::hopper {
 
 // The schedule FlashSchedule::automatic runs, chosen from H200 measurements (causal bf16, both
-// schedules timed in one run beside PyTorch's cuDNN; bench/RESULTS.md): D 64 up to 2048 query rows
-// and D 128 up to 4096 take tile_counter (16x32x512x128: 0.096 ms; 4x16x4096x128: 0.445 ms); longer
-// ones take cta_per_tile (4x16x4096x64: 0.324 against 0.342 ms; 1x16x16384x128: 1.598 against
+// schedules timed in one run beside PyTorch's cuDNN): D 64 up to 2048 query rows and D 128 up to
+// 4096 take tile_counter (16x32x512x128: 0.096 ms; 4x16x4096x128: 0.445 ms); longer ones take
+// cta_per_tile (4x16x4096x64: 0.324 against 0.342 ms; 1x16x16384x128: 1.598 against
 // 1.630 ms: the L2 sections of the counter schedule hold 2 heads there, 256 tiles, so the last
 // section's longest tiles start with under two waves of work behind them).
 FlashSchedule auto_flash_schedule(std::int64_t head_dim, std::int64_t seq_q);
