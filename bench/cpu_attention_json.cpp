@@ -3,9 +3,10 @@
 // bench/cpu_vs_pytorch.py can compare against PyTorch with either binary (this one needs no CLI).
 //
 //   bench_cpu_attention_json --variant flash --batch 1 --heads 16 --seq 4096 --head-dim 64 \
-//       --dtype bf16 --causal 1 --threads 2 --reps 5
+//       --dtype bf16 --causal 1 --threads 2 --reps 5 [--cpu-isa avx512_bf16]
 #include <attnprof/attention.h>
 #include <attnprof/error.h>
+#include <attnprof/kernel_overrides.h>
 #include <attnprof/profiler.h>
 #include <attnprof/variant.h>
 #include <omp.h>
@@ -53,6 +54,9 @@ int main(int argc, char** argv) {
     const int reps = static_cast<int>(option(argc, argv, "--reps", 5));
     omp_set_num_threads(threads);
     const std::string name = text_option(argc, argv, "--variant", "flash");
+    KernelOverrides overrides;
+    overrides.cpu_isa = text_option(argc, argv, "--cpu-isa", "");
+    set_kernel_overrides(overrides);  // an unknown ISA: UsageError naming the allowed ones
     Variant* variant = find_variant(name);
     if (variant == nullptr) throw UsageError("--variant: unknown '" + name + "'; allowed: " + variant_names());
     if (auto why = variant->refusal(spec)) throw UsageError(*why);

@@ -10,7 +10,7 @@ thread count, and prints one Markdown row per (threads, shape, dtype) with the s
     python3 bench/cpu_vs_pytorch.py --driver build/rel/bench/bench_cpu_attention_json   # no CLI needed
     python3 bench/cpu_vs_pytorch.py --attnprof build/rel/attnprof --isa avx512_amx,avx512_bf16
 
---isa runs our side once per ATTNPROF_CPU_ISA cap (bf16 rows; fp32 takes the first), so the AMX
+--isa runs our side once per --cpu-isa cap (bf16 rows; fp32 takes the first), so the AMX
 path and the vdpbf16ps path print beside the same PyTorch number. Without it our side runs the best
 path the CPU offers.
 
@@ -60,19 +60,19 @@ def time_pytorch(torch, b, h, s, d, dtype, threads, warmup, reps):
     return statistics.median(times)
 
 
-def our_env(threads, isa):
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    env.pop("ATTNPROF_CPU_ISA", None)
-    if isa:
-        env["ATTNPROF_CPU_ISA"] = isa
-    return env
+def our_env(threads):
+    return dict(os.environ, OMP_NUM_THREADS=str(threads))
+
+
+def isa_flag(isa):
+    return ["--cpu-isa", isa] if isa else []
 
 
 def time_attnprof(binary, b, h, s, d, dtype, threads, extra, isa):
     cmd = [binary, "run", "--variant", "flash", "--device", "cpu", "--batch", str(b), "--heads", str(h),
            "--kv-heads", str(h), "--seq", str(s), "--head-dim", str(d), "--dtype", OUR_DTYPE[dtype], "--causal",
-           "--threads", str(threads), "--format", "json"] + extra
-    env = our_env(threads, isa)
+           "--threads", str(threads), "--format", "json"] + isa_flag(isa) + extra
+    env = our_env(threads)
     with tempfile.TemporaryDirectory() as scratch:
         done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=scratch)
     if done.returncode != 0:
@@ -83,8 +83,8 @@ def time_attnprof(binary, b, h, s, d, dtype, threads, extra, isa):
 
 def time_driver(binary, b, h, s, d, dtype, threads, reps, isa):
     cmd = [binary, "--variant", "flash", "--batch", str(b), "--heads", str(h), "--seq", str(s), "--head-dim", str(d),
-           "--dtype", OUR_DTYPE[dtype], "--causal", "1", "--threads", str(threads), "--reps", str(reps)]
-    env = our_env(threads, isa)
+           "--dtype", OUR_DTYPE[dtype], "--causal", "1", "--threads", str(threads), "--reps", str(reps)] + isa_flag(isa)
+    env = our_env(threads)
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr.strip()}")
@@ -103,7 +103,7 @@ def main():
     parser.add_argument("--json", help="also write the rows to this file")
     parser.add_argument("--extra", default="", help="extra flags for `attnprof run`, e.g. '--no-profile'")
     parser.add_argument("--isa", default="",
-                        help="comma-separated ATTNPROF_CPU_ISA caps for our side, e.g. avx512_amx,avx512_bf16 "
+                        help="comma-separated --cpu-isa caps for our side, e.g. avx512_amx,avx512_bf16 "
                              "(default: no cap, the best path)")
     args = parser.parse_args()
 

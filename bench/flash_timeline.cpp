@@ -1,9 +1,9 @@
-// flash_timeline: the sm90-v8 (or, --kernel sm90-v7 / sm90-v10, v7 / v10) kernel's own timeline at given shapes (bf16, causal unless
+// flash_timeline: the sm90 tile-counter kernel's own timeline at given shapes (bf16, causal unless
 // --no-causal): where each consumer warpgroup's time goes per query tile (waiting for Q, the main
 // loop per key tile, the epilogue, between tiles) and how evenly the SMs finish, from clock reads
 // inside the kernel (its timeline build; src/cuda/hopper/flash_timeline.h). Needs an sm_90 GPU.
 //
-//   flash_timeline --shapes 8x16x1024x64,16x32x512x128 [--runs 3] [--trace DIR] [--kernel sm90-v8|sm90-v7|sm90-v10]
+//   flash_timeline --shapes 8x16x1024x64,16x32x512x128 [--runs 3] [--trace DIR]
 // --trace writes DIR/flash_timeline_<shape>.json (Chrome trace: a process per SM, a thread per
 // warpgroup) for the last run of each shape.
 #include <attnprof/error.h>
@@ -47,8 +47,6 @@ int main(int argc, char** argv) {
     std::string shapes = "8x16x1024x64,16x32x512x128,4x16x4096x128", trace_dir;
     int runs = 3;
     bool causal = true;
-    cuda::hopper::FlashKernel kernel = cuda::hopper::FlashKernel::sm90_v8;
-    std::string kernel_name = "sm90-v8";
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
       auto value = [&]() -> std::string {
@@ -59,14 +57,7 @@ int main(int argc, char** argv) {
       else if (a == "--runs") runs = static_cast<int>(dimension("--runs", value()));
       else if (a == "--trace") trace_dir = value();
       else if (a == "--no-causal") causal = false;
-      else if (a == "--kernel") {
-        kernel_name = value();
-        if (kernel_name == "sm90-v8") kernel = cuda::hopper::FlashKernel::sm90_v8;
-        else if (kernel_name == "sm90-v7") kernel = cuda::hopper::FlashKernel::sm90_v7;
-        else if (kernel_name == "sm90-v10") kernel = cuda::hopper::FlashKernel::sm90_v10;
-        else throw UsageError(fmt::format("--kernel {}: allowed sm90-v8 (tiles from a counter), sm90-v7 (the static deal) or sm90-v10 (v8, row sums from the tensor cores at D 64)", kernel_name));
-      }
-      else throw UsageError(fmt::format("{}: unknown flag (allowed: --shapes --runs --trace --no-causal --kernel)", a));
+      else throw UsageError(fmt::format("{}: unknown flag (allowed: --shapes --runs --trace --no-causal)", a));
     }
     if (!trace_dir.empty()) ensure_writable_directory(trace_dir, "--trace");
     for (const std::string& shape : split(shapes, ',')) {
@@ -88,9 +79,9 @@ int main(int argc, char** argv) {
       const cuda::FusedAttentionArgs args = cuda::fused_attention_args(spec, out, q, k, v, nullptr);
       std::vector<cuda::hopper::FlashTileTiming> timings;
       for (int run = 0; run < runs; ++run)
-        timings = cuda::hopper::run_flash_timeline_sm90(args, cuda::backend_stream(), kernel);
+        timings = cuda::hopper::run_flash_timeline_sm90(args, cuda::backend_stream());
       const double tensor_core_cycles = 4.0 * 128 * 128 * static_cast<double>(spec.head_dim) / 4096.0;
-      std::printf("%s %s timeline (run %d of %d):\n%s", shape.c_str(), kernel_name.c_str(), runs, runs,
+      std::printf("%s sm90-tile-counter timeline (run %d of %d):\n%s", shape.c_str(), runs, runs,
                   cuda::hopper::flash_timeline_text(cuda::hopper::summarize_flash_timeline(timings), tensor_core_cycles)
                       .c_str());
       if (!trace_dir.empty()) {

@@ -5,17 +5,16 @@
 // PyTorch and prints the ratios.
 //
 //   gpu_bench --variants naive,flash --shapes 8x16x1024x64,4x16x4096x128 [--reps 30] [--json out.json]
-// A suffix picks a kernel knob for one row: flash@3 = ATTNPROF_FLASH_CONFIG=3, flash@sm80 =
-// ATTNPROF_FLASH_KERNEL=sm80 (the mma.sync kernel on a Hopper GPU; also sm90, sm90-m128,
-// sm90-persistent, sm90-serial, sm90-v5, sm90-v6, sm90-v7, sm90-v8, sm90-v10), flash@sm80.3 = both; cudnn@n builds the n-th
-// engine config of cuDNN's heuristics (ATTNPROF_CUDNN_ENGINE_CONFIG=n).
+// A suffix picks a kernel knob for one row (KernelOverrides, as `attnprof run` takes them):
+// flash@sm80 = --flash-schedule sm80 (the mma.sync kernel on a Hopper GPU; also sm90-cta-per-tile,
+// sm90-tile-counter); cudnn@n = --cudnn-engine n (the n-th engine config of cuDNN's heuristics).
 #include <attnprof/error.h>
+#include <attnprof/kernel_overrides.h>
 #include <attnprof/memory.h>
 #include <attnprof/variant.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -62,25 +61,29 @@ AttentionSpec parse_shape(const std::string& text, bool causal, DType dtype) {
   return s;
 }
 
-// flash@3 -> ATTNPROF_FLASH_CONFIG=3; flash@sm80 -> ATTNPROF_FLASH_KERNEL=sm80; flash@sm80.3 -> both.
-// Returns the variant's name without the suffix.
+// flash@sm80 -> flash_schedule sm80; cudnn@2 -> cudnn_engine 2; no suffix: automatic. Installs
+// the row's overrides and returns the variant's name without the suffix.
 std::string apply_knobs(const std::string& name) {
-  unsetenv("ATTNPROF_FLASH_CONFIG");
-  unsetenv("ATTNPROF_FLASH_KERNEL");
-  unsetenv("ATTNPROF_CUDNN_ENGINE_CONFIG");
+  KernelOverrides overrides;
   const auto at = name.find('@');
-  if (at == std::string::npos) return name;
-  if (name.rfind("cudnn@", 0) == 0) {  // cudnn@n: the n-th config of cuDNN's heuristics
-    setenv("ATTNPROF_CUDNN_ENGINE_CONFIG", name.substr(at + 1).c_str(), 1);
-    return name.substr(0, at);
+  const std::string base = name.substr(0, at);
+  if (at != std::string::npos) {
+    const std::string knob = name.substr(at + 1);
+    if (base == "cudnn") {
+      std::size_t used = 0;
+      try {
+        overrides.cudnn_engine = std::stoi(knob, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != knob.size())
+        throw UsageError(fmt::format("--variants {}: cudnn@n takes a config index 0, 1, 2, ...", name));
+    } else {
+      overrides.flash_schedule = knob;
+    }
   }
-  for (const std::string& knob : split(name.substr(at + 1), '.')) {
-    if (!knob.empty() && std::isdigit(static_cast<unsigned char>(knob[0])))
-      setenv("ATTNPROF_FLASH_CONFIG", knob.c_str(), 1);
-    else
-      setenv("ATTNPROF_FLASH_KERNEL", knob.c_str(), 1);
-  }
-  return name.substr(0, at);
+  set_kernel_overrides(overrides);  // a bad knob: UsageError naming the field and what it allows
+  return base;
 }
 
 double median(std::vector<double> v) {

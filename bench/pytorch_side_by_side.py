@@ -158,7 +158,7 @@ def main():
         reps = 10 if s >= 16384 else args.reps
         torch_rows = {}
         for v in variants:
-            base = v.split("@")[0]  # flash@k: our flash with tile configuration k, against the same PyTorch row
+            base = v.split("@")[0]  # flash@sm80: our flash with a kernel knob, against the same PyTorch row
             mine = ours.get((v, b, h, s, d), {"error": "no result from gpu_bench"})
             if base not in torch_rows:
                 try:

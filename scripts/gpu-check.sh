@@ -3,7 +3,7 @@
 # included), compute-sanitizer memcheck and racecheck over the GPU tests, and the PyTorch
 # side-by-side benchmark. Logs and JSON go under $OUT; a short table ends the output.
 #   OUT=/tmp/out bash scripts/gpu-check.sh [--quick]   (--quick: blog shape only in the benchmark)
-# Switches (environment): TIMELINE=1 (bench/flash_timeline at the anchors; TIMELINE_KERNEL, TIMELINE_SHAPES), TESTS_WITH_SANITIZER=1, SKIP_TESTS=1, SKIP_COMPARE=1, SKIP_SANITIZER=1, SKIP_BENCH=1, SKIP_CTEST=1, CPU_BENCH=1 (PyTorch's CPU SDPA
+# Switches (environment): TIMELINE=1 (bench/flash_timeline at the anchors; TIMELINE_SHAPES), TESTS_WITH_SANITIZER=1, SKIP_TESTS=1, SKIP_COMPARE=1, SKIP_SANITIZER=1, SKIP_BENCH=1, SKIP_CTEST=1, CPU_BENCH=1 (PyTorch's CPU SDPA
 # beside ours on this machine's Xeon, issue 9), BENCH_VARIANTS, BENCH_SHAPES, ATTNPROF_GPU_BUILD, TESTS_GPU_FILTER
 # (a gtest filter for the GPU tests when they run alone), SAN_FILTER (one for both sanitizers).
 set -uo pipefail
@@ -154,13 +154,11 @@ elif PYTHONUNBUFFERED=1 timeout "${BENCH_TIMEOUT:-420}" python3 "$SRC/bench/pyto
 else
   status[bench]="FAILED (side_by_side.log)"
 fi
-# TIMELINE=1: the sm90-v8 kernel's own timeline at the anchors (where each warpgroup's time goes),
-# then TIMELINE_KERNEL's (default sm90-v10) beside it.
+# TIMELINE=1: the sm90 tile-counter kernel's own timeline at the anchors (where each warpgroup's
+# time goes).
 TIMELINE_SHAPES=${TIMELINE_SHAPES:-8x16x1024x64,4x16x4096x64,4x16x4096x128,1x16x16384x128,16x32x512x128}
 if [ "${TIMELINE:-0}" = 1 ] && [ $build_rc -eq 0 ]; then
-  if timeout 180 "$BUILD/bench/flash_timeline" --shapes "$TIMELINE_SHAPES" >"$OUT/flash_timeline.log" 2>&1 &&
-     timeout 180 "$BUILD/bench/flash_timeline" --kernel "${TIMELINE_KERNEL:-sm90-v10}" --shapes "$TIMELINE_SHAPES" \
-       >>"$OUT/flash_timeline.log" 2>&1; then
+  if timeout 180 "$BUILD/bench/flash_timeline" --shapes "$TIMELINE_SHAPES" >"$OUT/flash_timeline.log" 2>&1; then
     status[timeline]="ok (flash_timeline.log)"
   else
     status[timeline]="FAILED (flash_timeline.log)"; tail -5 "$OUT/flash_timeline.log"

@@ -5,7 +5,7 @@
 #   2. the side-by-side benchmark for $PROBE_VARIANTS at $PROBE_SHAPES,
 #   3. Nsight Compute sections for our flash kernel and cuDNN's at $NCU_SHAPES ($NCU=0 skips),
 #   4. `attnprof run --variant cudnn` under our profiler (CPU time per forward, the API calls),
-#   5. the sm90-v7 kernel's own timeline at $PROBE_SHAPES (bench/flash_timeline; its Chrome traces
+#   5. the sm90 tile-counter kernel's own timeline at $PROBE_SHAPES (bench/flash_timeline; its Chrome traces
 #      in timeline_traces.tar.gz).
 # Everything lands in $OUT/probe.log (+ ncu.txt, side_by_side.json, timeline_traces.tar.gz).
 set -uo pipefail
@@ -59,7 +59,7 @@ rm -rf "$OUT/run_cudnn"
 "$BIN" inspect "$OUT/run_cudnn"/*.json.gz 2>&1 | head -60
 rm -rf "$OUT/run_cudnn"
 
-echo "== 5. the sm90-v7 kernel's own timeline"
+echo "== 5. the sm90 tile-counter kernel's own timeline"
 TRACES=$(mktemp -d)
 timeout 120 "$BUILD/bench/flash_timeline" --shapes "$SHAPES" --runs 3 --trace "$TRACES"
 tar -czf "$OUT/timeline_traces.tar.gz" -C "$TRACES" . && rm -rf "$TRACES"

@@ -3,7 +3,7 @@
 # slots, the pipes (tensor, FMA, ALU, XU = MUFU), the warp stall reasons and the per-SASS-line
 # counters, for our flash kernels beside cuDNN's. Needs a built tree (scripts/gpu-check.sh's).
 #   OUT=/tmp/out BUILD=/tmp/gpubuild bash scripts/ncu-flash.sh
-# Environment: NCU_SHAPE (default 8x16x1024x64), NCU_VARIANTS (default "flash@sm90-v8 cudnn"),
+# Environment: NCU_SHAPE (default 8x16x1024x64), NCU_VARIANTS (default "flash@sm90-tile-counter cudnn"),
 # NCU_SKIP (matching launches skipped, default 150), NCU_TIMEOUT per variant (default 90 s). Writes $OUT/ncu.tar.gz (details pages, SASS CSVs, logs).
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,7 +16,7 @@ rm -rf "$WORK" && mkdir -p "$WORK" "$OUT"
 [ -x "$NCU" ] || NCU=$(command -v ncu) || { echo "ncu-flash: no ncu found" >&2; exit 2; }
 [ -x "$BUILD/bench/gpu_bench" ] || { echo "ncu-flash: $BUILD/bench/gpu_bench missing (build first)" >&2; exit 2; }
 METRICS=smsp__inst_executed.sum,smsp__inst_executed_pipe_xu.sum,smsp__inst_executed_pipe_fma.sum,smsp__inst_executed_pipe_alu.sum,smsp__inst_executed_pipe_fmaheavy.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__cycles_elapsed.avg
-for variant in ${NCU_VARIANTS:-flash@sm90-v8 cudnn}; do
+for variant in ${NCU_VARIANTS:-flash@sm90-tile-counter cudnn}; do
   name=${variant//@/_}
   # Launch NCU_SKIP + 1 of the matching kernels: past cuDNN's plan timing (it times up to 3 engine
   # configs, each with its own kernel: session 5's call 2 profiled config 6 at skip 40) and the

@@ -1,6 +1,7 @@
 #pragma once
 // One profiled run of one variant: what `attnprof run` prints and `compare` tabulates.
 #include <attnprof/attention.h>
+#include <attnprof/kernel_overrides.h>
 #include <attnprof/profiler.h>
 #include <attnprof/time_stats.h>
 #include <attnprof/trace.h>
@@ -25,6 +26,7 @@ struct RunOptions {
   std::string out_dir = "traces";  // empty: write no files
   std::string dump_dir;            // --dump: q.npy, k.npy, v.npy, out.npy
   int determinism_runs = -1;       // -1: 10 on a GPU, 0 on the CPU (its unit tests check it)
+  KernelOverrides kernels;         // installed for the process before the run (set_kernel_overrides)
 };
 
 struct RunResult {

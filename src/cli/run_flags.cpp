@@ -12,6 +12,7 @@ namespace attnprof::cli {
 
 void RunFlags::add_to(CLI::App& app, bool single_variant) {
   shape.add_to(app);
+  kernels.add_to(app);
   app.add_option("--plugin", plugins,
                  "load out-of-tree variants from a shared library exporting attnprof_register_variants (repeatable)")
       ->check(non_empty_path());
@@ -62,6 +63,7 @@ RunOptions RunFlags::to_options() const {
   options.timed_forwards = repeat;
   options.out_dir = no_profile ? std::string() : out;
   options.dump_dir = dump;
+  options.kernels = kernels.to_overrides();
   return options;
 }
 

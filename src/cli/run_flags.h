@@ -8,12 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "cli/kernel_flags.h"
 #include "cli/shape_flags.h"
 
 namespace attnprof::cli {
 
 struct RunFlags {
   ShapeFlags shape;
+  KernelFlags kernels;
   std::string variant = "flash";
   std::optional<std::string> variants;  // compare: comma-separated; absent = every variant the device supports
   std::string format = "text";

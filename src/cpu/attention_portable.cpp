@@ -1,5 +1,5 @@
 // Fused attention with portable loops (any x86-64; used when AVX-512 is missing or
-// ATTNPROF_CPU_ISA=portable). fp32 compute; bf16/fp16 inputs converted while packing.
+// --cpu-isa portable). fp32 compute; bf16/fp16 inputs converted while packing.
 // Same tiling as the AVX-512 builds (attention_tiles.h); the micro-kernel is a plain loop over a
 // row of up to 64 accumulators that GCC vectorises at the baseline ISA.
 #include "cpu/attention_tiles.h"

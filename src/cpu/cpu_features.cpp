@@ -1,19 +1,32 @@
 #include "cpu/cpu_features.h"
 
 #include <attnprof/error.h>
-#include <string>
+#include <attnprof/kernel_overrides.h>
 
+#include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "cpu/amx.h"
 
 namespace attnprof::cpu {
 namespace {
 std::atomic<int>& isa_limit() {
-  static std::atomic<int> limit{static_cast<int>(isa_limit_from(std::getenv("ATTNPROF_CPU_ISA")))};
+  static std::atomic<int> limit{static_cast<int>(Isa::avx512_amx)};
   return limit;
+}
+
+// KernelOverrides::cpu_isa's cap, re-read only when the overrides change.
+int override_limit() {
+  static std::atomic<unsigned long long> seen{~0ull};
+  static std::atomic<int> limit{static_cast<int>(Isa::avx512_amx)};
+  const unsigned long long generation = kernel_overrides_generation();
+  if (seen.load(std::memory_order_acquire) != generation) {
+    limit.store(static_cast<int>(isa_limit_from(kernel_overrides().cpu_isa.c_str())), std::memory_order_relaxed);
+    seen.store(generation, std::memory_order_release);
+  }
+  return limit.load(std::memory_order_relaxed);
 }
 }  // namespace
 
@@ -23,8 +36,7 @@ Isa isa_limit_from(const char* value) {
     if (std::strcmp(value, isa_name(isa)) == 0) return isa;
   }
   // A misspelt cap must not silently run the best path.
-  throw UsageError(std::string("ATTNPROF_CPU_ISA=") + value +
-                   ": unknown ISA; allowed: portable, avx512, avx512_bf16, avx512_amx");
+  throw UsageError(std::string("cpu_isa '") + value + "': unknown ISA; allowed: portable, avx512, avx512_bf16, avx512_amx");
 }
 
 const char* isa_name(Isa isa) {
@@ -53,8 +65,8 @@ Isa detected_isa() {
 }
 
 Isa kernel_isa() {
-  int limit = isa_limit().load(std::memory_order_relaxed);
-  int detected = static_cast<int>(detected_isa());
+  const int limit = std::min(isa_limit().load(std::memory_order_relaxed), override_limit());
+  const int detected = static_cast<int>(detected_isa());
   return static_cast<Isa>(limit < detected ? limit : detected);
 }
 

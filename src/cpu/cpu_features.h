@@ -12,13 +12,13 @@ const char* isa_name(Isa isa);  // "portable", "avx512", "avx512_bf16", "avx512_
 // avx512_amx adds AMX-TILE + AMX-BF16 with the OS's permission (amx.h says why not, when not).
 Isa detected_isa();
 
-// detected_isa() capped by set_isa_limit() and the environment variable ATTNPROF_CPU_ISA
-// (portable|avx512|avx512_bf16|avx512_amx), so tests and users can exercise the fallbacks on any machine.
+// detected_isa() capped by set_isa_limit() and by KernelOverrides::cpu_isa (attnprof/kernel_overrides.h;
+// the command line's --cpu-isa), so tests and users can exercise the fallbacks on any machine.
 Isa kernel_isa();
 void set_isa_limit(Isa limit);
 
-// The cap an ATTNPROF_CPU_ISA value sets: its level by name, no cap (avx512_amx) when unset or empty;
-// an unknown name is a UsageError naming the allowed ones.
+// The cap a KernelOverrides::cpu_isa value sets: its level by name, no cap (avx512_amx) when null or
+// empty; an unknown name is a UsageError naming the allowed ones.
 Isa isa_limit_from(const char* value);
 
 }  // namespace attnprof::cpu

@@ -1,5 +1,5 @@
 // Portable row kernels: plain loops GCC vectorises at the baseline ISA (checked with
-// -fopt-info-vec); used on CPUs without AVX-512 and when ATTNPROF_CPU_ISA=portable.
+// -fopt-info-vec); used on CPUs without AVX-512 and when --cpu-isa portable caps them.
 #include <attnprof/dtype.h>
 
 #include <cstring>

@@ -1,6 +1,7 @@
 #include "cuda/cudnn_sdpa.h"
 
 #include <attnprof/error.h>
+#include <attnprof/kernel_overrides.h>
 #include <attnprof/memory.h>
 #include <cudnn.h>
 
@@ -10,7 +11,6 @@
 #include <array>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <list>
 #include <map>
@@ -286,17 +286,10 @@ std::string last_cudnn_error() {
 using PlanKey = std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
                            Dims, Dims, Dims, Dims, bool, std::int64_t, bool, std::int64_t, std::int64_t, int, int>;
 
-// ATTNPROF_CUDNN_ENGINE_CONFIG=n: build the n-th engine config of heuristics mode A instead of the
-// first that finalizes (a tuning knob: bench/gpu_bench `cudnn@n` times each candidate). -1: unset.
-int configured_engine_config() {
-  const char* text = std::getenv("ATTNPROF_CUDNN_ENGINE_CONFIG");
-  if (text == nullptr || *text == '\0') return -1;
-  char* end = nullptr;
-  const long n = std::strtol(text, &end, 10);
-  if (*end != '\0' || n < 0 || n > 1000)
-    throw UsageError(fmt::format("ATTNPROF_CUDNN_ENGINE_CONFIG={}: allowed a config index 0, 1, 2, ... or unset", text));
-  return static_cast<int>(n);
-}
+// KernelOverrides::cudnn_engine n (--cudnn-engine): build the n-th engine config of heuristics mode A
+// instead of timing the first that finalize (a tuning knob: bench/gpu_bench `cudnn@n` times each
+// candidate). -1: automatic.
+int configured_engine_config() { return kernel_overrides().cudnn_engine; }
 
 struct Plan {
   GraphBuilder graph;
@@ -523,13 +516,13 @@ class SdpaCache {
     std::string reasons;
     const int wanted = configured_engine_config();
     if (wanted >= returned)
-      throw UsageError(fmt::format("ATTNPROF_CUDNN_ENGINE_CONFIG={}: heuristics offer {} configs for {} (allowed 0..{})",
+      throw UsageError(fmt::format("cudnn_engine {}: heuristics offer {} configs for {} (allowed 0..{})",
                                    wanted, returned, problem_text(spec), returned - 1));
     // Heuristics mode A's order is not PyTorch's choice at every shape (8x16x1024x64 causal D 64:
     // its first config is knob 32, 64 µs, where PyTorch runs knob 7, 57.5 µs, our second), so the
     // first kTimedConfigs configs whose plans finalize (NVRTC compiles each at finalize) are timed
     // on scratch tensors of this geometry and the fastest is kept, as cuDNN's frontend autotuning
-    // does. ATTNPROF_CUDNN_ENGINE_CONFIG=n builds config n alone, untimed.
+    // does. KernelOverrides::cudnn_engine n builds config n alone, untimed.
     std::vector<Candidate> candidates;
     for (std::int64_t i = wanted < 0 ? 0 : wanted;
          i < (wanted < 0 ? returned : wanted + 1) && static_cast<int>(candidates.size()) < kTimedConfigs; ++i) {

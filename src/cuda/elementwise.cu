@@ -7,8 +7,6 @@
 // When the last dim is not a multiple of V, a stride is not, or a pointer is misaligned, the same
 // kernel runs with V = 1.
 // FLOPs: ~1 per element. Bytes: each operand read once, dst written once (one pass).
-// Versions (H200): v1 16-byte packs, fast divmod. Not timed alone yet; inside whole forwards (naive at
-//   8x16x1024x64: 0.735 ms against PyTorch's 1.072, bench/RESULTS.md).
 #include <cuda_runtime.h>
 
 #include <attnprof/error.h>

@@ -84,6 +84,7 @@ void reject_nonfinite(const AttentionInputs& in) {
 RunResult run_variant(const RunOptions& options) {
   const AttentionSpec& spec = options.spec;
   spec.validate();
+  set_kernel_overrides(options.kernels);  // before any kernel is chosen
   if (options.threads > 0) omp_set_num_threads(options.threads);  // before prepare(): kernels size work by it
   Variant* variant = find_variant(options.variant);
   if (variant == nullptr) {

@@ -37,6 +37,10 @@ std::string trace_stem(const RunOptions& o) {
   if (p.wait != defaults.wait || p.warmup != defaults.warmup || p.active != defaults.active) {
     stem += fmt::format("_sched{}-{}-{}", p.wait, p.warmup, p.active);  // run_variant always repeats once
   }
+  const KernelOverrides& k = o.kernels;  // --flash-schedule, --cudnn-engine, --cpu-isa
+  if (!k.flash_schedule.empty()) stem += fmt::format("_{}", k.flash_schedule);
+  if (k.cudnn_engine >= 0) stem += fmt::format("_engine{}", k.cudnn_engine);
+  if (!k.cpu_isa.empty()) stem += fmt::format("_isa-{}", k.cpu_isa);
   return stem;
 }
 

@@ -17,6 +17,9 @@ namespace attnprof {
 //   t<N>                          --threads (default 0: all cores)
 //   seed<N>                       the input seed (default 0)
 //   sched<wait>-<warmup>-<active>  the profiler schedule (default 1-1-3)
+//   <flash schedule>              --flash-schedule (sm80, sm90-cta-per-tile, sm90-tile-counter)
+//   engine<N>                     --cudnn-engine
+//   isa-<ISA>                     --cpu-isa
 // A variant name's bytes outside [A-Za-z0-9_.-] are written as %XX (and '%' as %25). No token
 // spells a device name, so the stem read from its end gives back the configuration: two
 // configurations never share a stem.

@@ -115,6 +115,11 @@ std::vector<BadInput> cases() {
       {"inspect_max_traces_zero", {"inspect", "--max-traces", "0", "/etc/hostname"}, "--max-traces"},
       {"inspect_over_max_traces", {"inspect", "--max-traces", "1", "/etc/hostname", "/etc/hostname"}, "--max-traces"},
       {"inspect_directory_without_traces", {"inspect", "{work}"}, "no .json or .json.gz"},
+      {"flash_schedule_unknown", run_args({"--flash-schedule", "sm70"}), "--flash-schedule sm70: allowed sm80"},
+      {"cudnn_engine_negative", run_args({"--cudnn-engine", "-2"}), "--cudnn-engine -2"},
+      {"cpu_isa_misspelt", run_args({"--cpu-isa", "avx512bf16"}), "--cpu-isa avx512bf16: allowed portable"},
+      {"compare_cpu_isa_misspelt",
+       {"compare", "--device", "cpu", "--cpu-isa", "avx2", "--out", "{work}/c"}, "--cpu-isa avx2"},
       {"memory_beyond_machine", run_args({"--variant", "naive", "--batch", "4096", "--heads", "64", "--seq", "65536"}),
        "largest --seq"},
   };

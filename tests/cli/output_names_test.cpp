@@ -46,6 +46,30 @@ TEST(OutputNames, RunsDifferingOnlyInDtypeLeaveTwoTraces) {
   fs::remove_all(fp32.work_dir);
 }
 
+// --cpu-isa portable runs the portable flash kernel (its table names the kernel that ran) into a
+// file of its own beside the automatic choice's.
+TEST(OutputNames, CpuIsaCapRunsThePortableKernelIntoItsOwnFiles) {
+  const std::string out = make_temp_dir();
+  auto run = [&](std::vector<std::string> more) {
+    std::vector<std::string> args{"run", "--device", "cpu", "--variant", "flash", "--batch", "1", "--heads", "2",
+                                  "--seq", "64", "--head-dim", "32", "--dtype", "fp32", "--out", out};
+    args.insert(args.end(), more.begin(), more.end());
+    return run_cli(args);
+  };
+  CliResult capped = run({"--cpu-isa", "portable"});
+  ASSERT_EQ(capped.exit_code, 0) << capped.err;
+  const std::string table = read_whole_file(fs::path(out) / "1_2_64_32_flash_cpu_fp32_isa-portable.txt");
+  EXPECT_NE(table.find("cpu::flash_attention_fp32_portable"), std::string::npos) << table;
+  CliResult best = run({});
+  ASSERT_EQ(best.exit_code, 0) << best.err;
+  EXPECT_EQ(names_in(out), (std::set<std::string>{"1_2_64_32_flash_cpu_fp32.json.gz", "1_2_64_32_flash_cpu_fp32.txt",
+                                                  "1_2_64_32_flash_cpu_fp32_isa-portable.json.gz",
+                                                  "1_2_64_32_flash_cpu_fp32_isa-portable.txt"}));
+  fs::remove_all(out);
+  fs::remove_all(capped.work_dir);
+  fs::remove_all(best.work_dir);
+}
+
 // run, compare and sweep with the same --out DIR: each puts its traces and tables straight into
 // DIR, under the same name for the same configuration, beside compare.json and sweep.csv/json.
 TEST(OutputNames, OutIsTheDirectoryOfTheFilesInRunCompareAndSweep) {

@@ -16,10 +16,12 @@
 #include <attnprof/dtype.h>
 #include <attnprof/tensor.h>
 #include <attnprof/error.h>
+#include <attnprof/kernel_overrides.h>
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -323,7 +325,7 @@ TEST(AmxDispatch, SupportAgreesWithCpuinfo) {
   RecordProperty("amx", amx.usable ? "usable" : amx.reason);
 }
 
-TEST(AmxDispatch, IsaLevelsAndTheEnvironmentCap) {
+TEST(AmxDispatch, IsaLevelsAndTheOverrideCap) {
   EXPECT_STREQ(isa_name(Isa::avx512_amx), "avx512_amx");
   EXPECT_GT(Isa::avx512_amx, Isa::avx512_bf16);
   EXPECT_EQ(isa_limit_from(nullptr), Isa::avx512_amx);
@@ -332,6 +334,23 @@ TEST(AmxDispatch, IsaLevelsAndTheEnvironmentCap) {
   EXPECT_EQ(isa_limit_from("avx512"), Isa::avx512);
   EXPECT_EQ(isa_limit_from("portable"), Isa::portable);
   EXPECT_THROW(isa_limit_from("avx512bf16"), UsageError);  // misspelt: an error, not the best path
+}
+
+// KernelOverrides::cpu_isa (--cpu-isa) caps kernel_isa() as set_isa_limit does, and lifting it
+// gives the detected ISA back; a misspelt cap is refused when set.
+TEST(AmxDispatch, KernelOverridesCapTheIsa) {
+  KernelOverrides overrides;
+  overrides.cpu_isa = "portable";
+  set_kernel_overrides(overrides);
+  EXPECT_EQ(kernel_isa(), Isa::portable);
+  overrides.cpu_isa = "avx512";
+  set_kernel_overrides(overrides);
+  EXPECT_EQ(kernel_isa(), std::min(Isa::avx512, detected_isa()));
+  set_kernel_overrides(KernelOverrides{});
+  EXPECT_EQ(kernel_isa(), detected_isa());
+  overrides.cpu_isa = "avx512bf16";
+  EXPECT_THROW(set_kernel_overrides(overrides), UsageError);
+  EXPECT_EQ(kernel_isa(), detected_isa());  // the refused cap left the overrides as they were
 }
 
 TEST(AmxDispatch, OnlyBf16TakesTheAmxPath) {
@@ -372,8 +391,8 @@ class AmxKernelName : public ::testing::Test {
   }
 };
 
-// ATTNPROF_CPU_ISA=avx512_bf16 (the same cap as set_isa_limit) keeps the vdpbf16ps path, so both
-// paths can be compared in one run.
+// set_isa_limit(avx512_bf16) (the same cap as --cpu-isa avx512_bf16) keeps the vdpbf16ps path, so
+// both paths can be compared in one run.
 TEST_F(AmxKernelName, SaysWhichPathRan) {
   if (detected_isa() < Isa::avx512_bf16) GTEST_SKIP() << "no AVX512_BF16 on this CPU";
   set_isa_limit(Isa::avx512_bf16);

@@ -140,17 +140,6 @@ TEST(CudaFusedAttention, FlashMatchesFp64) {
   check_variant("flash", true);
 }
 
-// Every tile configuration flash can be built with (ATTNPROF_FLASH_CONFIG, a tuning knob).
-constexpr int kFlashConfigs = 4;
-TEST(CudaFusedAttention, EveryFlashTileConfigurationMatchesFp64) {
-  ATTNPROF_REQUIRE_GPU();
-  for (int config = 1; config <= kFlashConfigs; ++config) {
-    setenv("ATTNPROF_FLASH_CONFIG", std::to_string(config).c_str(), 1);
-    check_variant(("flash@" + std::to_string(config)).c_str(), true);
-  }
-  unsetenv("ATTNPROF_FLASH_CONFIG");
-}
-
 TEST(CudaFusedAttention, EfficientMatchesFp64) {
   ATTNPROF_REQUIRE_GPU();
   check_variant("efficient", false);
@@ -160,11 +149,6 @@ TEST(CudaFusedAttention, CausalOffsetMatchesFp64InEveryKernel) {
   ATTNPROF_REQUIRE_GPU();
   check_variant("efficient", false, offset_problems());
   check_variant("flash", true, offset_problems());
-  for (int config = 1; config <= kFlashConfigs; ++config) {
-    setenv("ATTNPROF_FLASH_CONFIG", std::to_string(config).c_str(), 1);
-    check_variant(("flash@" + std::to_string(config)).c_str(), true, offset_problems());
-  }
-  unsetenv("ATTNPROF_FLASH_CONFIG");
 }
 
 TEST(CudaFusedAttention, UnsupportedHeadDimIsAUsageErrorNamingTheFlag) {

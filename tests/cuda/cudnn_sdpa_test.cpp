@@ -1,5 +1,6 @@
 // cuDNN SDPA through the backend graph: correctness vs fp64, the plan cache, the chosen engine.
 #include <attnprof/error.h>
+#include <attnprof/kernel_overrides.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -83,13 +84,13 @@ TEST(CudnnSdpa, UnsupportedHeadDimIsOneClearLine) {
 }
 
 // The plan keeps the fastest of the first heuristics configs (at the blog shape mode A's first is
-// knob 32 where PyTorch runs knob 7); ATTNPROF_CUDNN_ENGINE_CONFIG=n builds config n alone. A
+// knob 32 where PyTorch runs knob 7); KernelOverrides::cudnn_engine n builds config n alone. A
 // small causal D 64 problem of the same kernel family (several configs offered), so the timing
 // stays quick under compute-sanitizer.
 TEST(CudnnSdpa, PlanKeepsTheFastestTimedConfigAndTheKnobPicksOne) {
   ATTNPROF_REQUIRE_GPU();
   const AttentionSpec spec = make_spec(1, 4, 4, 1024, 1024, 64, true, Layout::bhsd);
-  unsetenv("ATTNPROF_CUDNN_ENGINE_CONFIG");
+  set_kernel_overrides(KernelOverrides{});
   const cuda::CudnnPlanInfo tuned = cuda::cudnn_sdpa_prepare(spec, false);
   std::printf("cudnn 1x4x1024x64 causal: %lld configs offered, kept index %lld (kernel cfg %lld); timed: %s\n",
               static_cast<long long>(tuned.configs_offered), static_cast<long long>(tuned.config_index),
@@ -99,14 +100,17 @@ TEST(CudnnSdpa, PlanKeepsTheFastestTimedConfigAndTheKnobPicksOne) {
   EXPECT_GE(tuned.config_index, 0);
   EXPECT_LT(tuned.config_index, 3);
 
-  setenv("ATTNPROF_CUDNN_ENGINE_CONFIG", "1", 1);
+  KernelOverrides overrides;
+  overrides.cudnn_engine = 1;
+  set_kernel_overrides(overrides);
   const cuda::CudnnPlanInfo second = cuda::cudnn_sdpa_prepare(spec, false);
   EXPECT_FALSE(second.cache_hit);  // the knob is part of the plan key
   EXPECT_EQ(second.config_index, 1);
   EXPECT_TRUE(second.timed.empty());
-  setenv("ATTNPROF_CUDNN_ENGINE_CONFIG", "999", 1);
+  overrides.cudnn_engine = 999;  // more than the heuristics offer
+  set_kernel_overrides(overrides);
   EXPECT_THROW(cuda::cudnn_sdpa_prepare(spec, false), UsageError);
-  setenv("ATTNPROF_CUDNN_ENGINE_CONFIG", "x", 1);
-  EXPECT_THROW(cuda::cudnn_sdpa_prepare(spec, false), UsageError);
-  unsetenv("ATTNPROF_CUDNN_ENGINE_CONFIG");
+  overrides.cudnn_engine = -2;  // refused when set: the overrides stay at 999
+  EXPECT_THROW(set_kernel_overrides(overrides), UsageError);
+  set_kernel_overrides(KernelOverrides{});
 }

@@ -1,10 +1,11 @@
-// The sm_90a flash kernel (src/cuda/hopper/flash_hopper.cu) against fp64: odd sequence lengths,
+// The sm_90a flash kernel (src/cuda/hopper/flash_*.cuh) against fp64: odd sequence lengths,
 // Sq != Sk, D 64 and 128, GQA and MQA, bhsd and bshd, causal (top-left, bottom-right and a negative
 // causal_offset that leaves rows seeing no key) and not, bf16 and fp16, NaN-poisoned outputs (every
-// element must be written), LSE, for every schedule (sm90, sm90-serial, sm90-m128, sm90-persistent,
-// sm90-v5, sm90-v6, sm90-v7, sm90-v8, sm90-v10); then 100 repeated launches that must agree bit for bit (30 for v5-v8). Skips with
-// the reason without a GPU or on a device that is not compute capability 9.0.
+// element must be written), LSE, for both schedules (cta_per_tile, tile_counter); then 100 repeated
+// launches that must agree bit for bit. Skips with the reason without a GPU or on a device that is
+// not compute capability 9.0.
 #include <attnprof/error.h>
+#include <attnprof/kernel_overrides.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,8 +20,8 @@
 
 #include "cuda/attention_reference.h"
 #include "cuda/fused_attention.h"
+#include "cuda/flash_gemm_probe.h"
 #include "cuda/hopper/flash_hopper.h"
-#include "cuda/hopper/probes.h"
 
 using namespace attnprof;
 using namespace attnprof::cuda::gpu_testing;
@@ -89,7 +90,7 @@ cuda::FusedAttentionArgs args_of(const Problem& p, const Inputs& in, Tensor& out
 }
 
 Tensor run_kernel(const Problem& p, const Inputs& in, Tensor* lse,
-                  cuda::hopper::FlashKernel schedule = cuda::hopper::FlashKernel::sm90) {
+                  cuda::hopper::FlashSchedule schedule = cuda::hopper::FlashSchedule::cta_per_tile) {
   Tensor out = empty_in_layout({p.B, p.H, p.Sq, p.D}, p.dtype, p.layout);
   poison(out);
   if (lse != nullptr) poison(*lse);
@@ -207,9 +208,9 @@ std::vector<Problem> many_tile_problems() {
   return all;
 }
 
-// o_without_lse: O is checked from a forward that asks for no LSE (v10 at D 64 runs another
+// o_without_lse: O is checked from a forward that asks for no LSE (tile_counter at D 64 runs another
 // kernel when the LSE is asked for), the LSE from one that does.
-void check_every_problem(cuda::hopper::FlashKernel schedule, const char* name, std::int64_t only_head_dim = 0,
+void check_every_problem(cuda::hopper::FlashSchedule schedule, const char* name, std::int64_t only_head_dim = 0,
                          const std::vector<Problem>& list = problems(), bool o_without_lse = false) {
   std::uint64_t seed = 60;
   for (const Problem& p : list) {
@@ -277,209 +278,84 @@ TEST(FlashHopper, GemmProbeMatchesTheCpuExactly) {
   }
 }
 
-// Every GEMM waited for before the next step, no named-barrier turns (so it runs before the default
-// schedule, which could hang on a turn barrier): if this passes and MatchesFp64 fails, the fault is
-// in the overlapped schedule (mainloop_overlapped), not in the loads, layouts or masking they share.
-TEST(FlashHopper, SerialScheduleMatchesFp64) {
+// FA3's schedule (GEMM/softmax overlap, pingpong) on one CTA per query tile.
+TEST(FlashHopper, CtaPerTileMatchesFp64) {
   ATTNPROF_REQUIRE_HOPPER();
-  check_every_problem(cuda::hopper::FlashKernel::sm90_serial, "flash sm90-serial");
+  check_every_problem(cuda::hopper::FlashSchedule::cta_per_tile, "flash sm90-cta-per-tile");
 }
 
-// The default schedule (FA3's: GEMM/softmax overlap, pingpong).
-TEST(FlashHopper, MatchesFp64) {
+// The tile-counter schedule: one CTA per SM drawing tiles from a device counter in L2 sections, two
+// Q buffers, O written by TMA stores a warp at a time, P's row sums from the tensor cores at D 64
+// (P·V over V and a ones column, m64n72; a forward that asks for the LSE runs the fp32-row-sum
+// kernel there). O from forwards without an LSE, the LSE from forwards with one, over the many-tile
+// problems (every CTA draws several tiles, blind ones among them), the usual ones (fewer tiles than
+// SMs: every CTA draws the end at once) and, in full runs, long-key problems whose order splits into
+// several L2 sections, the last one short (4·Sk·D bytes a pair = 4 MiB → sections of 4 pairs: 6 = 4
+// + 2 with GQA, 5 = 4 + 1), so a wrong section formula leaves tiles unwritten (NaN) or computes a
+// row against another head's keys.
+TEST(FlashHopper, TileCounterMatchesFp64) {
   ATTNPROF_REQUIRE_HOPPER();
-  check_every_problem(cuda::hopper::FlashKernel::sm90, "flash sm90");
+  using cuda::hopper::FlashSchedule;
+  check_every_problem(FlashSchedule::tile_counter, "flash sm90-tile-counter", 0, many_tile_problems(), true);
+  check_every_problem(FlashSchedule::tile_counter, "flash sm90-tile-counter", 0, problems(), true);
+  if (std::getenv("ATTNPROF_QUICK") != nullptr) return;  // under compute-sanitizer: keys up to 1100, as above
+  check_every_problem(FlashSchedule::tile_counter, "flash sm90-tile-counter", 0,
+                      {{1, 6, 3, 300, 8192, 128, true, 8192 - 300, Layout::bshd, DType::bf16},  // bottom-right, GQA 2:1
+                       {1, 5, 5, 150, 16384, 64, false, 0, Layout::bhsd, DType::fp16}},
+                      true);
 }
 
-// One CTA per SM looping over the tiles (the same kernel as sm90 on a smaller grid).
-TEST(FlashHopper, PersistentGridMatchesFp64) {
+// The counter goes back to zero after every launch (the last CTA resets it): launches in a row over
+// different tile counts each compute every tile, bit for bit the first launch of the same problem
+// (which matches fp64). A counter left at k would make the next launch skip tiles (NaN-poisoned
+// rows) and hand CTAs tiles past the end.
+TEST(FlashHopper, TileCounterStartsEveryLaunchAtZero) {
   ATTNPROF_REQUIRE_HOPPER();
-  check_every_problem(cuda::hopper::FlashKernel::sm90_persistent, "flash sm90-persistent", 0, many_tile_problems());
-  check_every_problem(cuda::hopper::FlashKernel::sm90_persistent, "flash sm90-persistent");
-}
-
-// D 64 on 128-row CTAs (2 consumer warpgroups) instead of 192 (3); D 128 is the same kernel as sm90.
-TEST(FlashHopper, M128TilesMatchFp64) {
-  ATTNPROF_REQUIRE_HOPPER();
-  check_every_problem(cuda::hopper::FlashKernel::sm90_m128, "flash sm90-m128", 64);
-}
-
-// v5: the persistent grid in snake order, Q double-buffered (a CTA's next Q lands in the other
-// buffer while it runs the current tile and stages O in the current buffer), lazy O rescale; D 64
-// on 128-row CTAs. The many-tile problems make every CTA run several tiles, odd (reversed) waves and
-// a partial last wave included, with blind tiles among them.
-// On 132 SMs (H200) the many-tile problems deal head by head (V5TileOrderFollowsTheDeal's rule)
-// and the two long causal ones here longest first over the grid, so both orders run.
-TEST(FlashHopper, V5MatchesFp64) {
-  ATTNPROF_REQUIRE_HOPPER();
-  check_every_problem(cuda::hopper::FlashKernel::sm90_v5, "flash sm90-v5", 0, many_tile_problems());
-  check_every_problem(cuda::hopper::FlashKernel::sm90_v5, "flash sm90-v5");
-  if (std::getenv("ATTNPROF_QUICK") == nullptr)
-    check_every_problem(cuda::hopper::FlashKernel::sm90_v5, "flash sm90-v5", 0,
-                        {{1, 8, 8, 3000, 3000, 128, true, 0, Layout::bshd, DType::bf16},     // 192 tiles
-                         {2, 4, 2, 3000, 3000, 64, true, 0, Layout::bhsd, DType::fp16}});   // GQA, 192 tiles
-}
-
-// v7: v5 with O written by TMA stores from a staging tile of its own (rows past Sq clipped by the
-// map, the warpgroup's 64 rows a box), Q released right after the main loop, 3 K/V stages at
-// D 64. The same problems as v5 (many tiles per CTA, so a TMA store of one tile is in flight while
-// the next tile's O is staged). Its bits must be v5's (the arithmetic is the same, only where O
-// goes through differs): V5RunsAreBitwiseIdentical rotates it in.
-TEST(FlashHopper, V7MatchesFp64) {
-  ATTNPROF_REQUIRE_HOPPER();
-  check_every_problem(cuda::hopper::FlashKernel::sm90_v7, "flash sm90-v7", 0, many_tile_problems());
-  check_every_problem(cuda::hopper::FlashKernel::sm90_v7, "flash sm90-v7");
-}
-
-// v8: v7's kernel with the tiles drawn from a device counter, in L2 sections (v6's order): the
-// many-tile problems (every CTA draws several tiles, blind ones among them), the usual ones (fewer
-// tiles than SMs: every CTA draws the end at once) and, in full runs, v6's sectioned problems.
-TEST(FlashHopper, V8MatchesFp64) {
-  ATTNPROF_REQUIRE_HOPPER();
-  check_every_problem(cuda::hopper::FlashKernel::sm90_v8, "flash sm90-v8", 0, many_tile_problems());
-  check_every_problem(cuda::hopper::FlashKernel::sm90_v8, "flash sm90-v8");
-  if (std::getenv("ATTNPROF_QUICK") != nullptr) return;
-  check_every_problem(cuda::hopper::FlashKernel::sm90_v8, "flash sm90-v8", 0,
-                      {{1, 6, 3, 300, 8192, 128, true, 8192 - 300, Layout::bshd, DType::bf16},
-                       {1, 5, 5, 150, 16384, 64, false, 0, Layout::bhsd, DType::fp16}});
-}
-
-// v10: v8's kernel with P's row sums from the tensor cores at D 64 (P·V over V and a ones column,
-// m64n72; a forward that asks for the LSE runs v8's kernel there) and a TMA store per warp: the
-// same problems as v8 against fp64, O from forwards without an LSE (the ones column's kernel), the
-// LSE from forwards with one.
-TEST(FlashHopper, V10MatchesFp64) {
-  ATTNPROF_REQUIRE_HOPPER();
-  using cuda::hopper::FlashKernel;
-  check_every_problem(FlashKernel::sm90_v10, "flash sm90-v10", 0, many_tile_problems(), true);
-  check_every_problem(FlashKernel::sm90_v10, "flash sm90-v10", 0, problems(), true);
-}
-
-// The counter goes back to zero after every launch (the last CTA resets it): launches of v8 in a
-// row over different tile counts each compute every tile, bit for bit v5's. A counter left at k
-// would make the next launch skip tiles (NaN-poisoned rows) and hand CTAs tiles past the end.
-TEST(FlashHopper, V8CounterStartsEveryLaunchAtZero) {
-  ATTNPROF_REQUIRE_HOPPER();
-  for (const Problem& p : {Problem{4, 16, 16, 600, 600, 64, true, 0, Layout::bhsd, DType::bf16},    // 320 tiles
-                           Problem{1, 2, 2, 300, 300, 128, true, 0, Layout::bhsd, DType::bf16},     // 6 tiles
-                           Problem{2, 16, 8, 1000, 1000, 128, true, 0, Layout::bhsd, DType::bf16}}) {  // 256 tiles
-    const Inputs in = make_inputs(p, 170);
-    const Tensor v5 = run_kernel(p, in, nullptr, cuda::hopper::FlashKernel::sm90_v5);
-    for (int run = 0; run < 4; ++run)
-      EXPECT_TRUE(same_bits(v5, run_kernel(p, in, nullptr, cuda::hopper::FlashKernel::sm90_v8))) << describe(p) << " run " << run;
+  const std::vector<Problem> list = {Problem{4, 16, 16, 600, 600, 64, true, 0, Layout::bhsd, DType::bf16},    // 320 tiles
+                                     Problem{1, 2, 2, 300, 300, 128, true, 0, Layout::bhsd, DType::bf16},     // 6 tiles
+                                     Problem{2, 16, 8, 1000, 1000, 128, true, 0, Layout::bhsd, DType::bf16}};  // 256 tiles
+  std::vector<Inputs> inputs;
+  std::vector<Tensor> first;
+  for (const Problem& p : list) {
+    inputs.push_back(make_inputs(p, 170));
+    first.push_back(run_kernel(p, inputs.back(), nullptr, cuda::hopper::FlashSchedule::tile_counter));
+    std::int64_t non_finite = 0;  // NaN poison left: a tile skipped
+    for (std::int64_t i = 0; i < first.back().numel(); ++i) non_finite += std::isfinite(get(first.back(), i)) ? 0 : 1;
+    EXPECT_EQ(non_finite, 0) << describe(p);
   }
+  for (int run = 0; run < 4; ++run)
+    for (std::size_t i = 0; i < list.size(); ++i)
+      EXPECT_TRUE(same_bits(first[i], run_kernel(list[i], inputs[i], nullptr, cuda::hopper::FlashSchedule::tile_counter)))
+          << describe(list[i]) << " run " << run;
 }
 
-// The timeline build (v7's kernel plus clock reads; v8's counter by default): one record per
-// (query tile, consumer warpgroup), every record written and consistent with its lane's anchors
-// (decode_flash_timeline checks), the key tiles each pass visited those of its query block, and
-// the output bit for bit v7's, on the counter and on v7's static deal.
+// The timeline build (the tile-counter kernel plus clock reads): one record per (query tile,
+// consumer warpgroup), every record written and consistent with its lane's anchors
+// (decode_flash_timeline checks), the key tiles each pass visited those of its query block, and the
+// output bit for bit the forward's.
 TEST(FlashHopper, TimelineRecordsEveryPassAndKeepsTheOutput) {
   ATTNPROF_REQUIRE_HOPPER();
   const Problem p{2, 16, 16, 600, 600, 64, true, 0, Layout::bhsd, DType::bf16};  // 5 query blocks of 128 rows
   const Inputs in = make_inputs(p, 150);
-  const Tensor v7 = run_kernel(p, in, nullptr, cuda::hopper::FlashKernel::sm90_v7);
-  for (const auto schedule : {cuda::hopper::FlashKernel::sm90_v8, cuda::hopper::FlashKernel::sm90_v7}) {
-    Tensor out = empty_in_layout({p.B, p.H, p.Sq, p.D}, p.dtype, p.layout);
-    poison(out);
-    const std::vector<cuda::hopper::FlashTileTiming> timings =
-        cuda::hopper::run_flash_timeline_sm90(args_of(p, in, out, nullptr), cuda::backend_stream(), schedule);
-    const Tensor timed = to_host(out);
-    EXPECT_TRUE(same_bits(v7, timed));
-    ASSERT_EQ(timings.size(), static_cast<std::size_t>(p.B * p.H * 5 * 2));
-    std::vector<int> key_tiles_seen(6, 0);
-    for (const auto& t : timings) {
-      ASSERT_GE(t.key_tiles, 1);
-      ASSERT_LE(t.key_tiles, 5);
-      ASSERT_LE(t.begin_ns, t.end_ns);
-      ++key_tiles_seen[static_cast<std::size_t>(t.key_tiles)];
-    }
-    for (int n = 1; n <= 5; ++n) EXPECT_EQ(key_tiles_seen[static_cast<std::size_t>(n)], p.B * p.H * 2) << n;  // block n−1 sees n
-    const auto summary = cuda::hopper::summarize_flash_timeline(timings);
-    std::printf("%s timeline, 2x16x600x64 causal:\n%s",
-                schedule == cuda::hopper::FlashKernel::sm90_v8 ? "v8" : "v7",
-                cuda::hopper::flash_timeline_text(summary, 256.0).c_str());
-    EXPECT_GT(summary.mainloop_cycles_per_key_tile, 0.0);
+  const Tensor forward = run_kernel(p, in, nullptr, cuda::hopper::FlashSchedule::tile_counter);
+  Tensor out = empty_in_layout({p.B, p.H, p.Sq, p.D}, p.dtype, p.layout);
+  poison(out);
+  const std::vector<cuda::hopper::FlashTileTiming> timings =
+      cuda::hopper::run_flash_timeline_sm90(args_of(p, in, out, nullptr), cuda::backend_stream());
+  const Tensor timed = to_host(out);
+  EXPECT_TRUE(same_bits(forward, timed));
+  ASSERT_EQ(timings.size(), static_cast<std::size_t>(p.B * p.H * 5 * 2));
+  std::vector<int> key_tiles_seen(6, 0);
+  for (const auto& t : timings) {
+    ASSERT_GE(t.key_tiles, 1);
+    ASSERT_LE(t.key_tiles, 5);
+    ASSERT_LE(t.begin_ns, t.end_ns);
+    ++key_tiles_seen[static_cast<std::size_t>(t.key_tiles)];
   }
-}
-
-// Host arithmetic only: the tile order v5 and v6 choose at the anchor shapes on 132 SMs. v6: pairs
-// whose K and V fit in 16 MiB (4·Sk·D bytes each). v5: head by head where its snake deal is as even
-// (within 1%) as over the longest-first order, worked out by hand from the busiest CTA's
-// Σ(2·key tiles + 1): 80 vs 80 at 8x16x1024x64, 96 vs 96 at 16x32x512x128, 544 vs 528 at
-// 4x16x4096x128, 3104 vs 2021 at 1x16x16384x128, 52 vs 49 at 1x8x3000x128.
-TEST(FlashHopper, V5TileOrderFollowsTheDeal) {
-  auto args = [](std::int64_t b, std::int64_t h, std::int64_t s, std::int64_t d) {
-    cuda::FusedAttentionArgs a;
-    a.batch = b;
-    a.heads = a.kv_heads = h;
-    a.seq_q = a.seq_k = s;
-    a.head_dim = d;
-    a.causal = true;
-    return a;
-  };
-  using cuda::hopper::FlashKernel;
-  using cuda::hopper::flash_v5_section_pairs;
-  EXPECT_EQ(flash_v5_section_pairs(args(8, 16, 1024, 64), FlashKernel::sm90_v5, 132), 1);
-  EXPECT_EQ(flash_v5_section_pairs(args(16, 32, 512, 128), FlashKernel::sm90_v5, 132), 1);
-  EXPECT_EQ(flash_v5_section_pairs(args(4, 16, 4096, 128), FlashKernel::sm90_v5, 132), 64);
-  EXPECT_EQ(flash_v5_section_pairs(args(1, 16, 16384, 128), FlashKernel::sm90_v5, 132), 16);
-  EXPECT_EQ(flash_v5_section_pairs(args(1, 8, 3000, 128), FlashKernel::sm90_v5, 132), 8);
-  EXPECT_EQ(flash_v5_section_pairs(args(16, 32, 512, 128), FlashKernel::sm90_v6, 132), 64);   // 256 KiB a pair
-  EXPECT_EQ(flash_v5_section_pairs(args(4, 16, 4096, 128), FlashKernel::sm90_v6, 132), 8);    // 2 MiB
-  EXPECT_EQ(flash_v5_section_pairs(args(1, 16, 16384, 128), FlashKernel::sm90_v6, 132), 2);   // 8 MiB
-  EXPECT_EQ(flash_v5_section_pairs(args(1, 4, 65536, 128), FlashKernel::sm90_v6, 132), 1);    // 32 MiB: at least 1
-  EXPECT_THROW((void)flash_v5_section_pairs(args(1, 1, 64, 128), FlashKernel::sm90, 132), Error);
-}
-
-// v6: v5's kernel with one CTA per tile, the tiles ordered in L2 sections of (batch, head) pairs
-// whose K and V fit in 16 MiB. The problems above fit in one section; the long-key ones here
-// split into several, the last one short: 4·Sk·D bytes a pair = 4 MiB → sections of 4 pairs
-// (6 = 4 + 2 with GQA, 5 = 4 + 1), so a wrong section formula leaves tiles unwritten (NaN) or
-// computes a row against another head's keys.
-TEST(FlashHopper, V6MatchesFp64) {
-  ATTNPROF_REQUIRE_HOPPER();
-  check_every_problem(cuda::hopper::FlashKernel::sm90_v6, "flash sm90-v6", 0, many_tile_problems());
-  check_every_problem(cuda::hopper::FlashKernel::sm90_v6, "flash sm90-v6");
-  if (std::getenv("ATTNPROF_QUICK") != nullptr) return;  // under compute-sanitizer: keys up to 1100, as above
-  const std::vector<Problem> sectioned = {
-      {1, 6, 3, 300, 8192, 128, true, 8192 - 300, Layout::bshd, DType::bf16},  // bottom-right, GQA 2:1
-      {1, 5, 5, 150, 16384, 64, false, 0, Layout::bhsd, DType::fp16},
-  };
-  check_every_problem(cuda::hopper::FlashKernel::sm90_v6, "flash sm90-v6", 0, sectioned);
-  check_every_problem(cuda::hopper::FlashKernel::sm90_v5, "flash sm90-v5", 0, sectioned);
-}
-
-// v5 repeated on NaN-poisoned outputs gives identical bits, and the same bits as v6 (the same
-// kernel and tiles on another grid, in another order), v7 (the same arithmetic, O through a TMA
-// store) and v8 (v7 on the tile counter): whichever CTA, whichever Q buffer and whichever epilogue computes a tile.
-// The lazy rescale may differ from sm90 in the last bit (rescale 1 where sm90's FFMA gives exp2 of
-// a rounding error), so these are not compared with sm90.
-TEST(FlashHopper, V5RunsAreBitwiseIdentical) {
-  ATTNPROF_REQUIRE_HOPPER();
-  for (const Problem& p : {Problem{2, 16, 8, 1000, 1000, 128, true, 0, Layout::bhsd, DType::bf16},   // 256 tiles
-                           Problem{4, 16, 16, 600, 600, 64, true, 0, Layout::bhsd, DType::bf16},     // 320 tiles
-                           Problem{1, 4, 4, 1023, 777, 64, false, 0, Layout::bshd, DType::fp16}}) {
-    const Inputs in = make_inputs(p, 130);
-    Tensor lse = Tensor::empty({p.B, p.H, p.Sq}, DType::fp32, Device::cuda);
-    const Tensor first = run_kernel(p, in, &lse, cuda::hopper::FlashKernel::sm90_v5);
-    const Tensor first_lse = to_host(lse);
-    int differing_runs = 0;
-    const int runs = std::getenv("ATTNPROF_QUICK") != nullptr ? 3 : 30;  // 3 under compute-sanitizer
-    for (int run = 1; run < runs; ++run) {
-      // v7, v8 (v7's kernel on the tile counter), v6 (v5's kernel on a CTA per tile), v5 in turn:
-      // under compute-sanitizer runs 1-2 take v7 and v8.
-      const cuda::hopper::FlashKernel schedule = run % 4 == 1   ? cuda::hopper::FlashKernel::sm90_v7
-                                                 : run % 4 == 2 ? cuda::hopper::FlashKernel::sm90_v8
-                                                 : run % 4 == 3 ? cuda::hopper::FlashKernel::sm90_v6
-                                                                : cuda::hopper::FlashKernel::sm90_v5;
-      const Tensor again = run_kernel(p, in, &lse, schedule);
-      const Tensor again_lse = to_host(lse);
-      if (!same_bits(first, again) || !same_bits(first_lse, again_lse))
-        ++differing_runs;
-    }
-    EXPECT_EQ(differing_runs, 0) << describe(p);
-  }
+  for (int n = 1; n <= 5; ++n) EXPECT_EQ(key_tiles_seen[static_cast<std::size_t>(n)], p.B * p.H * 2) << n;  // block n−1 sees n
+  const auto summary = cuda::hopper::summarize_flash_timeline(timings);
+  std::printf("tile-counter timeline, 2x16x600x64 causal:\n%s", cuda::hopper::flash_timeline_text(summary, 256.0).c_str());
+  EXPECT_GT(summary.mainloop_cycles_per_key_tile, 0.0);
 }
 
 // Out-of-range tails are covered above; this checks that without LSE nothing is written there
@@ -508,11 +384,7 @@ TEST(FlashHopper, HundredRunsAreBitwiseIdentical) {
     int differing_runs = 0;
     const int runs = std::getenv("ATTNPROF_QUICK") != nullptr ? 10 : 100;  // 10 under compute-sanitizer
     for (int run = 1; run < runs; ++run) {
-      // Every third run on the persistent grid: the same arithmetic in the same order per tile, so
-      // the same bits, whichever CTA computes a tile.
-      const Tensor again = run_kernel(p, in, &lse,
-                                      run % 3 == 0 ? cuda::hopper::FlashKernel::sm90_persistent
-                                                   : cuda::hopper::FlashKernel::sm90);
+      const Tensor again = run_kernel(p, in, &lse);
       const Tensor again_lse = to_host(lse);
       if (!same_bits(first, again) || !same_bits(first_lse, again_lse))
         ++differing_runs;
@@ -521,60 +393,45 @@ TEST(FlashHopper, HundredRunsAreBitwiseIdentical) {
   }
 }
 
-// The same for v10 (sm90_auto's choice at D 64 up to 2048 rows and D 128 up to 4096): 100 launches
-// on the tile counter without an LSE (at D 64 the ones column's kernel), O identical bit for bit.
-TEST(FlashHopper, V10HundredRunsAreBitwiseIdentical) {
+// The same for tile_counter (the automatic choice at D 64 up to 2048 rows and D 128 up to 4096):
+// 100 launches without an LSE (at D 64 the ones column's kernel), O identical bit for bit.
+TEST(FlashHopper, TileCounterHundredRunsAreBitwiseIdentical) {
   ATTNPROF_REQUIRE_HOPPER();
   for (const Problem& p : {Problem{4, 16, 16, 600, 600, 64, true, 0, Layout::bhsd, DType::bf16},      // 320 tiles
                            Problem{2, 16, 8, 1000, 1000, 128, true, 0, Layout::bshd, DType::fp16}}) {  // 256 tiles
     const Inputs in = make_inputs(p, 121);
-    const Tensor first = run_kernel(p, in, nullptr, cuda::hopper::FlashKernel::sm90_v10);  // no LSE: the ones column
+    const Tensor first = run_kernel(p, in, nullptr, cuda::hopper::FlashSchedule::tile_counter);  // no LSE: the ones column
     int differing_runs = 0;
     const int runs = std::getenv("ATTNPROF_QUICK") != nullptr ? 10 : 100;  // 10 under compute-sanitizer
     for (int run = 1; run < runs; ++run)
-      if (!same_bits(first, run_kernel(p, in, nullptr, cuda::hopper::FlashKernel::sm90_v10))) ++differing_runs;
+      if (!same_bits(first, run_kernel(p, in, nullptr, cuda::hopper::FlashSchedule::tile_counter))) ++differing_runs;
     EXPECT_EQ(differing_runs, 0) << describe(p);
   }
 }
 
-// The flash variant's path (launch_flash_attention) runs this kernel on sm_90 unless
-// ATTNPROF_FLASH_KERNEL=sm80; either way it matches fp64.
-TEST(FlashHopper, KernelChoiceFollowsTheEnvironment) {
-  ASSERT_EQ(unsetenv("ATTNPROF_FLASH_CONFIG"), 0);
-  setenv("ATTNPROF_FLASH_KERNEL", "sm70", 1);
+// The flash variant's path (launch_flash_attention) runs this kernel on sm_90 unless the
+// overrides ask for sm80 (--flash-schedule sm80); either way it matches fp64.
+TEST(FlashHopper, KernelChoiceFollowsTheOverrides) {
+  auto choose = [](const char* schedule) {
+    KernelOverrides overrides;
+    overrides.flash_schedule = schedule;
+    set_kernel_overrides(overrides);
+    return cuda::hopper::flash_schedule_choice();
+  };
+  KernelOverrides bad;
+  bad.flash_schedule = "sm70";
   try {
-    (void)cuda::hopper::flash_kernel_choice();
-    ADD_FAILURE() << "ATTNPROF_FLASH_KERNEL=sm70 was accepted";
+    set_kernel_overrides(bad);
+    ADD_FAILURE() << "flash_schedule sm70 was accepted";
   } catch (const UsageError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("ATTNPROF_FLASH_KERNEL=sm70:", 0), 0u) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("flash_schedule 'sm70':", 0), 0u) << e.what();
   }
-  setenv("ATTNPROF_FLASH_KERNEL", "sm80", 1);
-  EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm80);
-  unsetenv("ATTNPROF_FLASH_KERNEL");
-  setenv("ATTNPROF_FLASH_CONFIG", "1", 1);  // a tiling of the sm80 kernel implies it
-  EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm80);
-  unsetenv("ATTNPROF_FLASH_CONFIG");
+  EXPECT_EQ(choose("sm80"), cuda::hopper::FlashSchedule::sm80);
   ATTNPROF_REQUIRE_HOPPER();
-  EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_auto);
-  setenv("ATTNPROF_FLASH_KERNEL", "sm90", 1);
-  EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90);
-  setenv("ATTNPROF_FLASH_KERNEL", "sm90-m128", 1);
-  EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_m128);
-  setenv("ATTNPROF_FLASH_KERNEL", "sm90-serial", 1);
-  EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_serial);
-  setenv("ATTNPROF_FLASH_KERNEL", "sm90-persistent", 1);
-  EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_persistent);
-  setenv("ATTNPROF_FLASH_KERNEL", "sm90-v5", 1);
-  EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_v5);
-  setenv("ATTNPROF_FLASH_KERNEL", "sm90-v6", 1);
-  EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_v6);
-  setenv("ATTNPROF_FLASH_KERNEL", "sm90-v7", 1);
-  EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_v7);
-  setenv("ATTNPROF_FLASH_KERNEL", "sm90-v8", 1);
-  EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_v8);
-  setenv("ATTNPROF_FLASH_KERNEL", "sm90-v10", 1);
-  EXPECT_EQ(cuda::hopper::flash_kernel_choice(), cuda::hopper::FlashKernel::sm90_v10);
-  unsetenv("ATTNPROF_FLASH_KERNEL");
+  EXPECT_EQ(choose(""), cuda::hopper::FlashSchedule::automatic);
+  EXPECT_EQ(choose("sm90-cta-per-tile"), cuda::hopper::FlashSchedule::cta_per_tile);
+  EXPECT_EQ(choose("sm90-tile-counter"), cuda::hopper::FlashSchedule::tile_counter);
+  set_kernel_overrides(KernelOverrides{});
 
   const Problem p{1, 2, 2, 500, 500, 64, true, 0, Layout::bhsd, DType::bf16};
   const Inputs in = make_inputs(p, 150);
@@ -590,8 +447,10 @@ TEST(FlashHopper, KernelChoiceFollowsTheEnvironment) {
   spec.device = Device::cuda;
   Tensor lse = Tensor::empty({p.B, p.H, p.Sq}, DType::fp32, Device::cuda);
   const Tensor direct = run_kernel(p, in, &lse);
-  for (const char* kernel : {"sm90", "sm80"}) {
-    setenv("ATTNPROF_FLASH_KERNEL", kernel, 1);
+  for (const char* kernel : {"sm90-cta-per-tile", "sm80"}) {
+    KernelOverrides overrides;
+    overrides.flash_schedule = kernel;
+    set_kernel_overrides(overrides);
     Tensor out = Tensor::empty({p.B, p.H, p.Sq, p.D}, p.dtype, Device::cuda);
     poison(out);
     gpu().attention_flash(spec, out, in.q, in.k, in.v, &lse);
@@ -600,8 +459,8 @@ TEST(FlashHopper, KernelChoiceFollowsTheEnvironment) {
     const Check c = check_against_fp64(p, in, host, to_host(lse));
     EXPECT_EQ(c.non_finite, 0) << kernel;
     EXPECT_LE(c.rel_error, 2.0 * c.baseline_rel_error + 2e-4) << kernel;
-    if (std::string(kernel) == "sm90")  // the same kernel as the direct launch: the same bits
+    if (std::string(kernel) == "sm90-cta-per-tile")  // the same kernel as the direct launch: the same bits
       EXPECT_TRUE(same_bits(host, direct));
   }
-  unsetenv("ATTNPROF_FLASH_KERNEL");
+  set_kernel_overrides(KernelOverrides{});
 }

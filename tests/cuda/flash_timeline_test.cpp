@@ -1,4 +1,4 @@
-// The sm90-v7 timeline's host side on fabricated records (no GPU): decoding the kernel's words,
+// The sm90 tile-counter kernel timeline's host side on fabricated records (no GPU): decoding the kernel's words,
 // the summary's means, shares and SM balance worked out by hand, and the Chrome trace's slices.
 #include <attnprof/error.h>
 #include <gtest/gtest.h>

@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "cuda/hopper/flash_heuristics.h"
 #include "cuda/hopper/flash_hopper.h"
 #include "cuda/hopper/swizzle.h"
 #include "cuda/hopper/tma.h"
@@ -170,16 +171,33 @@ TEST(HopperTensorMap, AttentionMapRejectsBadArgumentsNamingThem) {
 
 namespace attnprof::cuda::hopper {
 namespace {
-// The default schedule's choices, at the shapes whose measurements set the break-evens (flash_hopper.h).
+// The automatic schedule's choices, at the shapes whose measurements set the break-evens
+// (flash_heuristics.h).
 TEST(HopperFlashChoice, AutoFollowsTheMeasuredBreakEvens) {
-  EXPECT_EQ(auto_flash_kernel(64, 1024), FlashKernel::sm90_v10);  // 8x16x1024x64
-  EXPECT_EQ(auto_flash_kernel(64, 2048), FlashKernel::sm90_v10);
-  EXPECT_EQ(auto_flash_kernel(64, 2049), FlashKernel::sm90);      // 4x16x4096x64 side
-  EXPECT_EQ(auto_flash_kernel(64, 4096), FlashKernel::sm90);
-  EXPECT_EQ(auto_flash_kernel(128, 512), FlashKernel::sm90_v10);  // 16x32x512x128
-  EXPECT_EQ(auto_flash_kernel(128, 4096), FlashKernel::sm90_v10);  // 4x16x4096x128
-  EXPECT_EQ(auto_flash_kernel(128, 4097), FlashKernel::sm90);
-  EXPECT_EQ(auto_flash_kernel(128, 16384), FlashKernel::sm90);    // 1x16x16384x128
+  EXPECT_EQ(auto_flash_schedule(64, 1024), FlashSchedule::tile_counter);  // 8x16x1024x64
+  EXPECT_EQ(auto_flash_schedule(64, 2048), FlashSchedule::tile_counter);
+  EXPECT_EQ(auto_flash_schedule(64, 2049), FlashSchedule::cta_per_tile);  // 4x16x4096x64 side
+  EXPECT_EQ(auto_flash_schedule(64, 4096), FlashSchedule::cta_per_tile);
+  EXPECT_EQ(auto_flash_schedule(128, 512), FlashSchedule::tile_counter);  // 16x32x512x128
+  EXPECT_EQ(auto_flash_schedule(128, 4096), FlashSchedule::tile_counter);  // 4x16x4096x128
+  EXPECT_EQ(auto_flash_schedule(128, 4097), FlashSchedule::cta_per_tile);
+  EXPECT_EQ(auto_flash_schedule(128, 16384), FlashSchedule::cta_per_tile);  // 1x16x16384x128
+}
+
+// The tile-counter order's L2 sections: as many (batch, head) pairs as fit their K and V (4·Sk·D
+// bytes each) in 16 MiB, at least 1 and at most all of them.
+TEST(HopperFlashChoice, L2SectionsHoldWhatFitsIn16MiB) {
+  auto args = [](std::int64_t s, std::int64_t d) {
+    FusedAttentionArgs a;
+    a.seq_q = a.seq_k = s;
+    a.head_dim = d;
+    return a;
+  };
+  EXPECT_EQ(l2_section_pairs(args(512, 128), 512), 64);   // 256 KiB a pair
+  EXPECT_EQ(l2_section_pairs(args(4096, 128), 64), 8);    // 2 MiB
+  EXPECT_EQ(l2_section_pairs(args(16384, 128), 16), 2);   // 8 MiB
+  EXPECT_EQ(l2_section_pairs(args(65536, 128), 4), 1);    // 32 MiB: at least 1
+  EXPECT_EQ(l2_section_pairs(args(512, 128), 16), 16);    // 64 would fit: all 16
 }
 }  // namespace
 }  // namespace attnprof::cuda::hopper

@@ -13,7 +13,8 @@
 
 #include "cuda/check.h"
 #include "cuda/gpu_test_util.h"
-#include "cuda/hopper/probes.h"
+#include "cuda/hopper_probes.h"
+#include "cuda/hopper/flash_hopper.h"
 #include "cuda/hopper/swizzle.h"
 #include "cuda/hopper/tma.h"
 

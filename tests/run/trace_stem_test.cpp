@@ -51,6 +51,12 @@ TEST(TraceStem, HandWrittenNames) {
   EXPECT_EQ(trace_stem(o), "1_16_512_64_flash_cpu_nocausal_t2_seed7_sched1-1-5");
 
   o = defaults_of_the_cli();
+  o.kernels.flash_schedule = "sm90-tile-counter";
+  o.kernels.cudnn_engine = 2;
+  o.kernels.cpu_isa = "portable";
+  EXPECT_EQ(trace_stem(o), "1_16_512_64_flash_cpu_sm90-tile-counter_engine2_isa-portable");
+
+  o = defaults_of_the_cli();
   o.variant = "my variant/2%";
   EXPECT_EQ(trace_stem(o), "1_16_512_64_my%20variant%2F2%25_cpu");
 }
@@ -76,6 +82,9 @@ TEST(TraceStem, EveryFieldThatMakesRunsDifferChangesTheName) {
       {"wait", [](RunOptions& o) { o.schedule.wait = 0; }},
       {"warmup", [](RunOptions& o) { o.schedule.warmup = 2; }},
       {"active", [](RunOptions& o) { o.schedule.active = 4; }},
+      {"flash schedule", [](RunOptions& o) { o.kernels.flash_schedule = "sm80"; }},
+      {"cudnn engine", [](RunOptions& o) { o.kernels.cudnn_engine = 1; }},
+      {"cpu isa", [](RunOptions& o) { o.kernels.cpu_isa = "avx512"; }},
   };
   std::set<std::string> names{trace_stem(base)};
   for (const auto& [what, change] : changes) {

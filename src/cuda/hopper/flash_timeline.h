@@ -1,6 +1,6 @@
 #pragma once
-// The sm90-v7/v8 kernel's own timeline: its timeline build (FlashSm90V7TimelineTraits,
-// flash_hopper.cu) records, for each consumer warpgroup's pass over a query tile, the SM clock when
+// The sm90 tile-counter kernel's own timeline: its timeline build (TileCounterTraits<D, true>,
+// flash_dispatch.cu) records, for each consumer warpgroup's pass over a query tile, the SM clock when
 // the pass starts, when its Q is in shared memory, when its main loop ends and when its epilogue
 // ends (the TMA store issued), with the SM and the key tiles visited; and, once per warpgroup of a
 // CTA, the global timer beside the clock at its first start and at its end (a %globaltimer read

@@ -89,7 +89,7 @@ __device__ __forceinline__ bool mbarrier_phase_done(std::uint64_t* bar, std::uin
 // stores to address 0 on purpose: the kernel dies with cudaErrorIllegalAddress ("an illegal memory
 // access was encountered") at the host's next synchronising call. Not __trap(): a trap reachable from
 // a warpgroup that raised its budget with setmaxnreg.inc makes ptxas (13.0) allocate that warpgroup's
-// code within the kernel's entry register count (flash_hopper.cu: 168 instead of 240, 208 bytes
+// code within the kernel's entry register count (the flash kernel: 168 instead of 240, 208 bytes
 // spilled, wgmmas serialised, C7512); an `exit` there makes it inject wgmma waits (C7517). No printf
 // either: a call anywhere in a kernel makes ptxas serialise its wgmmas (C7510).
 __device__ __forceinline__ void mbarrier_wait_parity(std::uint64_t* bar, std::uint32_t phase) {

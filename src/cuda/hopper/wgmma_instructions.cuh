@@ -8,7 +8,7 @@
 //   wgmma_rs_m64nNk16_tb<T>(d, a, b_desc): d[N/2] += A·B, A 64×16 from registers (a[4] per
 //       thread, the m16n8k16 A fragment of the thread's warp: wgmma_layout.h), B 16×N in shared
 //       memory MN-major (tnspB = 1, N contiguous): O += P·V with V stored [keys × D]. N = 72: V at
-//       D 64 plus 8 columns of ones, whose accumulators collect P's row sums (flash v10).
+//       D 64 plus 8 columns of ones, whose accumulators collect P's row sums (flash's tile-counter kernel at D 64).
 // T is __nv_bfloat16 or __half (fp32 accumulation either way). Each instruction's operand list is
 // written once, in a macro taking the PTX type ("bf16" or "f16"), which the template picks.
 #include <cuda_bf16.h>

@@ -1,7 +1,8 @@
 #pragma once
 // Probe kernels: each Hopper building block (wgmma.cuh, tma.cuh, swizzle.h) run once on the
 // smallest input that exercises it, so tests/cuda/hopper_test.cpp can compare its output with a
-// CPU reference before the blocks are composed into the sm_90a flash kernel (issue 6, stage B).
+// CPU reference before the blocks are composed into the sm_90a flash kernel. Test-only: built into
+// the GPU test binary, not the library.
 // All pointers are device pointers; bf16 data is passed as its 16-bit patterns. Each launcher
 // launches one CTA of one warpgroup on `stream` and does not synchronise; it throws attnprof::Error
 // when the current device is not compute capability 9.0 (the kernels are compiled for sm_90a only;
@@ -10,13 +11,8 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
-#include <optional>
-#include <string>
 
 namespace attnprof::cuda::hopper {
-
-// nullopt when the current device can run the sm_90a probes; otherwise why not, one line.
-std::optional<std::string> hopper_unavailable_reason();
 
 // One m64n64k16 wgmma from shared memory: out = c + a·bᵀ (64×64 fp32, row-major), where a is 64×16
 // (M×K) and b 64×16 (N×K) row-major bf16, 16-byte aligned. The threads copy a and b into 128B-swizzled

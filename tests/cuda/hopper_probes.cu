@@ -1,13 +1,14 @@
-// Probe kernels for the Hopper building blocks (probes.h says what each computes). One CTA of one
+// Probe kernels for the Hopper building blocks (hopper_probes.h says what each computes). One CTA of one
 // warpgroup (128 threads), static shared memory only: 16 KiB of tiles + one mbarrier.
 // FLOPs: 131072 (wgmma probe), 524288 (chain). Bytes: 8 KiB (TMA probe), 16 KiB (chain) loaded.
-// Versions: v1 compiled only (ptxas sm_90a: see docs/cuda.md); not yet run on a GPU.
+#include "cuda/hopper_probes.h"
+
 #include <attnprof/error.h>
 
 #include <cstdint>
 
 #include "cuda/check.h"
-#include "cuda/hopper/probes.h"
+#include "cuda/hopper/flash_hopper.h"
 #include "cuda/hopper/swizzle.h"
 #include "cuda/hopper/tma.cuh"
 #include "cuda/hopper/tma.h"
@@ -143,23 +144,6 @@ void require_hopper() {
 }
 
 }  // namespace
-
-std::optional<std::string> hopper_unavailable_reason() {
-  int count = 0;
-  if (cudaError_t status = cudaGetDeviceCount(&count); status != cudaSuccess) {
-    cudaGetLastError();
-    return str_cat("cudaGetDeviceCount: ", cudaGetErrorString(status));
-  }
-  if (count == 0) return std::string("no CUDA device");
-  int device = 0, major = 0, minor = 0;
-  ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
-  ATTNPROF_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  ATTNPROF_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  if (major != 9 || minor != 0)
-    return str_cat("device ", device, " is compute capability ", major, ".", minor,
-                   "; the wgmma/TMA code is built for sm_90a only");
-  return std::nullopt;
-}
 
 void run_wgmma_probe(float* out, const std::uint16_t* a, const std::uint16_t* b, const float* c, cudaStream_t stream) {
   require_hopper();

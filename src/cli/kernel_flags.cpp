@@ -1,0 +1,50 @@
+#include "cli/kernel_flags.h"
+
+#include <attnprof/error.h>
+#include <fmt/format.h>
+
+#include <optional>
+#include <string>
+
+#include "cli/shape_flags.h"
+
+namespace attnprof::cli {
+
+void KernelFlags::add_to(CLI::App& app) {
+  const char* group = "Kernel choice (default: automatic)";
+  app.add_option("--flash-schedule", flash_schedule,
+                 "flash on a GPU: sm80 (the mma.sync kernel), sm90-cta-per-tile or sm90-tile-counter "
+                 "(the sm_90a kernel's two schedules; compute capability 9.0)")
+      ->group(group);
+  app.add_option("--cudnn-engine", cudnn_engine,
+                 "cudnn: build the n-th engine config of cuDNN's heuristics alone, untimed (0, 1, 2, ...)")
+      ->check(strict_integer())
+      ->group(group);
+  app.add_option("--cpu-isa", cpu_isa,
+                 "CPU kernels: the best ISA they may use: portable, avx512, avx512_bf16 or avx512_amx")
+      ->group(group);
+}
+
+KernelOverrides KernelFlags::to_overrides() const {
+  KernelOverrides overrides;
+  // Each field checked alone, so the error names its flag.
+  auto check = [](const KernelOverrides& one, const char* flag, const std::string& value) {
+    if (auto why = kernel_overrides_error(one)) {
+      const std::string reason = why->substr(why->find("allowed"));
+      throw UsageError(fmt::format("{} {}: {}", flag, value, reason));
+    }
+  };
+  overrides.flash_schedule = flash_schedule;
+  check(overrides, "--flash-schedule", flash_schedule);
+  if (cudnn_engine != -1) {
+    overrides.cudnn_engine = cudnn_engine;
+    if (cudnn_engine < 0)
+      throw UsageError(fmt::format("--cudnn-engine {}: allowed a config index 0, 1, 2, ...", cudnn_engine));
+    check(overrides, "--cudnn-engine", std::to_string(cudnn_engine));
+  }
+  overrides.cpu_isa = cpu_isa;
+  check(overrides, "--cpu-isa", cpu_isa);
+  return overrides;
+}
+
+}  // namespace attnprof::cli

@@ -1,0 +1,25 @@
+#pragma once
+// The automatic choice of the sm_90a flash kernel's schedule (FlashSchedule::automatic) and the
+// L2-section size of the tile-counter schedule's order: host arithmetic only, tested without a GPU.
+#include <cstdint>
+
+#include "cuda/fused_attention.h"
+#include "cuda/hopper/flash_hopper.h"
+
+namespace attnprof::cuda::hopper {
+
+// The schedule FlashSchedule::automatic runs, chosen from H200 measurements (causal bf16, both
+// schedules timed in one run beside PyTorch's cuDNN): D 64 up to 2048 query rows and D 128 up to
+// 4096 take tile_counter (16x32x512x128: 0.096 ms; 4x16x4096x128: 0.445 ms); longer ones take
+// cta_per_tile (4x16x4096x64: 0.324 against 0.342 ms; 1x16x16384x128: 1.598 against
+// 1.630 ms: the L2 sections of the counter schedule hold 2 heads there, 256 tiles, so the last
+// section's longest tiles start with under two waves of work behind them).
+FlashSchedule auto_flash_schedule(std::int64_t head_dim, std::int64_t seq_q);
+
+// The (batch, head) pairs per section of the tile-counter schedule's order for `args` with
+// `batch_heads` pairs: as many as fit their K and V (2 bytes an element) in 16 MiB of L2 (H200: 50
+// MB of L2; the rest holds the next section's first tiles and the streaming Q and O), counting a
+// GQA group's shared K/V once per query head (conservative); at least 1, at most batch_heads.
+int l2_section_pairs(const FusedAttentionArgs& args, int batch_heads);
+
+}  // namespace attnprof::cuda::hopper

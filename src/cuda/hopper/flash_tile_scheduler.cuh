@@ -1,0 +1,126 @@
+#pragma once
+// The tile scheduler of the sm_90a flash kernel (flash_traits.cuh): the order of the query tiles
+// (longest first: every (batch, head) of the last query block, then the one before; in sections of
+// group_heads pairs with kDoubleBufferQ), which tile a CTA takes next, the key tiles a query tile
+// visits and the K/V ring slot of each; and, host side, the two schedulers a launch picks
+// (flash_launch.cuh's Scheduler parameter).
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "cuda/fused_attention.h"
+#include "cuda/hopper/flash_heuristics.h"
+#include "cuda/hopper/flash_traits.cuh"
+
+namespace attnprof::cuda::hopper::flash_sm90 {
+
+// Number of key tiles the CTA starting at query row m0 must visit (tiles 0 .. n-1): causal rows see
+// keys j <= i + causal_offset, so the CTA's last real row bounds them; 0 when no row sees any key.
+template <class Tr>
+__host__ __device__ __forceinline__ int visible_key_tiles(const FlashSm90Params& p, int m0) {
+  int keys = p.seq_k;
+  if (p.causal) {
+    const int last_row = (m0 + Tr::kBlockM < p.seq_q ? m0 + Tr::kBlockM : p.seq_q) - 1;
+    const long long last_visible = static_cast<long long>(last_row) + p.causal_offset;
+    keys = last_visible < 0 ? 0 : static_cast<int>(last_visible + 1 < keys ? last_visible + 1 : keys);
+  }
+  return (keys + Tr::kBlockN - 1) / Tr::kBlockN;
+}
+
+// The K/V ring is indexed by a CTA-wide count of key tiles (it runs on across query tiles when the
+// grid is persistent): slot g uses stage g % kStages, whose full/empty barriers are in phase
+// (g / kStages) & 1.
+template <class Tr>
+struct RingSlot {
+  int stage;
+  std::uint32_t phase;
+  __host__ __device__ explicit RingSlot(int g) : stage(g % Tr::kStages), phase((g / Tr::kStages) & 1) {}
+};
+
+// Query tile `tile` of the grid's order: all (batch, head) pairs of the last query block first.
+struct TileCoords {
+  int b, h, m0;
+};
+template <class Tr>
+__host__ __device__ __forceinline__ TileCoords tile_coords(const FlashSm90Params& p, int tile) {
+  if constexpr (Tr::kDoubleBufferQ) {
+    // Section `section` holds pairs section·G .. (the last one may be short); its tiles run
+    // longest first as above, so the query blocks that re-read a head's K/V run close together.
+    const int section = tile / (p.group_heads * p.m_blocks), first_bh = section * p.group_heads;
+    const int pairs = p.batch_heads - first_bh < p.group_heads ? p.batch_heads - first_bh : p.group_heads;
+    const int in_section = tile - first_bh * p.m_blocks;
+    const int m_block = p.m_blocks - 1 - in_section / pairs, bh = first_bh + in_section % pairs;
+    return {bh / p.heads, bh % p.heads, m_block * Tr::kBlockM};
+  }
+  const int m_block = p.m_blocks - 1 - tile / p.batch_heads, bh = tile % p.batch_heads;
+  return {bh / p.heads, bh % p.heads, m_block * Tr::kBlockM};
+}
+
+#if ATTNPROF_SM90A
+// The query tile a CTA takes in its `wave`-th round (wave 0 only when there is a CTA per tile).
+template <class Tr>
+__device__ __forceinline__ int cta_tile(int wave) {
+  const int ctas = static_cast<int>(gridDim.x), cta = static_cast<int>(blockIdx.x);
+  return wave * ctas + (Tr::kSnakeOrder && (wave & 1) != 0 ? ctas - 1 - cta : cta);
+}
+
+// The CTA's query tile number `done` (its first is blockIdx.x either way). Static (no tile
+// counter): the snake deal. Dynamic (a tile counter): the next tile of the order not yet taken by
+// any CTA, so a CTA that drew short tiles takes more of them (FA3's scheduler; longest first within
+// each L2 section makes it longest-processing-time-first greedy).
+template <class Tr>
+__device__ __forceinline__ int next_tile(const FlashSm90Params& p, int done) {
+  if constexpr (Tr::kTmaStore)  // the TMA-store kernels only: the others keep their producer's registers
+    if (p.tile_counter != nullptr) return atomicAdd(p.tile_counter, 1) + static_cast<int>(gridDim.x);
+  return cta_tile<Tr>(done);
+}
+
+// Once a CTA has drawn past the last tile it draws no more; the last CTA to get there sets the
+// counter back to zero for the next launch on the stream (kernels on one stream never overlap), so
+// a forward needs no memset. The fence orders this CTA's last draw before its retirement.
+__device__ __forceinline__ void retire_tile_counter(int* counter) {
+  __threadfence();
+  if (atomicAdd(counter + 1, 1) == static_cast<int>(gridDim.x) - 1) {
+    atomicExch(counter, 0);
+    atomicExch(counter + 1, 0);
+  }
+}
+#endif  // ATTNPROF_SM90A
+
+// Host side: how a launch (flash_launch.cuh) deals the query tiles, the Scheduler parameter of
+// launch_typed. Each says how many CTAs to launch for `tiles` query tiles, how many (batch, head)
+// pairs a section of the order holds (FlashSm90Params::group_heads) and which tile counter, if any,
+// the CTAs draw from.
+
+// SMs of the current device, asked once per device (flash_dispatch.cu).
+int multiprocessor_count();
+// The tile counter for launches on `stream` of the current device: two ints, zeroed once (in
+// stream order) and set back to zero by each launch's last CTA (retire_tile_counter). One per stream
+// because launches on one stream never overlap, while two streams' launches may; kept for the
+// process (8 bytes a stream). flash_dispatch.cu.
+int* tile_counter_for(cudaStream_t stream);
+
+// One CTA per query tile in the longest-first order: the hardware hands tiles to SMs as they free up.
+struct CtaPerTileScheduler {
+  static long long ctas(long long tiles) { return tiles; }
+  static int group_heads(const FusedAttentionArgs&, int batch_heads) { return batch_heads; }
+  static int* tile_counter(cudaStream_t) { return nullptr; }
+};
+
+// FA3's dynamic scheduler: one CTA per SM; each CTA's producer draws its next query tile from a
+// device counter (atomicAdd) once the current tile's Q is out, over an order in L2 sections (as many
+// (batch, head) pairs as fit their K and V in 16 MiB, longest first within a section, so the query
+// blocks that re-read a head's K/V run together). A CTA that drew short tiles takes more and the SMs
+// end together; the last CTA sets the counter back to zero, so a forward stays one kernel.
+struct TileCounterScheduler {
+  static long long ctas(long long tiles) {
+    const long long sms = multiprocessor_count();
+    return tiles < sms ? tiles : sms;
+  }
+  static int group_heads(const FusedAttentionArgs& args, int batch_heads) {
+    return l2_section_pairs(args, batch_heads);
+  }
+  static int* tile_counter(cudaStream_t stream) { return tile_counter_for(stream); }
+};
+
+}  // namespace attnprof::cuda::hopper::flash_sm90
