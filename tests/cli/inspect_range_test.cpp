@@ -120,7 +120,7 @@ TEST(InspectRange, TextRowsAndInsightsSayWhichRanges) {
   // One name per --range: the traces after it stay traces.
   CliResult two = run_cli({"inspect", "--format", "json", "--no-insights", "--range", "my_block", path, path});
   ASSERT_EQ(two.exit_code, 0) << two.err;
-  const nlohmann::json both = nlohmann::json::parse(two.out);
+  const nlohmann::json both = nlohmann::json::parse(two.out)["traces"];  // several traces: {"ranks", "traces"}
   ASSERT_EQ(both.size(), 2u);
   for (const auto& one : both) EXPECT_EQ(one["ranges"][0]["count"], 2) << two.out;
   std::filesystem::remove_all(std::filesystem::path(path).parent_path());
