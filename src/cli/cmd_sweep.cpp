@@ -125,8 +125,14 @@ int run_sweep_command(const SweepArgs& args) {
   hooks.checkpoint = [&](const std::vector<report::SweepRecord>& records) {
     report::write_sweep_files(args.out, records, ceilings);
   };
+  bool above_noted = false;  // a ceiling measured too low is said once, on the first point above it
   hooks.progress = [&](std::size_t done, std::size_t total, const report::SweepRecord& record) {
     std::string line = report::progress_line(done, total, record, terminal);
+    const std::string above = report::above_ceiling_note(ceilings, record.point.spec.dtype, record.tflops);
+    if (!above.empty() && !above_noted) {
+      line += fmt::format("\n  {} S={}: {}", record.point.variant, record.point.spec.seq_q, above);
+      above_noted = true;
+    }
     if (terminal) {
       std::fprintf(stderr, "\r%s\033[K%s", line.c_str(), done == total ? "\n" : "");
     } else {

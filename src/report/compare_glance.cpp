@@ -11,6 +11,8 @@ std::vector<GlanceRow> glance_rows(const std::vector<CompareRow>& rows, const Ce
   for (const CompareRow& row : rows) {
     if (row.result) {
       glance.push_back(glance_row(*row.result, ceilings.peak_tflops(row.result->spec.dtype)));
+      const std::string note = above_ceiling_note(ceilings, row.result->spec.dtype, row.result->tflops);
+      if (!note.empty()) glance.back().insights.push_back(Insight{"above_ceiling", note});
     } else {
       const Variant* variant = find_variant(row.variant);
       glance.push_back(refused_row(row.variant, variant ? std::string(variant->summary()) : std::string(), row.refusal));

@@ -19,7 +19,7 @@ namespace attnprof::report {
 struct Insight {
   std::string code;  // hidden_copy, fp32_gemm_cuda_cores, mask_rebuilt, safe_softmax, s2_materialized,
                      // single_fused_kernel, low_occupancy_by_design, driver_api_launch, cpu_bound, nan_output,
-                     // one_time_setup (from the run, not the trace)
+                     // one_time_setup (from the run, not the trace), above_ceiling (from the ceilings)
   std::string text;
 };
 
