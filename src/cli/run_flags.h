@@ -23,6 +23,8 @@ struct RunFlags {
   bool no_profile = false;
   int wait = 1, warmup = 1, active = 10;  // every time printed is the median of the active steps
   int repeat = 10;
+  int rounds = 5;       // compare: the kept forwards measured in this many rounds across the variants
+  bool compare = false;  // the flags are compare's (add_to without single_variant)
   std::vector<std::string> plugins;  // shared libraries of out-of-tree variants, loaded first
 
   void add_to(CLI::App& app, bool single_variant);
