@@ -9,6 +9,9 @@
 
 namespace attnprof {
 
+// compare's rounds by default (--rounds): the kept forwards are measured over 5 passes.
+inline constexpr int kCompareRounds = 5;
+
 struct CompareRow {
   std::string variant;
   std::optional<RunResult> result;  // empty when refused

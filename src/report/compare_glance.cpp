@@ -21,13 +21,13 @@ std::vector<GlanceRow> glance_rows(const std::vector<CompareRow>& rows, const Ce
   return glance;
 }
 
-void write_compare_results(const std::string& dir, const std::vector<CompareRow>& rows,
+void write_compare_results(const std::string& dir, const std::string& stem, const std::vector<CompareRow>& rows,
                            const std::vector<GlanceRow>& glance, const Ceilings& ceilings, std::string_view flag) {
   std::vector<RunResult> results;
   for (const CompareRow& row : rows) {
     if (row.result) results.push_back(*row.result);
   }
-  write_compare_json(dir, glance, results, ceilings, flag);
+  write_compare_json(dir + "/" + stem + ".json", glance, results, ceilings, flag);
 }
 
 std::vector<Insight> run_insights(const RunResult& result) {

@@ -14,8 +14,8 @@ namespace attnprof::report {
 
 std::vector<GlanceRow> glance_rows(const std::vector<CompareRow>& rows, const Ceilings& ceilings);
 
-// DIR/compare.json (atomically); `flag` names the option that chose DIR.
-void write_compare_results(const std::string& dir, const std::vector<CompareRow>& rows,
+// DIR/STEM.json (atomically; STEM from compare_stem); `flag` names the option that chose DIR.
+void write_compare_results(const std::string& dir, const std::string& stem, const std::vector<CompareRow>& rows,
                            const std::vector<GlanceRow>& glance, const Ceilings& ceilings, std::string_view flag = "--out");
 
 // A run's insights as compare computes them (for `attnprof run`): from the trace, or without one

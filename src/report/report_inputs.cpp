@@ -138,17 +138,37 @@ std::string json_error_text(const std::string& what) {
   return what;
 }
 
+std::string results_file(const std::string& dir, const std::string& kind, int& count) {
+  count = 0;
+  std::optional<std::pair<fs::file_time_type, std::string>> newest;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const bool named = name == kind + ".json" || (name.rfind(kind + "_", 0) == 0 && name.size() > kind.size() + 6 &&
+                                                   name.compare(name.size() - 5, 5, ".json") == 0);
+    if (!named) continue;
+    std::error_code time_error;
+    const auto when = fs::last_write_time(it->path(), time_error);
+    ++count;
+    const std::pair<fs::file_time_type, std::string> key{time_error ? fs::file_time_type::min() : when, name};
+    if (!newest || key > *newest) newest = key;
+  }
+  return newest ? (fs::path(dir) / newest->second).string() : std::string();
+}
+
 ReportInputs read_report_inputs(const std::string& dir) {
   if (!fs::is_directory(dir)) {
     throw UsageError(fmt::format("report: '{}' is not a directory; give the --out directory of compare or sweep", dir));
   }
   ReportInputs in;
-  const fs::path compare_path = fs::path(dir) / "compare.json";
-  const fs::path sweep_path = fs::path(dir) / "sweep.json";
-  in.compare = read_json_file(compare_path);
-  in.sweep = read_json_file(sweep_path);
+  int compares = 0, sweeps = 0;
+  in.compare_path = results_file(dir, "compare", compares);
+  in.sweep_path = results_file(dir, "sweep", sweeps);
+  const fs::path compare_path = in.compare_path, sweep_path = in.sweep_path;
+  if (!in.compare_path.empty()) in.compare = read_json_file(compare_path);
+  if (!in.sweep_path.empty()) in.sweep = read_json_file(sweep_path);
   if (!in.compare && !in.sweep) {
-    throw UsageError(fmt::format("report: '{}' holds neither compare.json nor sweep.json; write them with "
+    throw UsageError(fmt::format("report: '{}' holds no compare or sweep results (compare_*.json, sweep_*.json); write them with "
                                  "`attnprof compare --out {}` or `attnprof sweep --out {}`",
                                  dir, dir, dir));
   }
@@ -161,7 +181,7 @@ ReportInputs read_report_inputs(const std::string& dir) {
   };
   if (in.compare) checked(compare_path, [&] { check_compare(*in.compare, dir); });
   if (in.sweep) checked(sweep_path, [&] { check_sweep(*in.sweep); });
-  in.measured = results_written(dir);
+  in.measured = results_written(in.compare_path, in.sweep_path);
   return in;
 }
 

@@ -25,8 +25,8 @@ AttentionSpec spec_from_json(const nlohmann::json& json);
 // rows and results pair up by variant name; a refused row has no result.
 nlohmann::json compare_json(const std::vector<GlanceRow>& rows, const std::vector<RunResult>& results,
                             const Ceilings& ceilings);
-// Writes DIR/compare.json atomically (flag names the option that chose DIR).
-void write_compare_json(const std::string& dir, const std::vector<GlanceRow>& rows, const std::vector<RunResult>& results,
+// Writes PATH (DIR/<compare_stem>.json) atomically (flag names the option that chose DIR).
+void write_compare_json(const std::string& path, const std::vector<GlanceRow>& rows, const std::vector<RunResult>& results,
                         const Ceilings& ceilings, std::string_view flag = "--out");
 
 }  // namespace attnprof::report
