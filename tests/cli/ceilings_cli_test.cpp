@@ -13,6 +13,7 @@
 using attnprof::testing::CliResult;
 using attnprof::testing::make_temp_dir;
 using attnprof::testing::read_whole_file;
+using attnprof::testing::results_path;
 using attnprof::testing::run_cli;
 using attnprof::testing::ScopedEnv;
 
@@ -35,7 +36,7 @@ nlohmann::json compare_ceilings() {
   CliResult r = run_cli({"compare", "--device", "cpu", "--variants", "naive", "--batch", "1", "--heads", "2", "--seq",
                          "64", "--head-dim", "32", "--format", "json", "--out", "{work}/out"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  nlohmann::json j = nlohmann::json::parse(read_whole_file(fs::path(r.work_dir) / "out/compare.json"));
+  nlohmann::json j = nlohmann::json::parse(read_whole_file(results_path(r.work_dir + "/out", "compare", "json")));
   fs::remove_all(r.work_dir);
   return j["ceilings"];
 }
@@ -100,7 +101,7 @@ TEST(CeilingsCli, CorruptCacheIsMeasuredAgainWithANote) {
   EXPECT_NE(r.err.find(note), std::string::npos) << r.err;
   const nlohmann::json replaced = nlohmann::json::parse(read_whole_file(file));
   EXPECT_EQ(replaced["kind"], "attnprof.ceilings");
-  const nlohmann::json shown = nlohmann::json::parse(read_whole_file(fs::path(r.work_dir) / "out/compare.json"))["ceilings"];
+  const nlohmann::json shown = nlohmann::json::parse(read_whole_file(results_path(r.work_dir + "/out", "compare", "json")))["ceilings"];
   expect_same_numbers(shown, replaced["ceilings"]);
   fs::remove_all(r.work_dir);
   fs::remove_all(cache_home);

@@ -14,6 +14,7 @@
 #include "cli/cli_runner.h"
 
 using attnprof::testing::CliResult;
+using attnprof::testing::results_path;
 using attnprof::testing::run_cli;
 
 namespace {
@@ -197,7 +198,7 @@ TEST(TimeStatsJson, SweepMeasuresTheForwardsItIsTold) {
   CliResult r = run_cli({"sweep", "--device", "cpu", "--seq", "64", "--variants", "flash", "--heads", "2",
                          "--forwards", "12", "--no-profile", "--out", "{work}/s"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::ifstream in(r.work_dir + "/s/sweep.json");
+  std::ifstream in(results_path(r.work_dir + "/s", "sweep", "json"));
   const nlohmann::json j = nlohmann::json::parse(in);
   ASSERT_EQ(j["rows"].size(), 1u);
   expect_consistent_stats(j["rows"][0]["time_stats"], "sweep time_stats");
