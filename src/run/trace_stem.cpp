@@ -44,15 +44,15 @@ std::string config_tokens(const RunOptions& o) {
 
 // "_<letter><items joined by '+'>", the items file_safe (so a '+' inside one is %2B and the
 // list reads back unambiguously); a token over 64 characters becomes
-// "_<letter>x<FNV-1a 64-bit hash of the items, 16 hex digits>" (a file name stays far below
-// NAME_MAX).
+// "_<letter>=<FNV-1a 64-bit hash of the items, 16 hex digits>" ('=' is outside file_safe's
+// characters, so no list spelled out reads the same; a file name stays far below NAME_MAX).
 std::string list_token(char letter, const std::vector<std::string>& items) {
   std::string joined;
   for (const std::string& item : items) joined += (joined.empty() ? "" : "+") + file_safe(item);
   if (joined.size() <= 64) return fmt::format("_{}{}", letter, joined);
   std::uint64_t hash = 14695981039346656037ull;
   for (unsigned char c : joined) hash = (hash ^ c) * 1099511628211ull;
-  return fmt::format("_{}x{:016x}", letter, hash);
+  return fmt::format("_{}={:016x}", letter, hash);
 }
 
 std::vector<std::string> numbers(const std::vector<std::int64_t>& values) {
@@ -83,10 +83,10 @@ std::string compare_stem(const RunOptions& o, const std::vector<std::string>& va
 std::string sweep_stem(const RunOptions& o, const std::vector<std::int64_t>& seqs,
                        const std::vector<std::int64_t>& head_dims, const std::vector<std::string>& variants) {
   const AttentionSpec& s = o.spec;
-  std::string stem = fmt::format("sweep_{}_{}_{}", s.batch, s.heads, device_name(s.device)) + config_tokens(o) +
-                     list_token('s', numbers(seqs)) + list_token('d', numbers(head_dims));
-  if (!variants.empty()) stem += list_token('v', variants);
+  std::string stem = fmt::format("sweep_{}_{}_{}", s.batch, s.heads, device_name(s.device)) + config_tokens(o);
   if (!o.profile) stem += "_noprofile";
+  stem += list_token('s', numbers(seqs)) + list_token('d', numbers(head_dims));
+  if (!variants.empty()) stem += list_token('v', variants);  // last: a variant's name cannot imitate a token
   return stem;
 }
 

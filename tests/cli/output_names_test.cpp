@@ -96,7 +96,7 @@ TEST(OutputNames, ResultsOfRunsDifferingOnlyInDtypeAreBothKept) {
   CliResult runs[4] = {compare("bf16"), sweep("bf16"), {}, {}};
   for (const CliResult& r : {runs[0], runs[1]}) ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string bf16_compare = read_whole_file(out + "/compare_1_2_64_32_cpu_vnaive.json");
-  const std::string bf16_sweep = read_whole_file(out + "/sweep_1_2_cpu_s64_d32_vnaive_noprofile.json");
+  const std::string bf16_sweep = read_whole_file(out + "/sweep_1_2_cpu_noprofile_s64_d32_vnaive.json");
   ASSERT_FALSE(bf16_compare.empty());
   ASSERT_FALSE(bf16_sweep.empty());
   runs[2] = compare("fp32");
@@ -108,15 +108,15 @@ TEST(OutputNames, ResultsOfRunsDifferingOnlyInDtypeAreBothKept) {
   }
   EXPECT_EQ(results, (std::set<std::string>{
                          "compare_1_2_64_32_cpu_vnaive.json", "compare_1_2_64_32_cpu_fp32_vnaive.json",
-                         "sweep_1_2_cpu_s64_d32_vnaive_noprofile.csv", "sweep_1_2_cpu_s64_d32_vnaive_noprofile.json",
-                         "sweep_1_2_cpu_fp32_s64_d32_vnaive_noprofile.csv",
-                         "sweep_1_2_cpu_fp32_s64_d32_vnaive_noprofile.json"}));
+                         "sweep_1_2_cpu_noprofile_s64_d32_vnaive.csv", "sweep_1_2_cpu_noprofile_s64_d32_vnaive.json",
+                         "sweep_1_2_cpu_fp32_noprofile_s64_d32_vnaive.csv",
+                         "sweep_1_2_cpu_fp32_noprofile_s64_d32_vnaive.json"}));
   EXPECT_EQ(read_whole_file(out + "/compare_1_2_64_32_cpu_vnaive.json"), bf16_compare) << "bf16 compare written over";
-  EXPECT_EQ(read_whole_file(out + "/sweep_1_2_cpu_s64_d32_vnaive_noprofile.json"), bf16_sweep) << "bf16 sweep written over";
+  EXPECT_EQ(read_whole_file(out + "/sweep_1_2_cpu_noprofile_s64_d32_vnaive.json"), bf16_sweep) << "bf16 sweep written over";
   const nlohmann::json fp32 = nlohmann::json::parse(read_whole_file(out + "/compare_1_2_64_32_cpu_fp32_vnaive.json"));
   EXPECT_EQ(fp32["rows"][0]["dtype"], "fp32");
   const nlohmann::json fp32_sweep =
-      nlohmann::json::parse(read_whole_file(out + "/sweep_1_2_cpu_fp32_s64_d32_vnaive_noprofile.json"));
+      nlohmann::json::parse(read_whole_file(out + "/sweep_1_2_cpu_fp32_noprofile_s64_d32_vnaive.json"));
   EXPECT_EQ(fp32_sweep["rows"][0]["dtype"], "fp32");
 
   // report draws the newest of each and says which, among how many.
@@ -126,7 +126,7 @@ TEST(OutputNames, ResultsOfRunsDifferingOnlyInDtypeAreBothKept) {
             std::string::npos)
       << report.err;
   EXPECT_NE(report.err.find("holds 2 sweep results; drawing the newest, " + out +
-                            "/sweep_1_2_cpu_fp32_s64_d32_vnaive_noprofile.json"),
+                            "/sweep_1_2_cpu_fp32_noprofile_s64_d32_vnaive.json"),
             std::string::npos)
       << report.err;
   fs::remove_all(out);

@@ -38,7 +38,7 @@ TEST(SweepCli, WritesCsvAndJsonForEveryPoint) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::sort(r.files.begin(), r.files.end());
   // Named by the configuration (sweep_stem): threads, the lists, the variants, --no-profile.
-  const std::string stem = "sw/sweep_1_2_cpu_t1_s64+128_d64_vnaive+flash_noprofile";
+  const std::string stem = "sw/sweep_1_2_cpu_t1_noprofile_s64+128_d64_vnaive+flash";
   EXPECT_EQ(r.files, (std::vector<std::string>{stem + ".csv", stem + ".json"}));
   EXPECT_NE(r.out.find("[4/4] flash S=128 D=64: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("4 points, 4 run, 0 skipped for memory, 0 refused, 0 failed"), std::string::npos) << r.out;
@@ -69,7 +69,7 @@ TEST(SweepCli, SkipsAPointThatDoesNotFitInMemory) {
   CliResult r = run_cli({"sweep", "--device", "cpu", "--batch", "64", "--heads", "64", "--seq", "65536", "--variants",
                          "naive", "--no-profile", "--out", "{work}"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  nlohmann::json j = nlohmann::json::parse(slurp(fs::path(r.work_dir) / "sweep_64_64_cpu_s65536_d64_vnaive_noprofile.json"));
+  nlohmann::json j = nlohmann::json::parse(slurp(fs::path(r.work_dir) / "sweep_64_64_cpu_noprofile_s65536_d64_vnaive.json"));
   ASSERT_EQ(j["rows"].size(), 1u);
   EXPECT_EQ(j["rows"][0]["status"], "skipped");
   EXPECT_EQ(j["rows"][0]["reason"].get<std::string>().rfind("needs ", 0), 0u) << j["rows"][0]["reason"];
