@@ -48,7 +48,10 @@ std::string config_tokens(const RunOptions& o) {
 // characters, so no list spelled out reads the same; a file name stays far below NAME_MAX).
 std::string list_token(char letter, const std::vector<std::string>& items) {
   std::string joined;
-  for (const std::string& item : items) joined += (joined.empty() ? "" : "+") + file_safe(item);
+  for (const std::string& item : items) {
+    if (!joined.empty()) joined += '+';
+    joined += file_safe(item);
+  }
   if (joined.size() <= 64) return fmt::format("_{}{}", letter, joined);
   std::uint64_t hash = 14695981039346656037ull;
   for (unsigned char c : joined) hash = (hash ^ c) * 1099511628211ull;
