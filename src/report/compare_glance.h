@@ -1,7 +1,7 @@
 #pragma once
 // What `attnprof compare` prints and writes, from its rows: the glance rows (measured rows with
 // their insights, % of the measured peak of their dtype; refused rows with the reason) and
-// DIR/compare.json for `attnprof report`.
+// DIR/compare_<configuration>.json for `attnprof report`.
 #include <attnprof/compare.h>
 
 #include <string>

@@ -1,4 +1,4 @@
-// What `attnprof report DIR` reads: DIR/compare.json and DIR/sweep.json, files that may come from
+// What `attnprof report DIR` reads: DIR's newest compare and sweep results, files that may come from
 // elsewhere. Each is parsed and every row is checked with the same parsers the report draws with,
 // so a bad value is refused up front with one line naming the file and the field.
 #include <attnprof/error.h>
@@ -20,7 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// compare.json and sweep.json of a 10000-point sweep are a few MB; anything this large is not one.
+// compare's results and a 10000-point sweep's JSON are a few MB; anything this large is not one.
 constexpr std::uintmax_t kMaxInputBytes = 256u << 20;
 
 // The message of a parser's exception without the JSON library's "[json.exception...] " or a

@@ -1,5 +1,5 @@
 #pragma once
-// The results a compare run leaves in its directory for `attnprof report`: DIR/compare.json is
+// The results a compare run leaves in its directory for `attnprof report`: DIR/compare_<...>.json is
 // the glance JSON plus the run's shape, device, ceilings, and per row its spec, trace path and
 // one step's timeline (so the report needs no trace reader):
 //   {"kind": "attnprof.compare", "version": 1, "device": "cuda", "shape": "8x16x1024x64",
