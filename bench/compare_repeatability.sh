@@ -2,17 +2,20 @@
 # Do repeated `attnprof compare` runs agree within the spread they print?
 # Runs `compare --device cpu --format json` RUNS times (default 10) at a small shape and checks,
 # for every variant, that each run's median lies inside every other run's printed min–max
-# spread. Prints per variant the range of the runs' medians, the range inside every spread,
-# how many (run, other run) pairs hold the median inside the spread, and how many pairs of runs
-# have spreads that meet (so attnprof would not rank one run above the other). Exits 1 when
-# any median falls outside another run's spread.
+# spread. Prints per variant every run's median and spread; then the range of the runs'
+# medians, the range inside every spread, how many (run, other run) pairs hold the median
+# inside the spread, and how many pairs of runs
+# have spreads that meet (so attnprof would not rank one run above the other), PASS or FAIL,
+# and the count of each. Exits 1 when any median falls outside another run's spread.
 #   bench/compare_repeatability.sh [ATTNPROF_BINARY] [RUNS]
-# THREADS=N passes --threads N (default: every core).
+# THREADS=N passes --threads N (default: every core); ROUNDS=N passes --rounds N (default:
+# compare's own, 5).
 set -euo pipefail
-bin=${1:-build/cpu/attnprof}
+bin=${1:-build/cpu/bin/attnprof}
 runs=${2:-10}
 shape=(--device cpu --batch 1 --heads 4 --seq 256 --head-dim 64 --dtype fp32)
 if [[ -n ${THREADS:-} ]]; then shape+=(--threads "$THREADS"); fi
+if [[ -n ${ROUNDS:-} ]]; then shape+=(--rounds "$ROUNDS"); fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo "attnprof compare ${shape[*]}, $runs runs on $(nproc) cores (load average $(cut -d' ' -f1-3 /proc/loadavg))"
@@ -31,8 +34,13 @@ for i in range(1, runs + 1):
             if isinstance(stats, dict):
                 by_variant.setdefault(row["variant"], []).append(stats)
 failed = False
+print("per run: median [min\u2013max] in ms, in run order")
+for name, stats in by_variant.items():
+    print(f"{name:<10} " + "  ".join(f"{s['median_ms']:.4f} [{s['min_ms']:.4f}\u2013{s['max_ms']:.4f}]" for s in stats))
+print()
 print(f"{'variant':<10} {'fwds':>4} {'medians of the runs (ms)':>25} {'in every spread (ms)':>22} "
-      f"{'median in spread':>16} {'spreads meet':>12}  agree")
+      f"{'median in spread':>16} {'spreads meet':>12}  result")
+passed = 0
 for name, stats in by_variant.items():
     medians = [s["median_ms"] for s in stats]
     low, high = max(s["min_ms"] for s in stats), min(s["max_ms"] for s in stats)
@@ -45,8 +53,11 @@ for name, stats in by_variant.items():
                for i in range(n) for j in range(i + 1, n))
     agree = n == runs and inside == n * (n - 1)
     failed |= not agree
+    passed += agree
     span = f"{low:.4f}\u2013{high:.4f}" if low <= high else "none"
     print(f"{name:<10} {stats[0]['count']:>4} {min(medians):>12.4f}\u2013{max(medians):<12.4f} {span:>22} "
-          f"{inside:>9}/{n * (n - 1):<6} {meet:>7}/{n * (n - 1) // 2:<4}  {'yes' if agree else 'NO'}")
+          f"{inside:>9}/{n * (n - 1):<6} {meet:>7}/{n * (n - 1) // 2:<4}  {'PASS' if agree else 'FAIL'}")
+print(f"{passed} PASS, {len(by_variant) - passed} FAIL of {len(by_variant)} variants "
+      f"(PASS: every run's median inside every other run's printed spread)")
 sys.exit(1 if failed else 0)
 PY

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the traces `attnprof compare --device cuda --out DIR` wrote (issue 4, acceptance 1 and 4).
 
-For every variant's trace in DIR/compare.json:
+For every variant's trace in DIR's newest compare_<configuration>.json:
   - `attnprof inspect --format json` of the trace reproduces the run's kernels, memcpys and memsets
     per forward;
   - every GPU kernel has an ac2g flow from its launch (a flow start and end with its correlation id)
@@ -14,8 +14,10 @@ Prints one line per variant and exits 1 on the first variant that fails any chec
     python3 scripts/check_gpu_traces.py --attnprof build/gpu/attnprof --dir $OUT/traces
 """
 import argparse
+import glob
 import gzip
 import json
+import os
 import subprocess
 import sys
 
@@ -82,7 +84,11 @@ def main():
     ap.add_argument("--attnprof", required=True)
     ap.add_argument("--dir", required=True)
     args = ap.parse_args()
-    rows = [r for r in load(f"{args.dir}/compare.json")["rows"] if "refused" not in r]
+    # compare names its results by configuration (compare_<...>.json): the newest one
+    results = sorted(glob.glob(f"{args.dir}/compare_*.json"), key=os.path.getmtime)
+    if not results:
+        sys.exit(f"no compare_*.json in {args.dir}")
+    rows = [r for r in load(results[-1])["rows"] if "refused" not in r]
     ok = all([check_variant(args.attnprof, r) for r in rows])
     sys.exit(0 if ok else 1)
 

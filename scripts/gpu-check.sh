@@ -65,7 +65,7 @@ if [ $build_rc -eq 0 ] && [ "${SKIP_CTEST:-0}" != 1 ]; then
 fi
 
 # The CLI end to end on the GPU: every variant's glance row (work per forward, occupancy, the
-# determinism check over 10 runs), its trace (plus traces/compare.json), and inspect reading each
+# determinism check over 10 runs), its trace (plus traces/compare_<configuration>.json), and inspect reading each
 # trace back.
 inspect_traces() {
   local t
@@ -76,7 +76,7 @@ inspect_traces() {
 if [ $build_rc -eq 0 ] && [ "${SKIP_COMPARE:-0}" != 1 ]; then
   if "$BUILD/attnprof" compare --device cuda --out "$OUT/traces" 2>"$OUT/compare.err" | tee "$OUT/compare.txt" &&
      inspect_traces; then
-    status[compare]="ok (compare.txt, traces/compare.json, traces/*.inspect.json)"
+    status[compare]="ok (compare.txt, traces/compare_*.json, traces/*.inspect.json)"
     if python3 "$SRC/scripts/check_gpu_traces.py" --attnprof "$BUILD/attnprof" --dir "$OUT/traces" 2>&1 | tee "$OUT/trace_checks.log"; then
       status[traces]="ok (trace_checks.log: inspect = run, flows, occupancy, annotations, structure)"
     else

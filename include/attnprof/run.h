@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace attnprof {
 
@@ -27,6 +28,9 @@ struct RunOptions {
   std::string dump_dir;            // --dump: q.npy, k.npy, v.npy, out.npy
   int determinism_runs = -1;       // -1: 10 on a GPU, 0 on the CPU (its unit tests check it)
   KernelOverrides kernels;         // installed for the process before the run (set_kernel_overrides)
+  // The kept forwards (schedule.active, or timed_forwards) are measured over this many calls of
+  // run_variant (compare's rounds, compare.cpp); one call measures ceil(kept / rounds) of them.
+  int rounds = 1;
 };
 
 struct RunResult {
@@ -37,6 +41,8 @@ struct RunResult {
   double cpu_ns = 0;             // CPU time per forward (the attn_fwd range)
   TimeStats time;                // the per-forward samples behind median_ns (ns): count, spread
   TimeStats cpu_time;            // the per-forward samples behind cpu_ns (ns)
+  std::vector<double> time_samples;      // the samples behind `time`, in the order measured (ns)
+  std::vector<double> cpu_time_samples;  // the samples behind `cpu_time` (ns)
   int threads = 0;               // CPU threads the run used (OpenMP's count after --threads)
   // Once per shape, before the first forward and outside every per-forward time: the variant's
   // prepare() to a device synchronize (cuDNN's plan build and config timing, naive's mask).
@@ -67,5 +73,12 @@ struct RunResult {
 
 // Throws UsageError for a variant that refuses the spec, naming the reason.
 RunResult run_variant(const RunOptions& options);
+
+// The options of a later round of `options`' run: the same forwards, measured again on fresh
+// inputs and output, writing no files and checking no determinism (the first round did both).
+RunOptions later_round(const RunOptions& options);
+// Adds a later round's samples to `into` (its times, their spread and its rate follow); the
+// trace, correctness and memory stay the first round's.
+void add_round(RunResult& into, const RunResult& round);
 
 }  // namespace attnprof

@@ -14,6 +14,7 @@
 #include "cli/terminal.h"
 #include "report/ceilings.h"
 #include "report/compare_glance.h"
+#include "run/trace_stem.h"
 
 namespace attnprof::cli {
 
@@ -31,7 +32,7 @@ Command add_compare(CLI::App& app) {
       if (text) std::fprintf(stderr, "running %s...\n", name.c_str());
     });
     for (CompareRow& row : rows) row.refusal = name_flags(row.refusal);
-    // Nothing ran: no table and no compare.json, one line with each variant's reason.
+    // Nothing ran: no table and no results file, one line with each variant's reason.
     if (std::all_of(rows.begin(), rows.end(), [](const CompareRow& row) { return !row.result; })) {
       std::string reasons;
       for (const CompareRow& row : rows) {
@@ -40,10 +41,11 @@ Command add_compare(CLI::App& app) {
       throw UsageError(fmt::format("compare: every variant refused {}: {}", base.spec.shape_string(), reasons));
     }
     std::fputs(render_compare(rows, text ? CompareFormat::text : CompareFormat::json, terminal_width()).c_str(), stdout);
-    if (!base.out_dir.empty()) {  // DIR/compare.json: what `attnprof report DIR` draws
+    if (!base.out_dir.empty()) {  // DIR/compare_....json: what `attnprof report DIR` draws
       const report::Ceilings& ceilings = report::measured_ceilings(base.spec.device);
-      report::write_compare_results(base.out_dir, rows, report::glance_rows(rows, ceilings), ceilings, "--out");
-      if (text) std::fprintf(stderr, "traces, tables and compare.json in %s/\n", base.out_dir.c_str());
+      const std::string stem = compare_stem(base, flags->variants ? names : std::vector<std::string>{});
+      report::write_compare_results(base.out_dir, stem, rows, report::glance_rows(rows, ceilings), ceilings, "--out");
+      if (text) std::fprintf(stderr, "traces, tables and %s.json in %s/\n", stem.c_str(), base.out_dir.c_str());
     }
     return 0;
   };

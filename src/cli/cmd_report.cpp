@@ -1,4 +1,4 @@
-// attnprof report DIR: one self-contained HTML file from DIR/compare.json and DIR/sweep.json.
+// attnprof report DIR: one self-contained HTML file from DIR's newest compare and sweep results.
 #include <attnprof/error.h>
 
 #include <fmt/format.h>
@@ -37,9 +37,10 @@ void check_report_out(const std::string& out, const std::string& dir) {
   }
   const fs::path parent = fs::path(out).parent_path();
   check_writable_directory(parent.empty() ? std::string(".") : parent.string(), "--out");
-  for (const char* input : {"compare.json", "sweep.json"}) {
-    const fs::path path = fs::path(dir) / input;
-    if (fs::exists(out, ec) && fs::exists(path, ec) && fs::equivalent(out, path, ec)) {
+  for (const char* kind : {"compare", "sweep"}) {
+    int count = 0;
+    const fs::path path = report::results_file(dir, kind, count);
+    if (!path.empty() && fs::exists(out, ec) && fs::exists(path, ec) && fs::equivalent(out, path, ec)) {
       throw UsageError(fmt::format("--out: '{}' is {}, an input of this report; allowed: another file name", out,
                                    path.string()));
     }
@@ -50,6 +51,14 @@ int run_report_command(const ReportArgs& args) {
   const std::string out = args.out ? *args.out : args.dir + "/report.html";
   check_report_out(out, args.dir);
   report::ReportInputs inputs = report::read_report_inputs(args.dir);
+  for (const char* kind : {"compare", "sweep"}) {  // results of several configurations: which one is drawn
+    int count = 0;
+    const std::string path = report::results_file(args.dir, kind, count);
+    if (count > 1) {
+      std::fprintf(stderr, "attnprof: report: %s holds %d %s results; drawing the newest, %s\n",
+                   printable(args.dir).c_str(), count, kind, printable(path).c_str());
+    }
+  }
   inputs.title = args.title;
   // A compare row without a timeline (older results) gets one from its trace, found as written
   // or relative to DIR; a trace that cannot be read leaves the row without a timeline.
@@ -86,7 +95,7 @@ int run_report_command(const ReportArgs& args) {
 Command add_report(CLI::App& app) {
   auto args = std::make_shared<ReportArgs>();
   CLI::App* sub = app.add_subcommand("report", "Write one self-contained HTML report from a compare/sweep directory");
-  sub->add_option("dir", args->dir, "Directory holding compare.json and/or sweep.json")
+  sub->add_option("dir", args->dir, "Directory holding compare and/or sweep results (the newest of each is drawn)")
       ->required()
       ->check(non_empty_path());
   sub->add_option("--out", args->out, "HTML file to write (default: DIR/report.html)")->check(non_empty_path());

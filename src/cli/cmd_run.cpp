@@ -39,6 +39,8 @@ void print_text(const RunResult& r, double peak_tflops) {
   const double pct = report::pct_of_peak(r.tflops, peak_tflops);
   fmt::print("  {:<26}{}{}\n", "throughput", report::format_tflops(r.tflops),
              pct > 0 ? fmt::format("  ({:.1f}% of the measured {} matmul ceiling)", pct, dtype_name(r.spec.dtype)) : "");
+  const std::string above = report::above_ceiling_note(report::measured_ceilings(s.device), s.dtype, r.tflops);
+  if (!above.empty()) fmt::print("  {:<26}{}\n", "", above);
   fmt::print("  {:<26}{}\n", "peak extra memory", report::format_bytes(static_cast<double>(r.peak_extra_bytes)));
   fmt::print("  {:<26}{:.2e}  ({}){}\n", "error vs fp64", r.rel_err, r.err_scope,
              r.nan_only_in_masked_rows ? "  NaN in the fully masked rows only (as PyTorch's naive module)"
@@ -68,7 +70,8 @@ Command add_run(CLI::App& app) {
   return [flags]() {
     RunOptions options = flags->to_options();
     RunResult result = run_variant(options);
-    const double peak_tflops = report::measured_ceilings(result.spec.device).peak_tflops(result.spec.dtype);
+    const report::Ceilings& ceilings = report::measured_ceilings(result.spec.device);
+    const double peak_tflops = ceilings.peak_tflops(result.spec.dtype);
     std::optional<report::ExpectResult> expected;
     if (!flags->expect.empty() && result.trace) {
       expected = report::compare_expect(report::parse_expect(flags->expect), *result.trace);
@@ -79,6 +82,8 @@ Command add_run(CLI::App& app) {
       for (const report::Insight& insight : report::run_insights(result)) {
         j["insights"].push_back({{"code", insight.code}, {"text", insight.text}});
       }
+      const std::string above = report::above_ceiling_note(ceilings, result.spec.dtype, result.tflops);
+      if (!above.empty()) j["insights"].push_back({{"code", "above_ceiling"}, {"text", above}});
       if (expected) j["expect"] = report::expect_json(*expected);
       fmt::print("{}\n", dump_json(j, 2));
     } else {

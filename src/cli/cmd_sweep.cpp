@@ -1,5 +1,5 @@
 // attnprof sweep: run_variant over a grid of sequence lengths, head dims and variants; results
-// as DIR/sweep.csv and DIR/sweep.json, rewritten whole after every point.
+// as DIR/<sweep_stem>.csv and .json (run/trace_stem.h), rewritten whole after every point.
 #include <attnprof/error.h>
 #include <attnprof/run.h>
 #include <attnprof/variant.h>
@@ -22,6 +22,7 @@
 #include "core/utf8.h"
 #include "report/ceilings.h"
 #include "report/sweep.h"
+#include "run/trace_stem.h"
 
 namespace attnprof::cli {
 namespace {
@@ -112,11 +113,14 @@ int run_sweep_command(const SweepArgs& args) {
   options.profile = !args.no_profile;
   options.schedule.active = args.forwards;
   options.timed_forwards = args.forwards;
-  options.out_dir = args.no_profile ? std::string() : args.out;  // traces and tables beside sweep.csv, as compare's
+  options.out_dir = args.no_profile ? std::string() : args.out;  // traces and tables beside the sweep's results, as compare's
   // Every output problem is found before anything is printed or made; the directory is made
   // when the first point's files are written.
   check_writable_directory(args.out, "--out");
   install_signal_cleanup();
+  RunOptions named = options;
+  named.spec = base;
+  const std::string stem = sweep_stem(named, seqs, head_dims, args.variants ? variants : std::vector<std::string>{});
 
   const report::Ceilings& ceilings = report::measured_ceilings(base.device);
   std::printf("ceilings: %s\n", report::ceilings_text(ceilings).c_str());
@@ -132,10 +136,16 @@ int run_sweep_command(const SweepArgs& args) {
   };
   hooks.precheck = precheck_point;
   hooks.checkpoint = [&](const std::vector<report::SweepRecord>& records) {
-    report::write_sweep_files(args.out, records, ceilings);
+    report::write_sweep_files(args.out, records, ceilings, stem);
   };
+  bool above_noted = false;  // a ceiling measured too low is said once, on the first point above it
   hooks.progress = [&](std::size_t done, std::size_t total, const report::SweepRecord& record) {
     std::string line = report::progress_line(done, total, record, terminal);
+    const std::string above = report::above_ceiling_note(ceilings, record.point.spec.dtype, record.tflops);
+    if (!above.empty() && !above_noted) {
+      line += fmt::format("\n  {} S={}: {}", record.point.variant, record.point.spec.seq_q, above);
+      above_noted = true;
+    }
     if (terminal) {
       std::fprintf(stderr, "\r%s\033[K%s", line.c_str(), done == total ? "\n" : "");
     } else {
@@ -145,7 +155,7 @@ int run_sweep_command(const SweepArgs& args) {
   };
   const auto points = report::sweep_grid(base, seqs, head_dims, variants);
   const auto records = report::run_sweep(points, options, ceilings, hooks);
-  if (records.empty()) report::write_sweep_files(args.out, records, ceilings);
+  if (records.empty()) report::write_sweep_files(args.out, records, ceilings, stem);
 
   int ok = 0, skipped = 0, refused = 0, failed = 0;
   for (const auto& r : records) {
@@ -159,8 +169,8 @@ int run_sweep_command(const SweepArgs& args) {
                    printable(r.reason).c_str());
     }
   }
-  std::printf("wrote %s/sweep.csv and %s/sweep.json: %zu points, %d run, %d skipped for memory, %d refused, %d failed\n",
-              args.out.c_str(), args.out.c_str(), records.size(), ok, skipped, refused, failed);
+  std::printf("wrote %s/%s.csv and .json: %zu points, %d run, %d skipped for memory, %d refused, %d failed\n",
+              args.out.c_str(), stem.c_str(), records.size(), ok, skipped, refused, failed);
   return failed > 0 ? 1 : 0;
 }
 
@@ -189,7 +199,7 @@ Command add_sweep(CLI::App& app) {
                   "median and spread")
       ->capture_default_str()
       ->check(strict_integer());
-  sub->add_option("--out", args->out, "Directory for sweep.csv, sweep.json and the traces (.json.gz) and tables (.txt)")
+  sub->add_option("--out", args->out, "Directory for the results (sweep_<configuration>.csv and .json), traces (.json.gz) and tables (.txt)")
       ->capture_default_str()
       ->check(non_empty_path());
   return [args] { return run_sweep_command(*args); };

@@ -25,6 +25,12 @@ void RunFlags::add_to(CLI::App& app, bool single_variant) {
                    "guess one forward's work first (e.g. gemm,mul,masked_fill,softmax,gemm); the trace checks it");
   } else {
     app.add_option("--variants", variants, "comma-separated variants (default: every one the device supports)");
+    app.add_option("--rounds", rounds,
+                   "measure the kept forwards (--active or --repeat) in this many rounds, each over every variant "
+                   "on fresh inputs; the spread then covers run-to-run drift")
+        ->capture_default_str()
+        ->check(strict_integer());
+    compare = true;
   }
   app.add_option("--format", format, "text or json")->capture_default_str();
   CLI::Option* out_option =
@@ -51,6 +57,7 @@ RunOptions RunFlags::to_options() const {
   if (warmup < 0 || warmup > 1000) throw UsageError(fmt::format("--warmup: must be 0..1000 (got {})", warmup));
   if (active < 1 || active > 1000) throw UsageError(fmt::format("--active: must be 1..1000 (got {})", active));
   if (repeat < 1 || repeat > 100000) throw UsageError(fmt::format("--repeat: must be 1..100000 (got {})", repeat));
+  if (compare && (rounds < 1 || rounds > 100)) throw UsageError(fmt::format("--rounds: must be 1..100 (got {})", rounds));
   apply_threads(shape.threads);
   if (shape.seed < 0) throw UsageError(fmt::format("--seed: must be a non-negative integer (got {})", shape.seed));
   RunOptions options;
@@ -64,6 +71,7 @@ RunOptions RunFlags::to_options() const {
   options.out_dir = no_profile ? std::string() : out;
   options.dump_dir = dump;
   options.kernels = kernels.to_overrides();
+  options.rounds = compare ? rounds : 1;
   return options;
 }
 

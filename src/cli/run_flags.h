@@ -1,5 +1,6 @@
 #pragma once
 // Flags of `run` and `compare`: the shape, the variant(s), the schedule and the outputs.
+#include <attnprof/compare.h>
 #include <attnprof/run.h>
 
 #include <CLI/CLI.hpp>
@@ -25,6 +26,8 @@ struct RunFlags {
   bool no_profile = false;
   int wait = 1, warmup = 1, active = 10;  // every time printed is the median of the active steps
   int repeat = 10;
+  int rounds = kCompareRounds;      // compare: the kept forwards measured in this many rounds across the variants
+  bool compare = false;  // the flags are compare's (add_to without single_variant)
   std::vector<std::string> plugins;  // shared libraries of out-of-tree variants, loaded first
 
   void add_to(CLI::App& app, bool single_variant);

@@ -335,6 +335,20 @@ std::string ceilings_text(const Ceilings& c) {
                      with_spread(c.copy_gbps, c.copy_spread, c.copy_what, 1, "GB/s"), c.ridge_flops_per_byte(), when);
 }
 
+std::string above_ceiling_note(const Ceilings& c, DType dtype, double tflops) {
+  const double peak = c.peak_tflops(dtype);
+  const bool bf16 = (dtype == DType::bf16 || dtype == DType::fp16) && c.matmul_bf16_tflops > 0;  // as peak_tflops
+  const CeilingSpread& spread = bf16 ? c.matmul_bf16_spread : c.matmul_spread;
+  const double top = spread.samples > 0 ? std::max(peak, spread.max) : peak;
+  if (peak <= 0 || !(tflops > top)) return std::string();
+  const std::string from = c.cache_path.empty() ? std::string("measured") : "cached in " + c.cache_path;
+  const std::string when = c.measured_at.empty() ? std::string() : " on " + c.measured_at;
+  return fmt::format("%peak above 100%: faster than the {} matmul ceiling {}, {}{}; that ceiling was measured too low "
+                     "(under load?); `attnprof devices --remeasure` measures it again",
+                     bf16 ? "bf16" : "fp32",
+                     matmul_text(peak, spread, bf16 ? c.matmul_bf16_what : c.matmul_what), from, when);
+}
+
 nlohmann::json ceilings_json(const Ceilings& c) {
   auto spread = [](const CeilingSpread& s) { return nlohmann::json{{"min", s.min}, {"max", s.max}, {"samples", s.samples}}; };
   return {{"device", std::string(device_name(c.device))},

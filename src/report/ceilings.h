@@ -71,6 +71,11 @@ Ceilings measure_backend_ceilings(Device device, std::int64_t gemm_n = 8192, std
 Ceilings measure_cpu_ceilings();
 
 std::string ceilings_text(const Ceilings& ceilings);
+// A rate above the matmul ceiling of its dtype (peak_tflops) beyond that ceiling's own spread
+// (faster than the fastest of its runs) shows a ceiling measured too low, as under load: one
+// line naming the ceiling, its spread, the cache file it came from and its date, and
+// `attnprof devices --remeasure`. "" for a rate within the ceiling or without one.
+std::string above_ceiling_note(const Ceilings& ceilings, DType dtype, double tflops);
 nlohmann::json ceilings_json(const Ceilings& ceilings);
 Ceilings ceilings_from_json(const nlohmann::json& json);
 

@@ -11,6 +11,8 @@ std::vector<GlanceRow> glance_rows(const std::vector<CompareRow>& rows, const Ce
   for (const CompareRow& row : rows) {
     if (row.result) {
       glance.push_back(glance_row(*row.result, ceilings.peak_tflops(row.result->spec.dtype)));
+      const std::string note = above_ceiling_note(ceilings, row.result->spec.dtype, row.result->tflops);
+      if (!note.empty()) glance.back().insights.push_back(Insight{"above_ceiling", note});
     } else {
       const Variant* variant = find_variant(row.variant);
       glance.push_back(refused_row(row.variant, variant ? std::string(variant->summary()) : std::string(), row.refusal));
@@ -19,13 +21,13 @@ std::vector<GlanceRow> glance_rows(const std::vector<CompareRow>& rows, const Ce
   return glance;
 }
 
-void write_compare_results(const std::string& dir, const std::vector<CompareRow>& rows,
+void write_compare_results(const std::string& dir, const std::string& stem, const std::vector<CompareRow>& rows,
                            const std::vector<GlanceRow>& glance, const Ceilings& ceilings, std::string_view parameter) {
   std::vector<RunResult> results;
   for (const CompareRow& row : rows) {
     if (row.result) results.push_back(*row.result);
   }
-  write_compare_json(dir, glance, results, ceilings, parameter);
+  write_compare_json(dir + "/" + stem + ".json", glance, results, ceilings, parameter);
 }
 
 std::vector<Insight> run_insights(const RunResult& result) {

@@ -1,7 +1,7 @@
 #pragma once
 // What `attnprof compare` prints and writes, from its rows: the glance rows (measured rows with
 // their insights, % of the measured peak of their dtype; refused rows with the reason) and
-// DIR/compare.json for `attnprof report`.
+// DIR/compare_<configuration>.json for `attnprof report`.
 #include <attnprof/compare.h>
 
 #include <string>
@@ -14,8 +14,8 @@ namespace attnprof::report {
 
 std::vector<GlanceRow> glance_rows(const std::vector<CompareRow>& rows, const Ceilings& ceilings);
 
-// DIR/compare.json (atomically); `parameter` names the option that chose DIR.
-void write_compare_results(const std::string& dir, const std::vector<CompareRow>& rows,
+// DIR/STEM.json (atomically; STEM from compare_stem); `parameter` names the option that chose DIR.
+void write_compare_results(const std::string& dir, const std::string& stem, const std::vector<CompareRow>& rows,
                            const std::vector<GlanceRow>& glance, const Ceilings& ceilings, std::string_view parameter = "out_dir");
 
 // A run's insights as compare computes them (for `attnprof run`): from the trace, or without one

@@ -295,11 +295,12 @@ std::string roofline_section(const ReportInputs& in) {
 
 }  // namespace
 
-std::string results_written(const std::string& dir) {
+std::string results_written(const std::string& compare_path, const std::string& sweep_path) {
   std::optional<fs::file_time_type> latest;
-  for (const char* name : {"compare.json", "sweep.json"}) {
+  for (const std::string& path : {compare_path, sweep_path}) {
+    if (path.empty()) continue;
     std::error_code error;
-    const auto when = fs::last_write_time(fs::path(dir) / name, error);
+    const auto when = fs::last_write_time(path, error);
     if (!error && (!latest || when > *latest)) latest = when;
   }
   return latest ? utc_minute(*latest) : std::string();

@@ -19,7 +19,8 @@ namespace attnprof::report {
 struct Insight {
   std::string code;  // hidden_copy, fp32_gemm_cuda_cores, mask_rebuilt, safe_softmax, s2_materialized,
                      // single_fused_kernel, low_occupancy_by_design, low_occupancy, driver_api_launch,
-                     // warp_specialized, cpu_bound, nan_output, one_time_setup (from the run, not the trace)
+                     // warp_specialized, cpu_bound, nan_output, one_time_setup (from the run, not the trace),
+                     // above_ceiling (from the ceilings)
   std::string text;
   // What it is about: the calls (the ranges or attention calls it read, by name) and the kernels
   // (full names) it speaks of. Empty only for the run's own facts (nan_output, one_time_setup).

@@ -1,4 +1,4 @@
-// What `attnprof report DIR` reads: DIR/compare.json and DIR/sweep.json, files that may come from
+// What `attnprof report DIR` reads: DIR's newest compare and sweep results, files that may come from
 // elsewhere. Each is parsed and every row is checked with the same parsers the report draws with,
 // so a bad value is refused up front with one line naming the file and the field.
 #include <attnprof/error.h>
@@ -20,7 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// compare.json and sweep.json of a 10000-point sweep are a few MB; anything this large is not one.
+// compare's results and a 10000-point sweep's JSON are a few MB; anything this large is not one.
 constexpr std::uintmax_t kMaxInputBytes = 256u << 20;
 
 // The message of a parser's exception without the JSON library's "[json.exception...] " or a
@@ -138,18 +138,38 @@ std::string json_error_text(const std::string& what) {
   return what;
 }
 
+std::string results_file(const std::string& dir, const std::string& kind, int& count) {
+  count = 0;
+  std::optional<std::pair<fs::file_time_type, std::string>> newest;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const bool named = name == kind + ".json" || (name.rfind(kind + "_", 0) == 0 && name.size() > kind.size() + 6 &&
+                                                   name.compare(name.size() - 5, 5, ".json") == 0);
+    if (!named) continue;
+    std::error_code time_error;
+    const auto when = fs::last_write_time(it->path(), time_error);
+    ++count;
+    const std::pair<fs::file_time_type, std::string> key{time_error ? fs::file_time_type::min() : when, name};
+    if (!newest || key > *newest) newest = key;
+  }
+  return newest ? (fs::path(dir) / newest->second).string() : std::string();
+}
+
 ReportInputs read_report_inputs(const std::string& dir) {
   if (!fs::is_directory(dir)) {
     throw UsageError(fmt::format("report: '{}' is not a directory; give the out_dir directory of compare or sweep", dir));
   }
   ReportInputs in;
-  const fs::path compare_path = fs::path(dir) / "compare.json";
-  const fs::path sweep_path = fs::path(dir) / "sweep.json";
-  in.compare = read_json_file(compare_path);
-  in.sweep = read_json_file(sweep_path);
+  int compares = 0, sweeps = 0;
+  in.compare_path = results_file(dir, "compare", compares);
+  in.sweep_path = results_file(dir, "sweep", sweeps);
+  const fs::path compare_path = in.compare_path, sweep_path = in.sweep_path;
+  if (!in.compare_path.empty()) in.compare = read_json_file(compare_path);
+  if (!in.sweep_path.empty()) in.sweep = read_json_file(sweep_path);
   if (!in.compare && !in.sweep) {
-    throw UsageError(fmt::format("report: '{}' holds neither compare.json nor sweep.json; write them with compare "
-                                 "or sweep, out_dir {}",
+    throw UsageError(fmt::format("report: '{}' holds no compare or sweep results (compare_*.json, sweep_*.json); "
+                                 "write them with compare or sweep, out_dir {}",
                                  dir, dir));
   }
   auto checked = [](const fs::path& path, const auto& check) {
@@ -161,7 +181,7 @@ ReportInputs read_report_inputs(const std::string& dir) {
   };
   if (in.compare) checked(compare_path, [&] { check_compare(*in.compare, dir); });
   if (in.sweep) checked(sweep_path, [&] { check_sweep(*in.sweep); });
-  in.measured = results_written(dir);
+  in.measured = results_written(in.compare_path, in.sweep_path);
   return in;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // The keys every result row carries, with the same names and JSON types, in `run --format json`,
-// `compare --format json` (and compare.json) and sweep.json / sweep.csv (docs/report.md,
+// `compare --format json` (and compare's results file) and sweep's JSON / CSV (docs/report.md,
 // "One result schema").
 #include <attnprof/attention.h>
 #include <nlohmann/json.hpp>

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "core/atomic_file.h"
 #include "report/result_keys.h"
 #include "core/json_dump.h"
@@ -72,10 +74,11 @@ nlohmann::json compare_json(const std::vector<GlanceRow>& rows, const std::vecto
   return out;
 }
 
-void write_compare_json(const std::string& dir, const std::vector<GlanceRow>& rows, const std::vector<RunResult>& results,
+void write_compare_json(const std::string& path, const std::vector<GlanceRow>& rows, const std::vector<RunResult>& results,
                         const Ceilings& ceilings, std::string_view parameter) {
-  ensure_writable_directory(dir, parameter);
-  write_file_atomically(dir + "/compare.json", dump_json(compare_json(rows, results, ceilings), 1) + "\n", parameter);
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  ensure_writable_directory(dir.empty() ? std::string(".") : dir, parameter);
+  write_file_atomically(path, dump_json(compare_json(rows, results, ceilings), 1) + "\n", parameter);
 }
 
 }  // namespace attnprof::report

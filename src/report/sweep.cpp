@@ -306,14 +306,15 @@ std::vector<SweepRecord> run_sweep(const std::vector<SweepPoint>& points, const 
   return records;
 }
 
-void write_sweep_files(const std::string& dir, const std::vector<SweepRecord>& records, const Ceilings& ceilings) {
+void write_sweep_files(const std::string& dir, const std::vector<SweepRecord>& records, const Ceilings& ceilings,
+                       const std::string& stem) {
   const std::string csv = sweep_csv(records);
   const std::string json = dump_json(sweep_json(records, ceilings), 1) + "\n";
   // Both temporaries are written and synced before either is renamed: a write error (a full
   // disk) renames neither, so the CSV and the JSON on disk always hold the same rows.
   SignalDeferral together;
-  AtomicFile csv_file(dir + "/sweep.csv", "out_dir");
-  AtomicFile json_file(dir + "/sweep.json", "out_dir");
+  AtomicFile csv_file(dir + "/" + stem + ".csv", "out_dir");
+  AtomicFile json_file(dir + "/" + stem + ".json", "out_dir");
   csv_file.write(csv);
   json_file.write(json);
   csv_file.sync();

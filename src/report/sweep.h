@@ -72,8 +72,10 @@ struct SweepHooks {
 std::vector<SweepRecord> run_sweep(const std::vector<SweepPoint>& points, const RunOptions& base,
                                    const Ceilings& ceilings, const SweepHooks& hooks);
 
-// Writes DIR/sweep.csv and DIR/sweep.json atomically, as a pair: both or neither.
-void write_sweep_files(const std::string& dir, const std::vector<SweepRecord>& records, const Ceilings& ceilings);
+// Writes DIR/STEM.csv and DIR/STEM.json atomically, as a pair: both or neither (sweep names
+// them by sweep_stem).
+void write_sweep_files(const std::string& dir, const std::vector<SweepRecord>& records, const Ceilings& ceilings,
+                       const std::string& stem = "sweep");
 
 // "[#######.............]  7/20  flash S=4096 D=128  0.560 ms" for a terminal, or one plain line.
 std::string progress_line(std::size_t done, std::size_t total, const SweepRecord& record, bool terminal, int width = 80);

@@ -37,6 +37,17 @@ std::vector<CompareRow> compare_variants(const RunOptions& base, const std::vect
     }
     rows.push_back(std::move(row));
   }
+  // Rounds 2..N: every variant that ran, in the same order, on fresh inputs and output; so a
+  // variant's samples come from several allocations spread over the whole compare, and their
+  // spread covers the drift a separate process would see.
+  for (int round = 2; round <= base.rounds; ++round) {
+    for (CompareRow& row : rows) {
+      if (!row.result) continue;
+      RunOptions options = later_round(base);
+      options.variant = row.variant;
+      add_round(*row.result, run_variant(options));
+    }
+  }
   return rows;
 }
 

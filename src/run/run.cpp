@@ -25,6 +25,23 @@
 namespace attnprof {
 namespace {
 
+// The kept forwards one round measures: `kept` spread over `rounds`, rounded up.
+int kept_this_round(int kept, int rounds) {
+  const int r = std::max(1, rounds);
+  return std::max(1, (kept + r - 1) / r);
+}
+
+// The samples, their spreads and what follows from their medians.
+void set_times(RunResult& result, std::vector<double> times, std::vector<double> cpu_times) {
+  result.time = time_stats(times);
+  result.cpu_time = time_stats(cpu_times);
+  result.time_samples = std::move(times);
+  result.cpu_time_samples = std::move(cpu_times);
+  result.median_ns = result.time.median;
+  result.cpu_ns = result.cpu_time.median;
+  result.tflops = result.median_ns > 0 ? result.flops / result.median_ns / 1e3 : 0;
+}
+
 using variants::check_against_reference;
 using variants::ErrorReport;
 using variants::find_nonfinite;
@@ -160,10 +177,11 @@ RunResult run_variant(const RunOptions& options) {
     popts.record_shapes = options.record_shapes;
     popts.profile_memory = options.profile_memory;
     popts.schedule = options.schedule;
+    popts.schedule.active = kept_this_round(options.schedule.active, options.rounds);
     popts.schedule.repeat = 1;
     profiler::Profiler prof(popts);
     prof.start();
-    int steps = options.schedule.wait + options.schedule.warmup + options.schedule.active;
+    int steps = popts.schedule.wait + popts.schedule.warmup + popts.schedule.active;
     for (int step = 0; step < steps; ++step) {
       {
         ForwardRange range(device);
@@ -186,8 +204,7 @@ RunResult run_variant(const RunOptions& options) {
       cpu_times.push_back(static_cast<double>(f.cpu_time_ns));
       device_times.push_back(static_cast<double>(f.device_time_ns));
     }
-    result.cpu_time = time_stats(cpu_times);
-    result.time = spec.device == Device::cpu ? result.cpu_time : time_stats(device_times);
+    set_times(result, spec.device == Device::cpu ? cpu_times : device_times, cpu_times);
     result.timing_source = spec.device == Device::cpu ? "profiler (attn_fwd wall time, median of active steps)"
                                                        : "profiler (device kernel time, median of active steps)";
     if (!options.out_dir.empty()) {
@@ -203,20 +220,31 @@ RunResult run_variant(const RunOptions& options) {
     std::vector<double> wall;
     variant->forward(spec, in.q, in.k, in.v, out);  // warm-up
     device.synchronize();
-    for (int i = 0; i < std::max(1, options.timed_forwards); ++i) {
+    for (int i = 0; i < kept_this_round(options.timed_forwards, options.rounds); ++i) {
       std::int64_t start = profiler::now_ns();
       variant->forward(spec, in.q, in.k, in.v, out);
       device.synchronize();
       wall.push_back(static_cast<double>(profiler::now_ns() - start));
     }
-    result.time = time_stats(wall);
-    result.cpu_time = result.time;
+    set_times(result, wall, wall);
     result.timing_source = "wall clock, synchronised (profiler off)";
   }
-  result.median_ns = result.time.median;
-  result.cpu_ns = result.cpu_time.median;
-  result.tflops = result.median_ns > 0 ? result.flops / result.median_ns / 1e3 : 0;
   return result;
+}
+
+RunOptions later_round(const RunOptions& options) {
+  RunOptions again = options;
+  again.out_dir.clear();
+  again.dump_dir.clear();
+  again.determinism_runs = 0;
+  return again;
+}
+
+void add_round(RunResult& into, const RunResult& round) {
+  std::vector<double> times = into.time_samples, cpu_times = into.cpu_time_samples;
+  times.insert(times.end(), round.time_samples.begin(), round.time_samples.end());
+  cpu_times.insert(cpu_times.end(), round.cpu_time_samples.begin(), round.cpu_time_samples.end());
+  set_times(into, std::move(times), std::move(cpu_times));
 }
 
 }  // namespace attnprof

@@ -1,9 +1,12 @@
 #pragma once
-// The file stem of a run's trace (STEM.json.gz) and table (STEM.txt): one name per configuration,
-// so runs that differ in anything never write over each other's files.
+// The file stem of a run's trace (STEM.json.gz) and table (STEM.txt), and of compare's and
+// sweep's results: one name per configuration, so runs that differ in anything never write over
+// each other's files.
 #include <attnprof/run.h>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace attnprof {
 
@@ -24,5 +27,16 @@ namespace attnprof {
 // spells a device name, so the stem read from its end gives back the configuration: two
 // configurations never share a stem.
 std::string trace_stem(const RunOptions& options);
+
+// The stem of compare's results file (STEM.json in --out): "compare_<B>_<H>_<S>_<D>_<device>",
+// trace_stem's tokens, then r<N> for --rounds other than kCompareRounds and v<variants joined by
+// '+'> for an explicit --variants list (`variants` empty: every variant, no token). A list token
+// over 64 characters is written as its letter, '=' and a 64-bit hash of the list.
+std::string compare_stem(const RunOptions& options, const std::vector<std::string>& variants);
+// The stem of sweep's results (STEM.csv and STEM.json in --out): "sweep_<B>_<H>_<device>",
+// trace_stem's tokens of options (sched<...> for --forwards other than 10), noprofile for
+// --no-profile, s<seqs joined by '+'>, d<head dims>, and v<variants> for an explicit --variants.
+std::string sweep_stem(const RunOptions& options, const std::vector<std::int64_t>& seqs,
+                       const std::vector<std::int64_t>& head_dims, const std::vector<std::string>& variants);
 
 }  // namespace attnprof

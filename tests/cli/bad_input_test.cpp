@@ -88,6 +88,8 @@ std::vector<BadInput> cases() {
       {"active_zero", run_args({"--active", "0"}), "--active"},
       {"wait_negative", run_args({"--wait", "-1"}), "--wait"},
       {"repeat_zero", {"run", "--device", "cpu", "--no-profile", "--repeat", "0"}, "--repeat"},
+      {"compare_rounds_zero", {"compare", "--device", "cpu", "--rounds", "0"}, "--rounds: must be 1..100 (got 0)"},
+      {"run_has_no_rounds", {"run", "--device", "cpu", "--rounds", "2"}, "--rounds"},
       {"same_flag_twice", {"run", "--device", "cpu", "--seq", "16", "--seq", "32"}, "--seq"},
       {"seed_negative", run_args({"--seed", "-1"}), "--seed"},
       {"out_unwritable", run_args({"--out", "/proc/attnprof-traces"}), "--out"},

@@ -13,6 +13,7 @@
 using attnprof::testing::CliResult;
 using attnprof::testing::make_temp_dir;
 using attnprof::testing::read_whole_file;
+using attnprof::testing::results_path;
 using attnprof::testing::run_cli;
 using attnprof::testing::ScopedEnv;
 
@@ -35,7 +36,7 @@ nlohmann::json compare_ceilings() {
   CliResult r = run_cli({"compare", "--device", "cpu", "--variants", "naive", "--batch", "1", "--heads", "2", "--seq",
                          "64", "--head-dim", "32", "--format", "json", "--out", "{work}/out"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  nlohmann::json j = nlohmann::json::parse(read_whole_file(fs::path(r.work_dir) / "out/compare.json"));
+  nlohmann::json j = nlohmann::json::parse(read_whole_file(results_path(r.work_dir + "/out", "compare", "json")));
   fs::remove_all(r.work_dir);
   return j["ceilings"];
 }
@@ -100,9 +101,61 @@ TEST(CeilingsCli, CorruptCacheIsMeasuredAgainWithANote) {
   EXPECT_NE(r.err.find(note), std::string::npos) << r.err;
   const nlohmann::json replaced = nlohmann::json::parse(read_whole_file(file));
   EXPECT_EQ(replaced["kind"], "attnprof.ceilings");
-  const nlohmann::json shown = nlohmann::json::parse(read_whole_file(fs::path(r.work_dir) / "out/compare.json"))["ceilings"];
+  const nlohmann::json shown = nlohmann::json::parse(read_whole_file(results_path(r.work_dir + "/out", "compare", "json")))["ceilings"];
   expect_same_numbers(shown, replaced["ceilings"]);
   fs::remove_all(r.work_dir);
+  fs::remove_all(cache_home);
+}
+
+// A cache holding a ceiling far too low (as one measured under heavy load): compare and run say
+// so beside the %peak above 100%, naming the cache file and `devices --remeasure`; with the
+// ceilings as measured, the same runs say nothing of it.
+TEST(CeilingsCli, RateAboveACachedCeilingIsFlaggedNamingTheCache) {
+  const std::string cache_home = make_temp_dir();
+  ScopedEnv xdg("XDG_CACHE_HOME", cache_home.c_str());
+  ScopedEnv columns("COLUMNS", "1000");  // the note on one line, not wrapped at 100
+  const std::vector<std::string> compare = {"compare", "--device", "cpu", "--variants", "naive", "--batch", "1",
+                                            "--heads", "2", "--seq", "64", "--head-dim", "32", "--dtype", "fp32"};
+  const std::vector<std::string> run = {"run",  "--device", "cpu", "--variant", "naive", "--batch", "1", "--heads",
+                                        "2",    "--seq",    "64",  "--head-dim", "32",   "--dtype", "fp32"};
+  CliResult measured = run_cli(compare);
+  ASSERT_EQ(measured.exit_code, 0) << measured.err;
+  EXPECT_EQ(measured.out.find("above_ceiling"), std::string::npos) << measured.out;
+  fs::remove_all(measured.work_dir);
+  const fs::path file = cache_file(cache_home);
+
+  nlohmann::json planted = nlohmann::json::parse(read_whole_file(file));
+  // 100 kFLOP/s: the 0.5 MFLOP forward beats it unless it takes over 5 s
+  planted["ceilings"]["matmul_tflops"] = 1e-7;
+  planted["ceilings"]["matmul_spread"] = {{"min", 0.9e-7}, {"max", 1.1e-7}, {"samples", 5}};
+  planted["ceilings"]["measured_at"] = "2000-01-01T00:00:00Z";
+  std::ofstream(file) << planted.dump(1);
+  const std::string note = "%peak above 100%: faster than the fp32 matmul ceiling 0.0000 TFLOP/s (0.0000–0.0000 over 5 runs";
+  const std::string from = "cached in " + file.string() + " on 2000-01-01T00:00:00Z";
+  const std::string remeasure = "`attnprof devices --remeasure` measures it again";
+
+  CliResult table = run_cli(compare);
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  for (const std::string& part : {note, from, remeasure, std::string("[naive] above_ceiling: %peak above 100%")}) {
+    EXPECT_NE(table.out.find(part), std::string::npos) << part << "\n" << table.out;
+  }
+  std::vector<std::string> as_json = compare;
+  as_json.insert(as_json.end(), {"--format", "json"});
+  CliResult json = run_cli(as_json);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json row = nlohmann::json::parse(json.out)["rows"][0];
+  EXPECT_GT(row["pct_of_peak"].get<double>(), 100.0);
+  bool flagged = false;
+  for (const auto& insight : row["insights"]) {
+    flagged |= insight["code"] == "above_ceiling" && insight["text"].get<std::string>().find(from) != std::string::npos;
+  }
+  EXPECT_TRUE(flagged) << row.dump(1);
+
+  CliResult one = run_cli(run);
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find(note), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find(remeasure), std::string::npos) << one.out;
+  for (const CliResult* r : {&table, &json, &one}) fs::remove_all(r->work_dir);
   fs::remove_all(cache_home);
 }
 

@@ -35,6 +35,19 @@ std::string read_whole_file(const std::string& path) {
   return s.str();
 }
 
+std::string results_path(const std::string& dir, const std::string& kind, const std::string& ext) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(kind + "_", 0) == 0 && name.size() > ext.size() + 1 &&
+        name.compare(name.size() - ext.size() - 1, std::string::npos, "." + ext) == 0) {
+      found.push_back(it->path().string());
+    }
+  }
+  return found.size() == 1 ? found[0] : std::string();
+}
+
 namespace {
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
   for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {

@@ -22,6 +22,9 @@ CliResult run_cli(const std::vector<std::string>& args, int timeout_seconds = 12
 std::string make_temp_dir();
 // The bytes of a file ("" when it cannot be read).
 std::string read_whole_file(const std::string& path);
+// DIR/KIND_<configuration>.EXT, the one results file of that kind compare or sweep left in DIR
+// (compare_….json, sweep_….csv, sweep_….json; run/trace_stem.h names them); "" unless exactly one.
+std::string results_path(const std::string& dir, const std::string& kind, const std::string& ext);
 
 // Sets (or, for nullptr, unsets) an environment variable of this process, which the binary run by
 // run_cli inherits, and puts the old value back when the scope ends.

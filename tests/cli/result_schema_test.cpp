@@ -14,6 +14,7 @@
 #include "cli/cli_runner.h"
 
 using attnprof::testing::CliResult;
+using attnprof::testing::results_path;
 using attnprof::testing::run_cli;
 
 namespace {
@@ -80,17 +81,17 @@ TEST(ResultSchema, RunCompareAndSweepRowsShareKeysAndTypes) {
   nlohmann::json c = nlohmann::json::parse(compare.out);
   ASSERT_EQ(c["rows"].size(), 2u);
   for (const auto& row : c["rows"]) expect_schema(row, "compare " + row["variant"].get<std::string>());
-  nlohmann::json saved = read_json(compare.work_dir + "/c/compare.json");
+  nlohmann::json saved = read_json(results_path(compare.work_dir + "/c", "compare", "json"));
   for (const auto& row : saved["rows"]) expect_schema(row, "compare.json " + row["variant"].get<std::string>());
 
   CliResult sweep = run_cli({"sweep", "--variants", "flash", "--seq", "64", "--head-dim", "32", "--device", "cpu",
                              "--batch", "1", "--heads", "2", "--dtype", "fp32", "--no-causal", "--out", "{work}/s"});
   ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
-  nlohmann::json s = read_json(sweep.work_dir + "/s/sweep.json");
+  nlohmann::json s = read_json(results_path(sweep.work_dir + "/s", "sweep", "json"));
   ASSERT_EQ(s["rows"].size(), 1u);
   expect_schema(s["rows"][0], "sweep");
   // sweep.csv: the integers as integers (flops 524288, not 524288.0 or 5.24288e+05).
-  std::ifstream csv(sweep.work_dir + "/s/sweep.csv");
+  std::ifstream csv(results_path(sweep.work_dir + "/s", "sweep", "csv"));
   std::string header, line;
   std::getline(csv, header);
   std::getline(csv, line);

@@ -14,6 +14,7 @@
 #include "cli/cli_runner.h"
 
 using attnprof::testing::CliResult;
+using attnprof::testing::results_path;
 using attnprof::testing::run_cli;
 
 namespace {
@@ -167,11 +168,37 @@ TEST(TimeStatsJson, RunCarriesTenOrMoreSamplesInOrder) {
   EXPECT_EQ(nlohmann::json::parse(counted.out)["time_stats"]["count"], 13);
 }
 
+// compare measures the kept forwards in rounds: --active 4 over 3 rounds is ceil(4/3) = 2 per
+// round, 6 samples in all; its trace holds the first round's 2 kept steps. --no-profile's
+// --repeat is spread the same way (5 over 2 rounds: 3 each, 6).
+TEST(TimeStatsJson, CompareMeasuresItsForwardsInRounds) {
+  CliResult r = run_cli({"compare", "--device", "cpu", "--variants", "flash,naive", "--batch", "1", "--heads", "2",
+                         "--seq", "64", "--active", "4", "--rounds", "3", "--format", "json", "--out", "{work}/t"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  for (const auto& row : j["rows"]) {
+    const nlohmann::json& stats = row["time_stats"];
+    EXPECT_EQ(stats["count"], 6) << row["variant"];
+    EXPECT_LE(stats["min_ms"].get<double>(), stats["median_ms"].get<double>()) << row["variant"];
+    EXPECT_LE(stats["median_ms"].get<double>(), stats["max_ms"].get<double>()) << row["variant"];
+    CliResult inspect = run_cli({"inspect", row["trace_path"].get<std::string>(), "--format", "json"});
+    ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+    EXPECT_EQ(nlohmann::json::parse(inspect.out)["steps"].size(), 2u) << row["variant"];
+    std::filesystem::remove_all(inspect.work_dir);
+  }
+  CliResult timed = run_cli({"compare", "--device", "cpu", "--variants", "flash", "--batch", "1", "--heads", "2",
+                             "--seq", "64", "--no-profile", "--repeat", "5", "--rounds", "2", "--format", "json"});
+  ASSERT_EQ(timed.exit_code, 0) << timed.err;
+  EXPECT_EQ(nlohmann::json::parse(timed.out)["rows"][0]["time_stats"]["count"], 6);
+  std::filesystem::remove_all(r.work_dir);
+  std::filesystem::remove_all(timed.work_dir);
+}
+
 TEST(TimeStatsJson, SweepMeasuresTheForwardsItIsTold) {
   CliResult r = run_cli({"sweep", "--device", "cpu", "--seq", "64", "--variants", "flash", "--heads", "2",
                          "--forwards", "12", "--no-profile", "--out", "{work}/s"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::ifstream in(r.work_dir + "/s/sweep.json");
+  std::ifstream in(results_path(r.work_dir + "/s", "sweep", "json"));
   const nlohmann::json j = nlohmann::json::parse(in);
   ASSERT_EQ(j["rows"].size(), 1u);
   expect_consistent_stats(j["rows"][0]["time_stats"], "sweep time_stats");

@@ -37,17 +37,19 @@ TEST(SweepCli, WritesCsvAndJsonForEveryPoint) {
                          "naive,flash", "--threads", "1", "--no-profile", "--out", "{work}/sw"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::sort(r.files.begin(), r.files.end());
-  EXPECT_EQ(r.files, (std::vector<std::string>{"sw/sweep.csv", "sw/sweep.json"}));
+  // Named by the configuration (sweep_stem): threads, the lists, the variants, --no-profile.
+  const std::string stem = "sw/sweep_1_2_cpu_t1_noprofile_s64+128_d64_vnaive+flash";
+  EXPECT_EQ(r.files, (std::vector<std::string>{stem + ".csv", stem + ".json"}));
   EXPECT_NE(r.out.find("[4/4] flash S=128 D=64: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("4 points, 4 run, 0 skipped for memory, 0 refused, 0 failed"), std::string::npos) << r.out;
-  nlohmann::json j = nlohmann::json::parse(slurp(fs::path(r.work_dir) / "sw/sweep.json"));
+  nlohmann::json j = nlohmann::json::parse(slurp(fs::path(r.work_dir) / (stem + ".json")));
   ASSERT_EQ(j["rows"].size(), 4u);
   for (const auto& row : j["rows"]) {
     EXPECT_EQ(row["status"], "ok");
     EXPECT_GT(row["device_ms"].get<double>(), 0);
     EXPECT_LT(row["rel_err"].get<double>(), 1e-2);  // bf16 tolerance against fp64
   }
-  std::string csv = slurp(fs::path(r.work_dir) / "sw/sweep.csv");
+  std::string csv = slurp(fs::path(r.work_dir) / (stem + ".csv"));
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5);
 
   // The report from that directory: one HTML file beside the results.
@@ -67,7 +69,7 @@ TEST(SweepCli, SkipsAPointThatDoesNotFitInMemory) {
   CliResult r = run_cli({"sweep", "--device", "cpu", "--batch", "64", "--heads", "64", "--seq", "65536", "--variants",
                          "naive", "--no-profile", "--out", "{work}"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  nlohmann::json j = nlohmann::json::parse(slurp(fs::path(r.work_dir) / "sweep.json"));
+  nlohmann::json j = nlohmann::json::parse(slurp(fs::path(r.work_dir) / "sweep_64_64_cpu_noprofile_s65536_d64_vnaive.json"));
   ASSERT_EQ(j["rows"].size(), 1u);
   EXPECT_EQ(j["rows"][0]["status"], "skipped");
   EXPECT_EQ(j["rows"][0]["reason"].get<std::string>().rfind("needs ", 0), 0u) << j["rows"][0]["reason"];
@@ -90,11 +92,12 @@ TEST(SweepCli, BadListIsOneLineAndNoFiles) {
 TEST(SweepCli, InterruptLeavesOnlyCompleteFiles) {
   REQUIRE_COMMAND("sweep");
   const std::string work = make_temp_dir();
+  const std::string kStem = "sweep_1_4_cpu_t1_s256+512+1024+2048+4096+8192_d64_vmath+naive";
   const std::string script =
       "cd " + shell_quote(work) + " || exit 1; " + shell_quote(attnprof_binary()) +
       " sweep --device cpu --batch 1 --heads 4 --seq 256,512,...,8192 --variants math,naive --threads 1 --out sw "
       ">out.txt 2>err.txt & pid=$!; "
-      "for i in $(seq 1 600); do [ -f sw/sweep.json ] && break; sleep 0.05; done; "
+      "for i in $(seq 1 600); do [ -f sw/" + kStem + ".json ] && break; sleep 0.05; done; "
       "kill -INT $pid; wait $pid; echo $? > rc.txt";
   ASSERT_EQ(std::system(("bash -c " + shell_quote(script)).c_str()), 0);
   EXPECT_EQ(slurp(fs::path(work) / "rc.txt"), "130\n") << slurp(fs::path(work) / "err.txt");
@@ -102,15 +105,15 @@ TEST(SweepCli, InterruptLeavesOnlyCompleteFiles) {
   for (const auto& entry : fs::directory_iterator(fs::path(work) / "sw")) {
     const std::string name = entry.path().filename().string();
     if (name.ends_with(".json.gz") || name.ends_with(".txt")) continue;  // the finished points' traces, tables
-    files.push_back(name);  // anything else: sweep.csv, sweep.json, or a temporary left behind
+    files.push_back(name);  // anything else: the sweep's .csv and .json, or a temporary left behind
   }
   std::sort(files.begin(), files.end());
-  EXPECT_EQ(files, (std::vector<std::string>{"sweep.csv", "sweep.json"}));
-  nlohmann::json j = nlohmann::json::parse(slurp(fs::path(work) / "sw/sweep.json"));
+  EXPECT_EQ(files, (std::vector<std::string>{kStem + ".csv", kStem + ".json"}));
+  nlohmann::json j = nlohmann::json::parse(slurp(fs::path(work) / "sw" / (kStem + ".json")));
   const std::size_t rows = j["rows"].size();
   EXPECT_GE(rows, 1u);
   EXPECT_LT(rows, 12u);
-  std::string csv = slurp(fs::path(work) / "sw/sweep.csv");
+  std::string csv = slurp(fs::path(work) / "sw" / (kStem + ".csv"));
   EXPECT_EQ(static_cast<std::size_t>(std::count(csv.begin(), csv.end(), '\n')), rows + 1);
   fs::remove_all(work);
 }

@@ -131,8 +131,8 @@ TEST(HtmlReportBrowser, OneColourPerVariantCommonTimeScaleLegendsInside) {
   CliResult report = run_cli({"report", dir.string()});
   ASSERT_EQ(report.exit_code, 0) << report.err;
 
-  // The variants that ran, and each one's step span, from compare.json.
-  const nlohmann::json results = nlohmann::json::parse(read_whole_file((dir / "compare.json").string()));
+  // The variants that ran, and each one's step span, from the compare's results.
+  const nlohmann::json results = nlohmann::json::parse(read_whole_file((dir / "compare_1_2_64_64_cpu_t1.json").string()));
   std::map<std::string, double> span_ns;
   std::set<std::string> variants;
   for (const auto& row : results["rows"]) {

@@ -103,6 +103,34 @@ Ceilings fake_probe() {
   return c;
 }
 
+// A rate above the ceiling's fastest run is flagged, naming the cache and --remeasure; a rate
+// above the median but within the runs' spread is noise of the ceiling, not a wrong one.
+TEST(Ceilings, AboveCeilingNoteOnlyBeyondTheCeilingsSpread) {
+  Ceilings c;
+  c.matmul_tflops = 0.5;
+  c.matmul_spread = {0.4, 0.6, 5};
+  c.matmul_bf16_tflops = 2.0;
+  c.matmul_bf16_spread = {1.8, 2.2, 7};
+  c.copy_gbps = 10;
+  c.cache_path = "/cache/attnprof/ceilings-cpu-X-2t.json";
+  c.measured_at = "2026-12-01T14:50:03Z";
+  EXPECT_EQ(above_ceiling_note(c, DType::fp32, 0.45), "");   // 90% of the ceiling
+  EXPECT_EQ(above_ceiling_note(c, DType::fp32, 0.59), "");   // 118%, still inside 0.4–0.6
+  EXPECT_EQ(above_ceiling_note(c, DType::bf16, 0.61), "");   // bf16 is held to the bf16 ceiling 2.0
+  const std::string fp32 = above_ceiling_note(c, DType::fp32, 0.61);
+  EXPECT_NE(fp32.find("fp32 matmul ceiling 0.50 TFLOP/s"), std::string::npos) << fp32;
+  EXPECT_NE(fp32.find("cached in /cache/attnprof/ceilings-cpu-X-2t.json on 2026-12-01T14:50:03Z"), std::string::npos)
+      << fp32;
+  EXPECT_NE(fp32.find("`attnprof devices --remeasure`"), std::string::npos) << fp32;
+  const std::string fp16 = above_ceiling_note(c, DType::fp16, 2.3);
+  EXPECT_NE(fp16.find("bf16 matmul ceiling 2.00 TFLOP/s"), std::string::npos) << fp16;
+  c.matmul_bf16_tflops = 0;  // no bf16 ceiling: fp16 is held to the fp32 one, as peak_tflops
+  EXPECT_NE(above_ceiling_note(c, DType::fp16, 0.61).find("fp32 matmul ceiling"), std::string::npos);
+  c.cache_path.clear();
+  EXPECT_NE(above_ceiling_note(c, DType::fp32, 0.61).find(", measured on 2026"), std::string::npos);
+  EXPECT_EQ(above_ceiling_note(Ceilings{}, DType::fp32, 5.0), "");  // no ceiling measured: no %peak
+}
+
 TEST(Ceilings, ProbeRunsOncePerProcess) {
   // an empty cache, so the probe measures (a GPU machine's own cache would answer instead)
   const std::string cache_home = testing::make_temp_dir();

@@ -2,6 +2,8 @@
 // that makes two runs differ.
 #include "run/trace_stem.h"
 
+#include <attnprof/compare.h>
+
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -109,6 +111,40 @@ TEST(TraceStem, VariantNamesCannotImitateTokens) {
   EXPECT_EQ(trace_stem(fp32_flash), "1_16_512_64_flash_cpu_fp32");
   EXPECT_EQ(trace_stem(odd), "1_16_512_64_flash_cpu_fp32_cpu");
   EXPECT_NE(trace_stem(fp32_flash), trace_stem(odd));
+}
+
+}  // namespace
+
+namespace {
+
+// compare's and sweep's results: hand-written names, a token for each list, a hash for a long one.
+TEST(ResultsStem, CompareAndSweepHandWrittenNames) {
+  RunOptions o = defaults_of_the_cli();
+  o.rounds = kCompareRounds;
+  EXPECT_EQ(compare_stem(o, {}), "compare_1_16_512_64_cpu");
+  o.spec.dtype = DType::fp32;
+  o.threads = 1;
+  o.rounds = 3;
+  EXPECT_EQ(compare_stem(o, {"naive", "flash"}), "compare_1_16_512_64_cpu_fp32_t1_r3_vnaive+flash");
+  EXPECT_EQ(compare_stem(o, {"a+b"}), "compare_1_16_512_64_cpu_fp32_t1_r3_va%2Bb");  // not the list a, b
+
+  RunOptions s = defaults_of_the_cli();
+  EXPECT_EQ(sweep_stem(s, {512, 1024}, {64}, {}), "sweep_1_16_cpu_s512+1024_d64");
+  s.profile = false;
+  s.spec.causal = false;
+  EXPECT_EQ(sweep_stem(s, {64}, {32, 128}, {"inplace"}), "sweep_1_16_cpu_nocausal_noprofile_s64_d32+128_vinplace");
+  // A variant named like the --no-profile token takes no other configuration's name.
+  RunOptions profiled = defaults_of_the_cli();
+  EXPECT_NE(sweep_stem(profiled, {64}, {64}, {"x_noprofile"}), sweep_stem(s, {64}, {64}, {"x"}));
+
+  // 12 doublings from 512 spelled out are 70 characters: the token is a hash, '=' and 16 digits.
+  std::vector<std::int64_t> long_list;
+  for (std::int64_t v = 512; long_list.size() < 12; v *= 2) long_list.push_back(v);
+  const std::string hashed = sweep_stem(defaults_of_the_cli(), long_list, {64}, {});
+  EXPECT_EQ(hashed.size(), std::string("sweep_1_16_cpu_s=").size() + 16 + std::string("_d64").size()) << hashed;
+  EXPECT_EQ(hashed.rfind("sweep_1_16_cpu_s=", 0), 0u) << hashed;
+  long_list.back() += 1;  // another list: another hash
+  EXPECT_NE(sweep_stem(defaults_of_the_cli(), long_list, {64}, {}), hashed);
 }
 
 }  // namespace
