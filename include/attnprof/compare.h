@@ -9,12 +9,6 @@
 
 namespace attnprof {
 
-struct CompareRow {
-  std::string variant;
-  std::optional<RunResult> result;  // empty when refused
-  std::string refusal;               // why it did not run
-};
-
 // `on_start(variant)` is called before each run (progress). Empty `variants`: every registered one.
 std::vector<CompareRow> compare_variants(const RunOptions& base, const std::vector<std::string>& variants,
                                          const std::function<void(const std::string&)>& on_start = {});

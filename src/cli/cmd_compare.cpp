@@ -12,6 +12,7 @@
 #include "core/atomic_file.h"
 #include "cli/terminal.h"
 #include "report/ceilings.h"
+#include "run/ceilings_measure.h"
 #include "report/compare_glance.h"
 
 namespace attnprof::cli {
@@ -39,7 +40,7 @@ Command add_compare(CLI::App& app) {
     }
     std::fputs(render_compare(rows, text ? CompareFormat::text : CompareFormat::json, terminal_width()).c_str(), stdout);
     if (!base.out_dir.empty()) {  // DIR/compare.json: what `attnprof report DIR` draws
-      const report::Ceilings& ceilings = report::measured_ceilings(base.spec.device);
+      const report::Ceilings& ceilings = measured_ceilings(base.spec.device);
       report::write_compare_results(base.out_dir, rows, report::glance_rows(rows, ceilings), ceilings, "--out");
       if (text) std::fprintf(stderr, "traces, tables and compare.json in %s/\n", base.out_dir.c_str());
     }

@@ -12,6 +12,7 @@
 #include "core/utf8.h"
 #include "run/preflight.h"
 #include "report/ceilings.h"
+#include "run/ceilings_measure.h"
 #include "report/compare_glance.h"
 #include "report/expect.h"
 #include "report/insights.h"
@@ -68,7 +69,7 @@ Command add_run(CLI::App& app) {
   return [flags]() {
     RunOptions options = flags->to_options();
     RunResult result = run_variant(options);
-    const double peak_tflops = report::measured_ceilings(result.spec.device).peak_tflops(result.spec.dtype);
+    const double peak_tflops = measured_ceilings(result.spec.device).peak_tflops(result.spec.dtype);
     std::optional<report::ExpectResult> expected;
     if (!flags->expect.empty() && result.trace) {
       expected = report::compare_expect(report::parse_expect(flags->expect), *result.trace);

@@ -1,7 +1,5 @@
 #include "report/compare_glance.h"
 
-#include <attnprof/variant.h>
-
 #include "report/results.h"
 
 namespace attnprof::report {
@@ -12,8 +10,7 @@ std::vector<GlanceRow> glance_rows(const std::vector<CompareRow>& rows, const Ce
     if (row.result) {
       glance.push_back(glance_row(*row.result, ceilings.peak_tflops(row.result->spec.dtype)));
     } else {
-      const Variant* variant = find_variant(row.variant);
-      glance.push_back(refused_row(row.variant, variant ? std::string(variant->summary()) : std::string(), row.refusal));
+      glance.push_back(refused_row(row.variant, row.summary, row.refusal));
     }
   }
   return glance;
