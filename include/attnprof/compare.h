@@ -12,12 +12,6 @@ namespace attnprof {
 // compare's rounds by default (--rounds): the kept forwards are measured over 5 passes.
 inline constexpr int kCompareRounds = 5;
 
-struct CompareRow {
-  std::string variant;
-  std::optional<RunResult> result;  // empty when refused
-  std::string refusal;               // why it did not run
-};
-
 // `on_start(variant)` is called before each variant's first round (progress). Empty `variants`:
 // every registered one. The kept forwards are measured in base.rounds rounds, each running every
 // variant in turn on fresh inputs and output; the first round also checks, traces and writes.

@@ -27,4 +27,17 @@ struct RawAllocator {
 void install_allocator(Device device, RawAllocator allocator);
 bool has_allocator(Device device);
 
+// Called after every allocate (bytes > 0) and release (bytes < 0) with the device's bytes in use
+// after it, outside the allocator's lock. The profiler installs one when a recording session
+// begins; nullptr removes it.
+using AllocationObserver = void (*)(Device device, const void* ptr, std::int64_t signed_bytes,
+                                    std::int64_t total_allocated);
+void set_allocation_observer(AllocationObserver observer);
+
+// Copies a host tensor into a device tensor of the same shape and strides and waits for the copy.
+// The assembly of the backends (src/run) installs one per device; make_inputs uploads through it.
+using Uploader = void (*)(Tensor& device_tensor, const Tensor& host_tensor);
+void install_uploader(Device device, Uploader uploader);
+void upload(Tensor& device_tensor, const Tensor& host_tensor);
+
 }  // namespace attnprof::memory

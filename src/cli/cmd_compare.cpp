@@ -13,6 +13,7 @@
 #include "core/atomic_file.h"
 #include "cli/terminal.h"
 #include "report/ceilings.h"
+#include "run/ceilings_measure.h"
 #include "report/compare_glance.h"
 #include "run/trace_stem.h"
 
@@ -42,7 +43,7 @@ Command add_compare(CLI::App& app) {
     }
     std::fputs(render_compare(rows, text ? CompareFormat::text : CompareFormat::json, terminal_width()).c_str(), stdout);
     if (!base.out_dir.empty()) {  // DIR/compare_....json: what `attnprof report DIR` draws
-      const report::Ceilings& ceilings = report::measured_ceilings(base.spec.device);
+      const report::Ceilings& ceilings = measured_ceilings(base.spec.device);
       const std::string stem = compare_stem(base, flags->variants ? names : std::vector<std::string>{});
       report::write_compare_results(base.out_dir, stem, rows, report::glance_rows(rows, ceilings), ceilings, "--out");
       if (text) std::fprintf(stderr, "traces, tables and %s.json in %s/\n", stem.c_str(), base.out_dir.c_str());

@@ -17,6 +17,7 @@
 #include "cpu/openblas.h"
 #include "ops/backend.h"
 #include "report/ceilings.h"
+#include "run/ceilings_measure.h"
 
 namespace attnprof::cli {
 namespace {
@@ -46,7 +47,7 @@ CpuInfo read_cpuinfo() {
 
 // The device's ceilings (measured again first with --remeasure) and the cache file they live in.
 std::string ceilings_lines(Device device, bool remeasure) {
-  const report::Ceilings& c = remeasure ? report::remeasure_ceilings(device) : report::measured_ceilings(device);
+  const report::Ceilings& c = remeasure ? remeasure_ceilings(device) : measured_ceilings(device);
   return fmt::format("  measured ceilings    {}\n  ceilings cache       {}", report::ceilings_text(c),
                      c.cache_path.empty() ? "none (measured for this run only)" : c.cache_path);
 }

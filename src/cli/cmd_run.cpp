@@ -12,6 +12,7 @@
 #include "core/utf8.h"
 #include "run/preflight.h"
 #include "report/ceilings.h"
+#include "run/ceilings_measure.h"
 #include "report/compare_glance.h"
 #include "report/expect.h"
 #include "report/insights.h"
@@ -39,7 +40,7 @@ void print_text(const RunResult& r, double peak_tflops) {
   const double pct = report::pct_of_peak(r.tflops, peak_tflops);
   fmt::print("  {:<26}{}{}\n", "throughput", report::format_tflops(r.tflops),
              pct > 0 ? fmt::format("  ({:.1f}% of the measured {} matmul ceiling)", pct, dtype_name(r.spec.dtype)) : "");
-  const std::string above = report::above_ceiling_note(report::measured_ceilings(s.device), s.dtype, r.tflops);
+  const std::string above = report::above_ceiling_note(measured_ceilings(s.device), s.dtype, r.tflops);
   if (!above.empty()) fmt::print("  {:<26}{}\n", "", above);
   fmt::print("  {:<26}{}\n", "peak extra memory", report::format_bytes(static_cast<double>(r.peak_extra_bytes)));
   fmt::print("  {:<26}{:.2e}  ({}){}\n", "error vs fp64", r.rel_err, r.err_scope,
@@ -70,7 +71,7 @@ Command add_run(CLI::App& app) {
   return [flags]() {
     RunOptions options = flags->to_options();
     RunResult result = run_variant(options);
-    const report::Ceilings& ceilings = report::measured_ceilings(result.spec.device);
+    const report::Ceilings& ceilings = measured_ceilings(result.spec.device);
     const double peak_tflops = ceilings.peak_tflops(result.spec.dtype);
     std::optional<report::ExpectResult> expected;
     if (!flags->expect.empty() && result.trace) {

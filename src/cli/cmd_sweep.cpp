@@ -21,7 +21,9 @@
 #include "core/atomic_file.h"
 #include "core/utf8.h"
 #include "report/ceilings.h"
+#include "run/ceilings_measure.h"
 #include "report/sweep.h"
+#include "run/sweep.h"
 #include "run/trace_stem.h"
 
 namespace attnprof::cli {
@@ -122,11 +124,11 @@ int run_sweep_command(const SweepArgs& args) {
   named.spec = base;
   const std::string stem = sweep_stem(named, seqs, head_dims, args.variants ? variants : std::vector<std::string>{});
 
-  const report::Ceilings& ceilings = report::measured_ceilings(base.device);
+  const report::Ceilings& ceilings = measured_ceilings(base.device);
   std::printf("ceilings: %s\n", report::ceilings_text(ceilings).c_str());
 
   const bool terminal = isatty(fileno(stderr)) != 0;
-  report::SweepHooks hooks;
+  SweepHooks hooks;
   hooks.run = [](const RunOptions& o) {
     try {
       return run_variant(o);
@@ -154,7 +156,7 @@ int run_sweep_command(const SweepArgs& args) {
     std::fflush(terminal ? stderr : stdout);
   };
   const auto points = report::sweep_grid(base, seqs, head_dims, variants);
-  const auto records = report::run_sweep(points, options, ceilings, hooks);
+  const auto records = run_sweep(points, options, ceilings, hooks);
   if (records.empty()) report::write_sweep_files(args.out, records, ceilings, stem);
 
   int ok = 0, skipped = 0, refused = 0, failed = 0;

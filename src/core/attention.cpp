@@ -1,13 +1,12 @@
 #include <attnprof/attention.h>
 #include <attnprof/error.h>
+#include <attnprof/memory.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <string>
-
-#include "ops/backend.h"
 
 namespace attnprof {
 
@@ -111,8 +110,7 @@ AttentionInputs make_inputs(const AttentionSpec& spec, std::uint64_t seed) {
     fill_normal(host, seed * 3 + stream);
     if (spec.device == Device::cpu) return host;
     Tensor dev = make_bhsd_view(spec.batch, h, s, spec.head_dim, spec.dtype, spec.layout, spec.device);
-    ops::backend(spec.device).copy(dev, host);
-    ops::backend(spec.device).synchronize();
+    memory::upload(dev, host);
     return dev;
   };
   AttentionInputs in;

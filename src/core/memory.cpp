@@ -1,8 +1,8 @@
 #include <attnprof/error.h>
 #include <attnprof/memory.h>
-#include <attnprof/profiler.h>
 
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -17,7 +17,14 @@ struct DeviceState {
   std::mutex mutex;
   Stats stats;
   RawAllocator raw;
+  Uploader uploader = nullptr;
 };
+
+std::atomic<AllocationObserver> g_observer{nullptr};
+
+void notify(Device device, const void* ptr, std::int64_t signed_bytes, std::int64_t total) {
+  if (AllocationObserver observer = g_observer.load(std::memory_order_acquire)) observer(device, ptr, signed_bytes, total);
+}
 
 std::array<DeviceState, 2>& states() {
   static std::array<DeviceState, 2> all;
@@ -38,6 +45,25 @@ void install_allocator(Device device, RawAllocator allocator) {
   DeviceState& s = state(device);
   std::lock_guard lock(s.mutex);
   s.raw = allocator;
+}
+
+void set_allocation_observer(AllocationObserver observer) { g_observer.store(observer, std::memory_order_release); }
+
+void install_uploader(Device device, Uploader uploader) {
+  DeviceState& s = state(device);
+  std::lock_guard lock(s.mutex);
+  s.uploader = uploader;
+}
+
+void upload(Tensor& device_tensor, const Tensor& host_tensor) {
+  Uploader uploader = nullptr;
+  {
+    DeviceState& s = state(device_tensor.device());
+    std::lock_guard lock(s.mutex);
+    uploader = s.uploader;
+  }
+  if (uploader == nullptr) throw UsageError("--device cuda: this build has no CUDA backend");
+  uploader(device_tensor, host_tensor);
 }
 
 bool has_allocator(Device device) {
@@ -65,7 +91,7 @@ void* allocate(Device device, std::size_t bytes) {
     ++s.stats.allocations;
     total = s.stats.current_bytes;
   }
-  profiler::record_allocation(device, ptr, static_cast<std::int64_t>(bytes), total);
+  notify(device, ptr, static_cast<std::int64_t>(bytes), total);
   return ptr;
 }
 
@@ -83,7 +109,7 @@ void release(Device device, void* ptr, std::size_t bytes) {
     s.stats.current_bytes -= static_cast<std::int64_t>(bytes);
     total = s.stats.current_bytes;
   }
-  profiler::record_allocation(device, ptr, -static_cast<std::int64_t>(bytes), total);
+  notify(device, ptr, -static_cast<std::int64_t>(bytes), total);
 }
 
 Stats stats(Device device) {

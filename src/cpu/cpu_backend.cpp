@@ -190,6 +190,9 @@ class CpuBackend final : public ops::Backend {
                        Tensor* lse) override {
     run_fused("flash_attention", kFlashTiles, spec, out, q, k, v, lse);
   }
+  std::int64_t fused_workspace_bytes(const AttentionSpec& spec, bool flash) const override {
+    return cpu::fused_workspace_bytes(spec, flash);
+  }
   std::optional<std::string> fused_refusal(const AttentionSpec& spec) const override {
     if (spec.dtype != DType::bf16 && spec.dtype != DType::fp16 && spec.dtype != DType::fp32) {
       return fmt::format("dtype {}: the CPU fused kernels take bf16, fp16, fp32", dtype_name(spec.dtype));

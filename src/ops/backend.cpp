@@ -6,7 +6,7 @@
 #include <array>
 #include <mutex>
 
-#include "cpu/cpu_backend.h"
+#include "core/saturating.h"
 #include "ops/cuda_unavailable.h"
 
 namespace attnprof::ops {
@@ -38,6 +38,15 @@ void Backend::cudnn_sdpa_forward(const AttentionSpec& spec, Tensor& out, const T
   throw_no_cudnn(spec);
 }
 
+std::int64_t Backend::log_sum_exp_bytes(const AttentionSpec& spec) {
+  return sat_product({spec.batch, spec.heads, spec.seq_q, 4});
+}
+
+std::int64_t Backend::fused_workspace_bytes(const AttentionSpec& spec, bool flash) const {
+  (void)flash;
+  return log_sum_exp_bytes(spec);
+}
+
 void install_backend(Device device, Backend* backend) {
   std::lock_guard lock(install_mutex());
   installed()[static_cast<std::size_t>(device)] = backend;
@@ -49,7 +58,6 @@ void install_backend_provider(Device device, BackendProvider provider) {
 }
 
 std::optional<std::string> unavailable_reason(Device device) {
-  if (device == Device::cpu) return std::nullopt;
   BackendProvider provider;
   {
     std::lock_guard lock(install_mutex());
@@ -57,19 +65,21 @@ std::optional<std::string> unavailable_reason(Device device) {
     provider = providers()[static_cast<std::size_t>(device)];
   }
   // A CUDA build provides its backend, made lazily: usable when a GPU and driver are.
-  if (provider.unavailable == nullptr) return std::string(kNoCudaInThisBuild);
+  if (provider.unavailable == nullptr) {
+    return device == Device::cpu ? std::string(kNoCpuBackendInstalled) : std::string(kNoCudaInThisBuild);
+  }
   return provider.unavailable();
 }
 
 bool has_backend(Device device) { return !unavailable_reason(device).has_value(); }
 
 Backend& backend(Device device) {
-  if (device == Device::cpu) return cpu::cpu_backend();
   std::lock_guard lock(install_mutex());
   Backend*& b = installed()[static_cast<std::size_t>(device)];
   BackendProvider provider = providers()[static_cast<std::size_t>(device)];
   // Made on first use; throws UsageError("device cuda: ...; allowed here: cpu") when it cannot be.
   if (b == nullptr && provider.get != nullptr) b = &provider.get();
+  if (b == nullptr && device == Device::cpu) throw Error(std::string("device cpu: ") + kNoCpuBackendInstalled);
   if (b == nullptr) {
     throw UsageError(std::string("device cuda: ") + kNoCudaInThisBuild + "; allowed here: cpu");
   }

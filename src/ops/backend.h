@@ -58,6 +58,10 @@ class Backend {
                                const Tensor& v, Tensor* lse) = 0;
   // nullopt when this backend's fused kernels take the spec; otherwise why not.
   virtual std::optional<std::string> fused_refusal(const AttentionSpec& spec) const = 0;
+  // Bytes the fused kernels allocate for one forward beyond inputs and output (the variants'
+  // workspace_estimate). By default the fp32 log-sum-exp per query row a GPU kernel keeps.
+  virtual std::int64_t fused_workspace_bytes(const AttentionSpec& spec, bool flash) const;
+  static std::int64_t log_sum_exp_bytes(const AttentionSpec& spec);
 
   // cuDNN's fused SDPA (the cudnn variant) on a device that has it; others throw UsageError.
   // prepare builds the plan for the spec outside the timed forward (cuDNN compiles its kernel then)
@@ -83,7 +87,10 @@ bool has_backend(Device device);
 // Why `device` has no usable backend ("no NVIDIA driver (...)", "this build has no CUDA backend
 // (...)"), or nullopt when it has one.
 std::optional<std::string> unavailable_reason(Device device);
+// The backends are assembled above this layer (src/run/backends.cpp installs the CPU one when
+// libattnprof loads, src/run/cuda_module.cpp the CUDA provider): the op interface names no backend.
 void install_backend(Device device, Backend* backend);
+inline constexpr const char* kNoCpuBackendInstalled = "no CPU backend is installed (src/run/backends.cpp installs it)";
 
 // A device whose backend is made on first need (the CUDA one lives in a module that
 // src/run/cuda_module.cpp opens): backend() calls `get` once and keeps what it returns.

@@ -13,7 +13,7 @@
 namespace attnprof::ops {
 
 // Changes whenever DeviceModule or Backend changes shape: a module built against another layout is refused.
-inline constexpr int kDeviceModuleAbi = 1;
+inline constexpr int kDeviceModuleAbi = 2;
 
 struct DeviceModule {
   int abi = kDeviceModuleAbi;

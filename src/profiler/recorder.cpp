@@ -1,6 +1,8 @@
 // Thread-local recording: one relaxed load when off; when on, a push into this thread's vector.
 #include "profiler/recorder.h"
 
+#include <attnprof/memory.h>
+
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -145,6 +147,7 @@ void begin_session(bool record_shapes, bool profile_memory) {
   g_registry.clear();
   g_record_shapes.store(record_shapes, std::memory_order_relaxed);
   g_profile_memory.store(profile_memory, std::memory_order_relaxed);
+  memory::set_allocation_observer(&record_allocation);
   g_external_id.store(1, std::memory_order_relaxed);
   g_session.fetch_add(1, std::memory_order_acq_rel);
 }

@@ -1,7 +1,6 @@
 #pragma once
 // Ceilings measured on the machine at hand, not datasheet numbers: the rate of a large matmul
-// and the bandwidth of a large copy. The CPU's are measured here (OpenBLAS sgemm, memcpy); a
-// device backend installs a probe for its own (cuBLASLt GEMM and a device-to-device copy).
+// and the bandwidth of a large copy (run/ceilings_measure.h measures them).
 #include <attnprof/dtype.h>
 #include <attnprof/tensor.h>
 
@@ -46,29 +45,6 @@ struct Ceilings {
 
 // TFLOP/s as a percentage of the ceiling peak_tflops; 0 when no ceiling was measured (0).
 inline double pct_of_peak(double tflops, double peak_tflops) { return peak_tflops > 0 ? 100.0 * tflops / peak_tflops : 0; }
-
-using CeilingProbe = Ceilings (*)();
-// A device backend registers how to measure its ceilings (the CUDA one at start-up).
-void install_ceiling_probe(Device device, CeilingProbe probe);
-
-// The device's ceilings, kept for the process: read from this machine's cache file
-// (report/ceilings_cache.h) when it holds a valid measurement, else measured now (noted on stderr)
-// and written there. A device without a probe or backend gets unmeasured ceilings (zeros) naming why.
-const Ceilings& measured_ceilings(Device device);
-// Measures the device's ceilings again now, whatever the cache holds, and rewrites the cache
-// (`attnprof devices --remeasure`).
-const Ceilings& remeasure_ceilings(Device device);
-
-// A device's ceilings through its ops::Backend alone (what measured_ceilings uses for a device
-// with a backend and no probe): a bf16 GEMM of gemm_n³ on the tensor cores, an fp32 FFMA GEMM of
-// (gemm_n/2)³, each run at least 5 times and for at least 0.2 s and checked on one entry, and a
-// copy of copy_bytes run at least 5 times and for 0.1 s (read + write). Throws UsageError
-// without a backend.
-Ceilings measure_backend_ceilings(Device device, std::int64_t gemm_n = 8192, std::int64_t copy_bytes = 1LL << 30);
-
-// OpenBLAS sgemm and oneDNN's bf16 matmul (2048³, each run at least 5 times and for at least
-// 0.2 s) on omp_get_max_threads() threads, and a memcpy of 128 MiB (5 times, at least 0.1 s).
-Ceilings measure_cpu_ceilings();
 
 std::string ceilings_text(const Ceilings& ceilings);
 // A rate above the matmul ceiling of its dtype (peak_tflops) beyond that ceiling's own spread

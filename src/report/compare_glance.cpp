@@ -1,7 +1,5 @@
 #include "report/compare_glance.h"
 
-#include <attnprof/variant.h>
-
 #include "report/results.h"
 
 namespace attnprof::report {
@@ -14,8 +12,7 @@ std::vector<GlanceRow> glance_rows(const std::vector<CompareRow>& rows, const Ce
       const std::string note = above_ceiling_note(ceilings, row.result->spec.dtype, row.result->tflops);
       if (!note.empty()) glance.back().insights.push_back(Insight{"above_ceiling", note});
     } else {
-      const Variant* variant = find_variant(row.variant);
-      glance.push_back(refused_row(row.variant, variant ? std::string(variant->summary()) : std::string(), row.refusal));
+      glance.push_back(refused_row(row.variant, row.summary, row.refusal));
     }
   }
   return glance;

@@ -2,7 +2,7 @@
 // What `attnprof compare` prints and writes, from its rows: the glance rows (measured rows with
 // their insights, % of the measured peak of their dtype; refused rows with the reason) and
 // DIR/compare_<configuration>.json for `attnprof report`.
-#include <attnprof/compare.h>
+#include <attnprof/result.h>
 
 #include <string>
 #include <vector>

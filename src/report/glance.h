@@ -2,7 +2,7 @@
 // The "at a glance" table (the blog's closing table, measured): one row per variant with its
 // work per forward, times with their spread, memory, throughput against the measured peak, error,
 // and what the trace revealed. Text for a terminal of a given width and JSON for tools and the report.
-#include <attnprof/run.h>
+#include <attnprof/result.h>
 #include <attnprof/time_stats.h>
 
 #include <nlohmann/json.hpp>

@@ -33,13 +33,6 @@ std::string tflops_number(double tflops) {
 
 std::string format_tflops(double tflops) { return tflops_number(tflops) + " TFLOP/s"; }
 
-std::string format_bytes(double bytes) {
-  if (bytes < 1024) return fmt::format("{:.0f} B", bytes);
-  if (bytes < 1024.0 * 1024) return fmt::format("{:.1f} KiB", bytes / 1024);
-  if (bytes < 1024.0 * 1024 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024));
-  return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024));
-}
-
 namespace {
 
 using trace::Category;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/bytes_text.h"
 #include "report/forward_work.h"
 
 namespace attnprof::report {
@@ -98,8 +99,7 @@ nlohmann::json insights_json(const std::vector<Insight>& insights);
 
 // "93.7 µs", "1.08 ms", "2.31 s"
 std::string format_duration_ns(double ns);
-// "256.0 MiB", "16.0 KiB", "812 B"
-std::string format_bytes(double bytes);
+using attnprof::format_bytes;  // core/bytes_text.h
 // A compute rate, in the one unit every command prints it in: "12.3", "0.45", "0.0123" (TFLOP/s)
 std::string tflops_number(double tflops);
 // "12.3 TFLOP/s"

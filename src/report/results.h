@@ -5,7 +5,7 @@
 //   {"kind": "attnprof.compare", "version": 1, "device": "cuda", "shape": "8x16x1024x64",
 //    "ceilings": {...}, "rows": [{<glance row>, "spec": {...}, "trace_path": "...",
 //                                 "timeline": {...} | null, "roofline": {...}}]}
-#include <attnprof/run.h>
+#include <attnprof/result.h>
 
 #include <nlohmann/json.hpp>
 

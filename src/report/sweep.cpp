@@ -276,36 +276,6 @@ std::vector<SweepRecord> sweep_records_from_json(const nlohmann::json& json) {
   return out;
 }
 
-std::vector<SweepRecord> run_sweep(const std::vector<SweepPoint>& points, const RunOptions& base,
-                                   const Ceilings& ceilings, const SweepHooks& hooks) {
-  std::vector<SweepRecord> records;
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    const SweepPoint& p = points[i];
-    SweepRecord record;
-    std::optional<SweepRecord> not_run = hooks.precheck ? hooks.precheck(p) : std::nullopt;
-    if (not_run) {
-      record = *not_run;
-    } else {
-      RunOptions options = base;
-      options.spec = p.spec;
-      options.variant = p.variant;
-      try {
-        record = record_from_result(p, hooks.run(options), ceilings);
-      } catch (const UsageError& e) {
-        record = record_not_run(p, "refused", e.what());
-      } catch (const std::bad_alloc&) {
-        record = record_not_run(p, "failed", "out of memory");
-      } catch (const std::exception& e) {
-        record = record_not_run(p, "failed", e.what());
-      }
-    }
-    records.push_back(record);
-    if (hooks.checkpoint) hooks.checkpoint(records);
-    if (hooks.progress) hooks.progress(i + 1, points.size(), record);
-  }
-  return records;
-}
-
 void write_sweep_files(const std::string& dir, const std::vector<SweepRecord>& records, const Ceilings& ceilings,
                        const std::string& stem) {
   const std::string csv = sweep_csv(records);

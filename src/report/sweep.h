@@ -1,11 +1,11 @@
 #pragma once
-// A sweep: run_variant over a grid of sequence lengths, head dims and variants. Each finished
-// point rewrites the CSV and JSON files whole (atomically), so an interrupted sweep leaves
-// complete files holding every point done so far. A point whose memory estimate exceeds what
-// is free is skipped with the reason instead of being run into the OOM killer.
-#include <attnprof/run.h>
+// A sweep's points and records: run_variant over a grid of sequence lengths, head dims and
+// variants (run/sweep.h runs it). Each finished point rewrites the CSV and JSON files whole
+// (atomically), so an interrupted sweep leaves complete files holding every point done so far.
+// A point whose memory estimate exceeds what is free is skipped with the reason instead of being
+// run into the OOM killer.
+#include <attnprof/result.h>
 #include <attnprof/time_stats.h>
-#include <attnprof/variant.h>
 
 #include <nlohmann/json.hpp>
 
@@ -59,18 +59,6 @@ SweepRecord record_not_run(const SweepPoint& point, std::string status, std::str
 std::string sweep_csv(const std::vector<SweepRecord>& records);
 nlohmann::json sweep_json(const std::vector<SweepRecord>& records, const Ceilings& ceilings);
 std::vector<SweepRecord> sweep_records_from_json(const nlohmann::json& json);
-
-struct SweepHooks {
-  std::function<RunResult(const RunOptions&)> run;  // run_variant in the CLI
-  // A record (status "refused" or "skipped") for a point that must not run, else nullopt.
-  std::function<std::optional<SweepRecord>(const SweepPoint&)> precheck;
-  std::function<void(std::size_t done, std::size_t total, const SweepRecord&)> progress;
-  std::function<void(const std::vector<SweepRecord>&)> checkpoint;  // writes the files after each point
-};
-// Runs every point in order; a UsageError from the runner (a refusal it found) is recorded as
-// "refused", any other exception as "failed" with its message, and the sweep goes on.
-std::vector<SweepRecord> run_sweep(const std::vector<SweepPoint>& points, const RunOptions& base,
-                                   const Ceilings& ceilings, const SweepHooks& hooks);
 
 // Writes DIR/STEM.csv and DIR/STEM.json atomically, as a pair: both or neither (sweep names
 // them by sweep_stem).

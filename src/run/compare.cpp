@@ -21,6 +21,7 @@ std::vector<CompareRow> compare_variants(const RunOptions& base, const std::vect
     if (variant == nullptr) {
       throw UsageError(unknown_variant_message("variants", name));
     }
+    row.summary = std::string(variant->summary());
     if (auto reason = variant->refusal(base.spec)) {
       row.refusal = *reason;
       rows.push_back(std::move(row));

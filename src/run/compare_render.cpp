@@ -4,6 +4,7 @@
 
 #include "core/json_dump.h"
 #include "report/ceilings.h"
+#include "run/ceilings_measure.h"
 #include "report/compare_glance.h"
 #include "report/glance.h"
 #include "report/ranking.h"
@@ -18,7 +19,7 @@ std::string render_compare(const std::vector<CompareRow>& rows, CompareFormat fo
     if (row.result) device = row.result->spec.device;
     if (row.result && first == nullptr) first = &*row.result;
   }
-  const report::Ceilings& ceilings = report::measured_ceilings(device);
+  const report::Ceilings& ceilings = measured_ceilings(device);
   std::vector<report::GlanceRow> glance = report::glance_rows(rows, ceilings);
   if (format == CompareFormat::text) {
     return report::glance_text(glance, width, first ? report::table_header(*first, ceilings.device_name) : "");

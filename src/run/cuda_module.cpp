@@ -81,11 +81,19 @@ std::unique_ptr<profiler::DeviceActivitySource> cuda_activity_source() { return 
 void* cuda_allocate(std::size_t bytes) { return cuda_module().allocator.allocate(bytes); }
 void cuda_release(void* ptr) { cuda_module().allocator.release(ptr); }
 
+// make_inputs' upload of host inputs (core/attention.cpp), through the op interface.
+void cuda_upload(Tensor& device_tensor, const Tensor& host_tensor) {
+  ops::Backend& backend = ops::backend(Device::cuda);
+  backend.copy(device_tensor, host_tensor);
+  backend.synchronize();
+}
+
 // Installed when libattnprof loads; nothing is opened until one of them is called.
 const bool g_cuda_installed = [] {
   ops::install_backend_provider(Device::cuda, {&cuda_backend, &cuda_unavailable});
   profiler::install_device_activity_factory(&cuda_activity_source);
   memory::install_allocator(Device::cuda, memory::RawAllocator{&cuda_allocate, &cuda_release});
+  memory::install_uploader(Device::cuda, &cuda_upload);
   return true;
 }();
 

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "core/bytes_text.h"
 #include "core/saturating.h"
 #include "ops/backend.h"
-#include "report/insights.h"
 
 namespace attnprof {
 namespace {
@@ -182,11 +182,11 @@ void preflight_memory(const AttentionSpec& spec, const Variant& variant) {
   std::int64_t largest = largest_fitting_seq(spec, variant, limit->bytes);
   const std::string needed_text = needed == std::numeric_limits<std::int64_t>::max()
                                       ? std::string("more than 8 EiB")
-                                      : "about " + report::format_bytes(static_cast<double>(needed));
+                                      : "about " + format_bytes(static_cast<double>(needed));
   throw UsageError(fmt::format(
       "seq_q: {} {} needs {} on {} but only {} is free ({}); the largest seq_q that fits with these other sizes is {}",
       variant.name(), spec.shape_string(), needed_text, device_name(spec.device),
-      report::format_bytes(static_cast<double>(limit->bytes)), limit->source, largest));
+      format_bytes(static_cast<double>(limit->bytes)), limit->source, largest));
 }
 
 }  // namespace attnprof

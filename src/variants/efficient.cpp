@@ -4,7 +4,7 @@
 // diagonal are skipped. A row with every key masked gives 0.
 #include <memory>
 
-#include "cpu/cpu_backend.h"
+#include "ops/backend.h"
 #include "ops/ops.h"
 #include "variants/builtin_list.h"
 #include "variants/common.h"
@@ -18,8 +18,9 @@ std::optional<std::string> FusedKernelVariant::refusal(const AttentionSpec& spec
 }
 
 std::int64_t FusedKernelVariant::workspace_estimate(const AttentionSpec& spec) const {
-  if (spec.device == Device::cpu) return cpu::fused_workspace_bytes(spec, is_flash());
-  return sat_product({spec.batch, spec.heads, spec.seq_q, 4});  // the fp32 log-sum-exp a GPU kernel keeps
+  // A device with no backend here (no GPU) is estimated as its fused kernels' fp32 log-sum-exp.
+  if (!ops::has_backend(spec.device)) return ops::Backend::log_sum_exp_bytes(spec);
+  return ops::backend(spec.device).fused_workspace_bytes(spec, is_flash());
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "cli/cli_runner.h"
+#include "run/ceilings_measure.h"
 
 namespace attnprof::report {
 namespace {

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "core/atomic_file.h"
+#include "run/sweep.h"
 
 namespace attnprof::report {
 namespace {
