@@ -28,7 +28,7 @@ MAY_INCLUDE = {
 # The layer that owns each public header (include/attnprof/).
 PUBLIC_OWNER = {
     "dtype.h": "core", "tensor.h": "core", "error.h": "core", "memory.h": "core",
-    "attention.h": "core", "time_stats.h": "core",
+    "attention.h": "core", "time_stats.h": "core", "kernel_overrides.h": "core",
     "trace.h": "trace",
     "profiler.h": "profiler",
     "variant.h": "variants",
