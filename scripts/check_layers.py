@@ -8,6 +8,7 @@ Prints one line per climbing include ("src/core/x.cpp:3: core includes run/run.h
 core)") and exits 1 when there is any, 0 otherwise; --list prints every include with its verdict.
 """
 import pathlib
+import posixpath
 import re
 import sys
 
@@ -54,6 +55,11 @@ def target_layer(kind, name, own_folder):
             raise SystemExit(f"include/attnprof/{header}: no layer owns it (add it to PUBLIC_OWNER)")
         return PUBLIC_OWNER[header]
     if kind == '"':
+        if name.startswith("../") or "/../" in name:
+            # The compiler reads "../x/y.h" from the including file's own folder, past every
+            # include root: its layer is the folder it lands in.
+            landed = posixpath.normpath(posixpath.join(own_folder, name))
+            return landed.split("/")[0]
         first = name.split("/")[0]
         if first in MAY_INCLUDE:
             return first

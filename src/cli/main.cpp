@@ -81,18 +81,25 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "attnprof: %s (see attnprof --help)\n", printable(e.what()).c_str());
     return 2;
   }
+  // The arguments the user typed (not the flags themselves): kept as they are in an error line.
+  std::vector<std::string> typed;
+  for (int i = 2; i < argc; ++i)
+    if (argv[i][0] != '-' || argv[i][1] == '\0') typed.emplace_back(argv[i]);
   for (auto& [sub, command] : commands) {
     if (!sub->parsed()) continue;
+    const cli::FlagTable table = sub->get_name() == "inspect" || sub->get_name() == "report" ? cli::FlagTable::inspect
+                                                                                              : cli::FlagTable::run;
+    auto flags_named = [&](const char* what) { return printable(cli::name_flags(what, table, typed)); };
     try {
       return command();
     } catch (const UsageError& e) {  // the library names parameters; the line names flags
-      std::fprintf(stderr, "attnprof: %s\n", printable(cli::name_flags(e.what())).c_str());
+      std::fprintf(stderr, "attnprof: %s\n", flags_named(e.what()).c_str());
       return 2;
     } catch (const std::bad_alloc&) {
       std::fprintf(stderr, "attnprof: out of memory\n");
       return 1;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "attnprof: error: %s\n", printable(cli::name_flags(e.what())).c_str());
+      std::fprintf(stderr, "attnprof: error: %s\n", flags_named(e.what()).c_str());
       return 1;
     }
   }

@@ -62,7 +62,7 @@ void upload(Tensor& device_tensor, const Tensor& host_tensor) {
     std::lock_guard lock(s.mutex);
     uploader = s.uploader;
   }
-  if (uploader == nullptr) throw UsageError("--device cuda: this build has no CUDA backend");
+  if (uploader == nullptr) throw UsageError("device cuda: this build has no CUDA backend");
   uploader(device_tensor, host_tensor);
 }
 

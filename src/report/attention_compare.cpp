@@ -155,11 +155,16 @@ AttentionTotals attention_totals(const AttentionSummary& s) {
 
 std::string attention_diff_text(const std::string& before_trace, const AttentionTotals& b,
                                 const std::string& after_trace, const AttentionTotals& a) {
-  std::string out = fmt::format("diff: before {} ({} step{}), after {} ({} step{}); GPU time per step\n",
-                                before_trace, b.steps, b.steps == 1 ? "" : "s", after_trace, a.steps,
-                                a.steps == 1 ? "" : "s");
+  // Per step on both sides, or over the whole trace on both (no ProfilerStep#N in either); a
+  // per-step side against a whole-trace side is shown but not compared.
+  const bool comparable = (a.steps > 0) == (b.steps > 0);
+  std::string out = fmt::format("diff: before {} ({} step{}), after {} ({} step{}); GPU time {}\n", before_trace,
+                                b.steps, b.steps == 1 ? "" : "s", after_trace, a.steps, a.steps == 1 ? "" : "s",
+                                !comparable    ? "per step on one side, over the whole trace on the other: not compared"
+                                : a.steps > 0 ? "per step"
+                                              : "over the whole trace (neither has ProfilerStep#N ranges)");
   auto row = [&](const char* what, const std::string& before, const std::string& after, const std::string& change) {
-    out += fmt::format("{:<28} {:>16} {:>16}  {}\n", what, before, after, change);
+    out += fmt::format("{:<28} {:>16} {:>16}  {}\n", what, before, after, comparable ? change : std::string("-"));
   };
   auto duration = [](const std::optional<double>& ns) { return ns ? format_duration_ns(*ns) : std::string("-"); };
   row("", "before", "after", "change");
@@ -189,18 +194,24 @@ std::string attention_diff_json(const std::string& before_trace, const Attention
   std::string out = "{\"before\": {" + totals_fields(before_trace, b) + "},\n  \"after\": {" +
                     totals_fields(after_trace, a) + "},\n  \"change\": {";
   const auto bs = b.share(), as = a.share();
+  // A per-step side against a whole-trace side: every change is null (attention_diff_text).
+  const bool comparable = (a.steps > 0) == (b.steps > 0);
+  auto when_comparable = [&](std::optional<double> v) { return comparable ? v : std::nullopt; };
   std::optional<double> step_us, share_points;
   if (b.step_device_ns && a.step_device_ns) step_us = (*a.step_device_ns - *b.step_device_ns) / 1000.0;
   if (bs && as) share_points = 100.0 * (*as - *bs);
   out += fmt::format(
-      "\"implementation_changed\": {}, \"step_device_time_us\": {}, \"step_device_time_relative\": {}, "
-      "\"attention_device_time_us\": {:.3f}, \"attention_device_time_relative\": {}, \"share_points\": {}, "
-      "\"forward_device_time_us\": {:.3f}, \"backward_device_time_us\": {:.3f}}}}}",
-      b.implementations != a.implementations ? "true" : "false", number_json(step_us),
+      "\"comparable\": {}, \"implementation_changed\": {}, \"step_device_time_us\": {}, "
+      "\"step_device_time_relative\": {}, \"attention_device_time_us\": {}, \"attention_device_time_relative\": {}, "
+      "\"share_points\": {}, \"forward_device_time_us\": {}, \"backward_device_time_us\": {}}}}}",
+      comparable ? "true" : "false", b.implementations != a.implementations ? "true" : "false",
+      number_json(step_us),
       number_json(relative_change(b.step_device_ns, a.step_device_ns), "{:.6f}"),
-      (a.attention_ns - b.attention_ns) / 1000.0,
-      number_json(relative_change(b.attention_ns, a.attention_ns), "{:.6f}"), number_json(share_points, "{:.3f}"),
-      (a.forward_ns - b.forward_ns) / 1000.0, (a.backward_ns - b.backward_ns) / 1000.0);
+      number_json(when_comparable((a.attention_ns - b.attention_ns) / 1000.0), "{:.3f}"),
+      number_json(when_comparable(relative_change(b.attention_ns, a.attention_ns)), "{:.6f}"),
+      number_json(share_points, "{:.3f}"),
+      number_json(when_comparable((a.forward_ns - b.forward_ns) / 1000.0), "{:.3f}"),
+      number_json(when_comparable((a.backward_ns - b.backward_ns) / 1000.0), "{:.3f}"));
   return out;
 }
 
@@ -210,10 +221,13 @@ std::string ranks_text(const std::vector<RankInput>& inputs) {
                                 "Step GPU time", "Attention", "Share", "Forward", "Backward", "Trace");
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const AttentionTotals& t = inputs[i].totals;
+    // A trace without ProfilerStep#N has no per-step times: its whole-trace totals are not shown
+    // in a column of means per step (its JSON row carries them, with steps 0).
+    auto per_step = [&](double ns) { return t.steps > 0 ? format_duration_ns(ns) : std::string("-"); };
     out += fmt::format("{:>6}  {:>5}  {:>13}  {:>13}  {:>6}  {:>12}  {:>12}  {}\n", r.ranks[i], t.steps,
-                       t.step_device_ns ? format_duration_ns(*t.step_device_ns) : "-",
-                       format_duration_ns(t.attention_ns), share_text(t), format_duration_ns(t.forward_ns),
-                       format_duration_ns(t.backward_ns), inputs[i].trace);
+                       t.step_device_ns ? format_duration_ns(*t.step_device_ns) : "-", per_step(t.attention_ns),
+                       t.steps > 0 ? share_text(t) : "-", per_step(t.forward_ns), per_step(t.backward_ns),
+                       inputs[i].trace);
   }
   out += "(" + r.note + "; times are means per ProfilerStep#N)\n";
   if (!r.slowest) return out + "slowest rank: none ranked (no trace has ProfilerStep#N ranges)\n";

@@ -56,10 +56,16 @@ std::string lead_line(const AttentionSummary& s) {
   for (const AttentionStep& st : s.steps) step_ns += st.device_time_ns;
   const double attn = static_cast<double>(fwd_ns + bwd_ns) / steps;
   std::string line;
+  if (per_step && step_ns == 0) {  // a CPU trace: no GPU time to share out, the calls only
+    line = "attention: no GPU work in this trace's steps (the table below has their CPU time)";
+    if (!fwd.empty()) line += "; forward: " + calls_text(fwd, steps);
+    if (!bwd.empty()) line += "; backward: " + calls_text(bwd, steps);
+    return line + fmt::format(" (mean of {} step{})\n", s.steps.size(), s.steps.size() == 1 ? "" : "s");
+  }
   if (per_step) {
     const double step = static_cast<double>(step_ns) / steps;
     line = fmt::format("attention: {} of {} GPU time per step ({:.1f}%)", format_duration_ns(attn),
-                       format_duration_ns(step), step > 0 ? 100.0 * attn / step : 0.0);
+                       format_duration_ns(step), 100.0 * attn / step);
   } else {
     line = fmt::format("attention: {} of GPU time (no ProfilerStep#N ranges in this trace)", format_duration_ns(attn));
   }

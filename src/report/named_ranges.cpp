@@ -37,6 +37,7 @@ void check_range_names(const Timeline& timeline, const std::vector<std::string>&
   std::set<std::pair<Category, std::string>> host;
   std::set<std::string> device;
   std::map<std::string, std::size_t> found;  // range names a user could give, by count
+  std::string first_step;                    // the first ProfilerStep#N range's name
   for (const TimelineEvent& e : timeline.events()) {
     const std::string& name = timeline.name(e);
     if (e.category == Category::gpu_user_annotation) {
@@ -45,15 +46,19 @@ void check_range_names(const Timeline& timeline, const std::vector<std::string>&
     }
     if (!is_named_range(e.category, name, {given_name(e.category, name)})) continue;
     host.insert({e.category, name});
-    ++found[name.rfind("ProfilerStep#", 0) == 0 ? std::string("ProfilerStep#N") : given_name(e.category, name)];
+    // The steps count as one entry, under the first step's own name (a name --range takes).
+    if (name.rfind("ProfilerStep#", 0) == 0 && first_step.empty()) first_step = name;
+    ++found[name.rfind("ProfilerStep#", 0) == 0 ? first_step : given_name(e.category, name)];
   }
   for (const std::string& wanted : names) {
+    if (wanted.empty())
+      throw UsageError("range_name '': an empty name; give a record_function/NVTX range or a module name");
     const bool on_host = std::any_of(host.begin(), host.end(), [&](const auto& range) {
       return is_named_range(range.first, range.second, {wanted});
     });
     if (on_host) continue;
     if (device.count(wanted))
-      throw UsageError(fmt::format("--range '{}': {} holds only its GPU span (gpu_user_annotation), not the host "
+      throw UsageError(fmt::format("range_name '{}': {} holds only its GPU span (gpu_user_annotation), not the host "
                                    "range whose launches per-range work is counted from",
                                    wanted, path));
     std::vector<std::pair<std::string, std::size_t>> list(found.begin(), found.end());
@@ -62,7 +67,7 @@ void check_range_names(const Timeline& timeline, const std::vector<std::string>&
     const std::size_t shown = std::min<std::size_t>(list.size(), 5);
     for (std::size_t i = 0; i < shown; ++i) some += (i ? ", " : "") + list[i].first;
     if (list.size() > shown) some += fmt::format(" and {} more", list.size() - shown);
-    throw UsageError(fmt::format("--range '{}': no record_function/NVTX range or module of that name in {}; {}",
+    throw UsageError(fmt::format("range_name '{}': no record_function/NVTX range or module of that name in {}; {}",
                                  wanted, path,
                                  some.empty() ? "it has no named ranges" : "ranges found: " + some));
   }

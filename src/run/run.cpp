@@ -96,12 +96,33 @@ void reject_nonfinite(const AttentionInputs& in) {
   }
 }
 
+// The run's kernel overrides, in force from before any kernel is chosen until the run returns;
+// then what was in force before (so a ceilings measurement after a `--cpu-isa portable` run, or
+// the next caller of the library, sees the automatic choice).
+class ScopedKernelOverrides {
+ public:
+  explicit ScopedKernelOverrides(const KernelOverrides& overrides) : before_(kernel_overrides()) {
+    set_kernel_overrides(overrides);
+  }
+  ~ScopedKernelOverrides() {
+    try {
+      set_kernel_overrides(before_);
+    } catch (...) {  // before_ was in force, so it validates; nothing may leave a destructor
+    }
+  }
+  ScopedKernelOverrides(const ScopedKernelOverrides&) = delete;
+  ScopedKernelOverrides& operator=(const ScopedKernelOverrides&) = delete;
+
+ private:
+  KernelOverrides before_;
+};
+
 }  // namespace
 
 RunResult run_variant(const RunOptions& options) {
   const AttentionSpec& spec = options.spec;
   spec.validate();
-  set_kernel_overrides(options.kernels);  // before any kernel is chosen
+  const ScopedKernelOverrides overrides(options.kernels);
   if (options.threads > 0) omp_set_num_threads(options.threads);  // before prepare(): kernels size work by it
   Variant* variant = find_variant(options.variant);
   if (variant == nullptr) {

@@ -12,6 +12,7 @@
 namespace {
 
 using attnprof::cli::flag_for_parameter;
+using attnprof::cli::FlagTable;
 using attnprof::cli::name_flags;
 using attnprof::testing::run_cli;
 
@@ -53,6 +54,15 @@ TEST(ParameterFlags, LeavesQuotedNamesPathsAndFlagsAlone) {
   EXPECT_EQ(name_flags("--out: empty path"), "--out: empty path");
   EXPECT_EQ(name_flags("seq_qx 3: seq_q_ is not a parameter"), "seq_qx 3: seq_q_ is not a parameter");
   EXPECT_EQ(name_flags(""), "");
+}
+
+TEST(ParameterFlags, WhatTheUserTypedIsKeptVerbatim) {
+  EXPECT_EQ(name_flags("batch: empty file", FlagTable::run, {"batch"}), "batch: empty file");
+  EXPECT_EQ(name_flags("head_dim/x.json: cannot open; head_dim 3", FlagTable::run, {"head_dim/x.json"}),
+            "head_dim/x.json: cannot open; --head-dim 3");
+  // inspect's table holds no shape or schedule word: a trace's range names stay as they are
+  EXPECT_EQ(name_flags("ranges found: warmup, active, variant", FlagTable::inspect), "ranges found: warmup, active, variant");
+  EXPECT_EQ(name_flags("range_name 'x': none", FlagTable::inspect), "--range 'x': none");
 }
 
 TEST(ParameterFlags, TheBinaryNamesTheFlagForALibraryRefusal) {

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -36,8 +37,17 @@ int in_child(int (*check)()) {
 
 // A pthreads OpenBLAS started by the loader would add (cores - 1) threads here; opened by
 // cpu::openblas() it adds none, and OPENBLAS_NUM_THREADS is unset again afterwards.
+// Whether a libopenblas is mapped into this process.
+bool openblas_mapped() {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);)
+    if (line.find("libopenblas") != std::string::npos) return true;
+  return false;
+}
+
 int opens_without_threads() {
   ::unsetenv("OPENBLAS_NUM_THREADS");
+  CHILD_CHECK(!openblas_mapped());  // the child opens it here, not a parent's copy
   const int before = thread_count();
   const attnprof::cpu::OpenBlas& blas = attnprof::cpu::openblas();
   CHILD_CHECK(std::getenv("OPENBLAS_NUM_THREADS") == nullptr);
@@ -52,6 +62,19 @@ int opens_without_threads() {
 }
 
 // The user's own setting is kept in the environment (attnprof still runs sgemm on one thread).
+// Set but empty, which OpenBLAS reads as unset (every core): opened on one thread all the same,
+// and the empty value is put back.
+int treats_an_empty_setting_as_unset() {
+  ::setenv("OPENBLAS_NUM_THREADS", "", 1);
+  CHILD_CHECK(!openblas_mapped());
+  const int before = thread_count();
+  const attnprof::cpu::OpenBlas& blas = attnprof::cpu::openblas();
+  const char* value = std::getenv("OPENBLAS_NUM_THREADS");
+  CHILD_CHECK(value != nullptr && *value == '\0');
+  CHILD_CHECK(blas.get_parallel() != 1 || thread_count() == before);
+  return 0;
+}
+
 int keeps_the_users_setting() {
   ::setenv("OPENBLAS_NUM_THREADS", "3", 1);
   const attnprof::cpu::OpenBlas& blas = attnprof::cpu::openblas();
@@ -68,6 +91,13 @@ TEST(OpenBlas, OpensWithoutServerThreadsAndLeavesTheEnvironmentUnset) {
     GTEST_SKIP() << "one core: a pthreads OpenBLAS starts no server thread here either way";
   }
   EXPECT_EQ(in_child(&opens_without_threads), 0) << "the check on that line of " << __FILE__ << " failed";
+}
+
+TEST(OpenBlas, TreatsAnEmptySettingAsUnset) {
+  if (std::thread::hardware_concurrency() < 2) {
+    GTEST_SKIP() << "one core: a pthreads OpenBLAS starts no server thread here either way";
+  }
+  EXPECT_EQ(in_child(&treats_an_empty_setting_as_unset), 0) << "the check on that line of " << __FILE__ << " failed";
 }
 
 TEST(OpenBlas, KeepsTheUsersOwnSetting) {

@@ -124,6 +124,36 @@ def check_diff_calls(binary, directory):
     check(row.get("GPU ops per backward call", [""])[0] == "-", "diff: no backward call before gives '-' ops")
 
 
+def check_diff_without_steps(binary, directory):
+    """A trace with its ProfilerStep#N ranges removed against the same trace with them: one side is
+    over the whole trace, the other per step, so no change is computed (null in JSON, '-' in text),
+    never a whole-trace total against a per-step mean."""
+    src = os.path.join(directory, "gpt_train_sdpa_cudnn.json.gz")
+    with tempfile.TemporaryDirectory() as tmp:
+        data = load(src)
+        data["traceEvents"] = [e for e in data["traceEvents"] if not str(e.get("name", "")).startswith("ProfilerStep#")]
+        nostep = os.path.join(tmp, "nostep.json.gz")
+        with gzip.open(nostep, "wt", encoding="utf-8") as f:
+            json.dump(data, f)
+        r = run(binary, "--diff", "--format", "json", nostep, src)
+        check(r.returncode == 0, f"--diff without steps exited {r.returncode}: {r.stderr[:300]}")
+        if r.returncode != 0:
+            return
+        change = json.loads(r.stdout)["diff"]["change"]
+        check(change["comparable"] is False, f"--diff without steps: comparable {change['comparable']}")
+        for key in ("attention_device_time_us", "attention_device_time_relative", "forward_device_time_us",
+                    "backward_device_time_us", "step_device_time_us"):
+            check(change[key] is None, f"--diff without steps: {key} is {change[key]}, expected null")
+        t = run(binary, "--diff", nostep, src)
+        row = [line for line in t.stdout.splitlines() if line.startswith("attention GPU time")]
+        check(len(row) == 1 and row[0].split()[-1] == "-", f"--diff without steps: text row {row}")
+        check("not compared" in t.stdout.splitlines()[0], f"--diff without steps: header {t.stdout.splitlines()[:1]}")
+        # The same file twice: every change is none.
+        same = json.loads(run(binary, "--diff", "--format", "json", src, src).stdout)["diff"]["change"]
+        check(same["comparable"] is True and same["attention_device_time_us"] == 0.0,
+              f"--diff of a trace with itself: {same}")
+
+
 def write_rank(src, dst, rank, factor):
     data = load(src)
     if rank is not None:
@@ -203,6 +233,7 @@ def main():
     binary, directory = sys.argv[1], sys.argv[2]
     check_diff(binary, directory)
     check_diff_calls(binary, directory)
+    check_diff_without_steps(binary, directory)
     check_ranks(binary, directory)
     print(f"{'FAILED' if failures else 'ok'}: {len(failures)} failures")
     return 1 if failures else 0
