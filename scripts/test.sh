@@ -16,7 +16,7 @@ ctest --preset release -j "$jobs"
 echo "== trace-reader fuzzer (libFuzzer + ASan, 60 s, seeded with PyTorch's traces and ours)"
 if ! fuzz/run.sh 60 >build/fuzz.log 2>&1; then
   tail -n 60 build/fuzz.log
-  echo "fuzzer: a crash (inputs in build/fuzz/crashes/)" >&2
+  echo "fuzzer: failed: its build, or a crash (inputs in build/fuzz/crashes/); build/fuzz.log above" >&2
   exit 1
 fi
 tail -n 12 build/fuzz.log

@@ -3,6 +3,7 @@
 #include <attnprof/error.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -16,16 +17,17 @@ void KernelFlags::add_to(CLI::App& app) {
                  "flash on a GPU: sm80 (the mma.sync kernel), sm90-cta-per-tile or sm90-tile-counter "
                  "(the sm_90a kernel's two schedules; compute capability 9.0)")
       ->group(group);
-  app.add_option("--cudnn-engine", cudnn_engine,
-                 "cudnn: build the n-th engine config of cuDNN's heuristics alone, untimed (0, 1, 2, ...)")
-      ->check(strict_integer())
-      ->group(group);
+  cudnn_engine_option =
+      app.add_option("--cudnn-engine", cudnn_engine,
+                     "cudnn: build the n-th engine config of cuDNN's heuristics alone, untimed (0, 1, 2, ...)")
+          ->check(strict_integer())
+          ->group(group);
   app.add_option("--cpu-isa", cpu_isa,
                  "CPU kernels: the best ISA they may use: portable, avx512, avx512_bf16 or avx512_amx")
       ->group(group);
 }
 
-KernelOverrides KernelFlags::to_overrides() const {
+KernelOverrides KernelFlags::to_overrides(Device device, const std::vector<std::string>& variants) const {
   KernelOverrides overrides;
   // Each field checked alone, so the error names its flag.
   auto check = [](const KernelOverrides& one, const char* flag, const std::string& value) {
@@ -34,16 +36,27 @@ KernelOverrides KernelFlags::to_overrides() const {
       throw UsageError(fmt::format("{} {}: {}", flag, value, reason));
     }
   };
+  // A flag that would change nothing in this run is refused, not ignored.
+  auto applies = [&](const char* flag, const std::string& value, Device on, const char* variant) {
+    if (variant != nullptr && std::find(variants.begin(), variants.end(), variant) == variants.end())
+      throw UsageError(fmt::format("{} {}: chooses the {} variant's kernel; this run does not run {}", flag, value,
+                                   variant, variant));
+    if (device != on)
+      throw UsageError(fmt::format("{} {}: chooses a kernel on --device {}; this run is on --device {}", flag, value,
+                                   device_name(on), device_name(device)));
+  };
   overrides.flash_schedule = flash_schedule;
   check(overrides, "--flash-schedule", flash_schedule);
-  if (cudnn_engine != -1) {
+  if (!flash_schedule.empty()) applies("--flash-schedule", flash_schedule, Device::cuda, "flash");
+  if (cudnn_engine_option != nullptr && cudnn_engine_option->count() > 0) {
     overrides.cudnn_engine = cudnn_engine;
-    if (cudnn_engine < 0)
-      throw UsageError(fmt::format("--cudnn-engine {}: allowed a config index 0, 1, 2, ...", cudnn_engine));
-    check(overrides, "--cudnn-engine", std::to_string(cudnn_engine));
+    if (cudnn_engine < 0 || kernel_overrides_error(overrides))
+      throw UsageError(fmt::format("--cudnn-engine {}: allowed a config index 0..1000", cudnn_engine));
+    applies("--cudnn-engine", std::to_string(cudnn_engine), Device::cuda, "cudnn");
   }
   overrides.cpu_isa = cpu_isa;
   check(overrides, "--cpu-isa", cpu_isa);
+  if (!cpu_isa.empty()) applies("--cpu-isa", cpu_isa, Device::cpu, nullptr);
   return overrides;
 }
 

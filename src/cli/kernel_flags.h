@@ -1,11 +1,13 @@
 #pragma once
 // Flags of `run` and `compare` that force a kernel choice instead of the automatic one
 // (KernelOverrides, attnprof/kernel_overrides.h): --flash-schedule, --cudnn-engine, --cpu-isa.
+#include <attnprof/tensor.h>
 #include <attnprof/kernel_overrides.h>
 
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 namespace attnprof::cli {
 
@@ -13,10 +15,12 @@ struct KernelFlags {
   std::string flash_schedule;
   int cudnn_engine = -1;
   std::string cpu_isa;
+  const CLI::Option* cudnn_engine_option = nullptr;  // whether --cudnn-engine was given
 
   void add_to(CLI::App& app);
-  // Validated: a UsageError naming the flag and what it allows.
-  KernelOverrides to_overrides() const;
+  // Validated: a UsageError naming the flag and what it allows, or naming why it does not apply
+  // to this run (a GPU kernel's flag on the CPU, the CPU's on a GPU, a variant that is not run).
+  KernelOverrides to_overrides(Device device, const std::vector<std::string>& variants) const;
 };
 
 }  // namespace attnprof::cli

@@ -70,7 +70,7 @@ RunOptions RunFlags::to_options() const {
   options.timed_forwards = repeat;
   options.out_dir = no_profile ? std::string() : out;
   options.dump_dir = dump;
-  options.kernels = kernels.to_overrides();
+  options.kernels = kernels.to_overrides(options.spec.device, compare ? variant_list() : std::vector<std::string>{variant});
   options.rounds = compare ? rounds : 1;
   return options;
 }
