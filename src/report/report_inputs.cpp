@@ -90,7 +90,9 @@ void check_compare(const nlohmann::json& compare, const std::string& dir) {
     const std::string where = fmt::format("rows[{}]", i);
     const nlohmann::json& row = rows[i];
     check_object(row, where, glance_row_from_json);
-    if (row.contains("spec") && row["spec"].is_object()) check_object(row["spec"], where + ".spec", spec_from_json);
+    if (row.contains("spec") && row["spec"].is_object()) {  // a shape the run would have refused is refused here
+      check_object(row["spec"], where + ".spec", [](const nlohmann::json& j) { spec_from_json(j).validate(); });
+    }
     if (row.contains("timeline") && row["timeline"].is_object()) {
       check_object(row["timeline"], where + ".timeline", step_timeline_from_json);
     } else if (row.contains("trace_path") && row["trace_path"].is_string() &&
@@ -123,7 +125,8 @@ void check_sweep(const nlohmann::json& sweep) {
   const nlohmann::json& rows = sweep["rows"];
   for (std::size_t i = 0; i < rows.size(); ++i) {
     check_object(rows[i], fmt::format("rows[{}]", i), [](const nlohmann::json& row) {
-      (void)sweep_records_from_json(nlohmann::json{{"rows", nlohmann::json::array({row})}});
+      for (const SweepRecord& r : sweep_records_from_json(nlohmann::json{{"rows", nlohmann::json::array({row})}}))
+        r.point.spec.validate();  // a shape the sweep would have refused is refused here
     });
   }
 }
