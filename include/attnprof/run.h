@@ -12,6 +12,9 @@
 
 namespace attnprof {
 
+inline constexpr double kDefaultMinTimeS = 0.2;  // --min-time
+inline constexpr int kMaxKeptForwards = 1000;
+
 struct RunOptions {
   AttentionSpec spec;
   std::string variant = "flash";
@@ -30,7 +33,14 @@ struct RunOptions {
   // The kept forwards (schedule.active, or timed_forwards) are measured over this many calls of
   // run_variant (compare's rounds, compare.cpp); one call measures ceil(kept / rounds) of them.
   int rounds = 1;
+  // The kept forwards are the count above, or more when that many would take less than this many
+  // seconds (estimated from one timed forward), up to kMaxKeptForwards; 0 keeps the count exactly.
+  double min_time_s = kDefaultMinTimeS;
 };
+
+// The kept forwards of a run whose one forward took `one_forward_ns`: `count`, raised to fill
+// min_time_s at most to kMaxKeptForwards (never below count).
+int kept_forwards(int count, double min_time_s, double one_forward_ns);
 
 // Throws UsageError for a variant that refuses the spec, naming the reason.
 RunResult run_variant(const RunOptions& options);

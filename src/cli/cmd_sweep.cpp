@@ -45,6 +45,7 @@ struct SweepArgs {
   std::int64_t seed = 0;
   bool no_profile = false;
   int forwards = 10;  // measured per point: the profiler's active steps, or timed forwards with --no-profile
+  double min_time = kDefaultMinTimeS;  // seconds a point's kept forwards fill at least
   std::string out = "sweep";
 };
 
@@ -115,6 +116,7 @@ int run_sweep_command(const SweepArgs& args) {
   options.profile = !args.no_profile;
   options.schedule.active = args.forwards;
   options.timed_forwards = args.forwards;
+  options.min_time_s = checked_min_time(args.min_time);
   options.out_dir = args.no_profile ? std::string() : args.out;  // traces and tables beside the sweep's results, as compare's
   // Every output problem is found before anything is printed or made; the directory is made
   // when the first point's files are written.
@@ -201,6 +203,7 @@ Command add_sweep(CLI::App& app) {
                   "median and spread")
       ->capture_default_str()
       ->check(strict_integer());
+  add_min_time_option(*sub, args->min_time);
   sub->add_option("--out", args->out, "Directory for the results (sweep_<configuration>.csv and .json), traces (.json.gz) and tables (.txt)")
       ->capture_default_str()
       ->check(non_empty_path());

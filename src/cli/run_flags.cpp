@@ -44,6 +44,20 @@ void RunFlags::add_to(CLI::App& app, bool single_variant) {
       ->capture_default_str();
   app.add_option("--repeat", repeat, "--no-profile: forwards timed after one warm-up; times are their median and spread")
       ->capture_default_str();
+  add_min_time_option(app, min_time);
+}
+
+void add_min_time_option(CLI::App& app, double& min_time) {
+  app.add_option("--min-time", min_time,
+                 "seconds the kept forwards (--active or --repeat) fill at least: a fast forward is kept more "
+                 "times, up to " + std::to_string(kMaxKeptForwards) + "; 0 keeps exactly that count")
+      ->capture_default_str();
+}
+
+double checked_min_time(double seconds) {
+  if (!(seconds >= 0 && seconds <= 60))
+    throw UsageError(fmt::format("--min-time: must be 0..60 seconds (got {})", seconds));
+  return seconds;
 }
 
 RunOptions RunFlags::to_options() const {
@@ -72,6 +86,7 @@ RunOptions RunFlags::to_options() const {
   options.dump_dir = dump;
   options.kernels = kernels.to_overrides(options.spec.device, compare ? variant_list() : std::vector<std::string>{variant});
   options.rounds = compare ? rounds : 1;
+  options.min_time_s = checked_min_time(min_time);
   return options;
 }
 

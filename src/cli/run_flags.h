@@ -26,6 +26,7 @@ struct RunFlags {
   bool no_profile = false;
   int wait = 1, warmup = 1, active = 10;  // every time printed is the median of the active steps
   int repeat = 10;
+  double min_time = kDefaultMinTimeS;  // seconds the kept forwards fill at least (more forwards, up to 1000)
   int rounds = kCompareRounds;      // compare: the kept forwards measured in this many rounds across the variants
   bool compare = false;  // the flags are compare's (add_to without single_variant)
   std::vector<std::string> plugins;  // shared libraries of out-of-tree variants, loaded first
@@ -35,6 +36,11 @@ struct RunFlags {
   RunOptions to_options() const;
   std::vector<std::string> variant_list() const;  // compare's --variants, checked against the registry
 };
+
+// --min-time on run, compare and sweep (default kDefaultMinTimeS), and its check: 0..60 seconds,
+// else UsageError naming --min-time.
+void add_min_time_option(CLI::App& app, double& min_time);
+double checked_min_time(double seconds);
 
 // A --variants list ("flash,math"): each name known to the registry. Throws UsageError naming
 // --variants for an empty list, an empty item ("flash,") or an unknown name. compare and sweep

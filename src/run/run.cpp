@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <vector>
@@ -30,6 +31,16 @@ int kept_this_round(int kept, int rounds) {
   const int r = std::max(1, rounds);
   return std::max(1, (kept + r - 1) / r);
 }
+
+}  // namespace
+
+int kept_forwards(int count, double min_time_s, double one_forward_ns) {
+  if (min_time_s <= 0 || count >= kMaxKeptForwards) return count;
+  const double needed = std::ceil(min_time_s * 1e9 / std::max(one_forward_ns, 1.0));
+  return std::max(count, static_cast<int>(std::min<double>(needed, kMaxKeptForwards)));
+}
+
+namespace {
 
 // The samples, their spreads and what follows from their medians.
 void set_times(RunResult& result, std::vector<double> times, std::vector<double> cpu_times) {
@@ -184,11 +195,30 @@ RunResult run_variant(const RunOptions& options) {
   }
 
   // 2. Peak extra memory of one forward: everything it allocates beyond q, k, v and out.
+  // Its wall time (synchronised) sizes the kept forwards when options.min_time_s asks for a duration.
   memory::reset_peak(spec.device);
   std::int64_t live_before = memory::stats(spec.device).current_bytes;
+  const std::int64_t timed_start = profiler::now_ns();
   variant->forward(spec, in.q, in.k, in.v, out);
   device.synchronize();
+  double one_forward_ns = static_cast<double>(profiler::now_ns() - timed_start);
   result.peak_extra_bytes = memory::stats(spec.device).peak_bytes - live_before;
+  const int count = options.profile ? options.schedule.active : options.timed_forwards;
+  if (options.min_time_s > 0 && one_forward_ns * count < options.min_time_s * 1e9) {
+    // The kept forwards may be raised: time a forward again as it will run, out of its first-touch
+    // and allocation costs, over a twentieth of the minimum time (at most 100 forwards).
+    const double budget_ns = options.min_time_s * 1e9 / 20;
+    const std::int64_t start = profiler::now_ns();
+    int forwards = 0;
+    double elapsed_ns = 0;
+    while (forwards < 100 && elapsed_ns < budget_ns) {
+      variant->forward(spec, in.q, in.k, in.v, out);
+      device.synchronize();
+      ++forwards;
+      elapsed_ns = static_cast<double>(profiler::now_ns() - start);
+    }
+    one_forward_ns = elapsed_ns / forwards;
+  }
 
   // 3. Time: profiled with the schedule, or plain wall-clock forwards.
   if (options.profile) {
@@ -198,7 +228,8 @@ RunResult run_variant(const RunOptions& options) {
     popts.record_shapes = options.record_shapes;
     popts.profile_memory = options.profile_memory;
     popts.schedule = options.schedule;
-    popts.schedule.active = kept_this_round(options.schedule.active, options.rounds);
+    popts.schedule.active =
+        kept_this_round(kept_forwards(options.schedule.active, options.min_time_s, one_forward_ns), options.rounds);
     popts.schedule.repeat = 1;
     profiler::Profiler prof(popts);
     prof.start();
@@ -241,7 +272,9 @@ RunResult run_variant(const RunOptions& options) {
     std::vector<double> wall;
     variant->forward(spec, in.q, in.k, in.v, out);  // warm-up
     device.synchronize();
-    for (int i = 0; i < kept_this_round(options.timed_forwards, options.rounds); ++i) {
+    const int kept = kept_this_round(kept_forwards(options.timed_forwards, options.min_time_s, one_forward_ns),
+                                     options.rounds);
+    for (int i = 0; i < kept; ++i) {
       std::int64_t start = profiler::now_ns();
       variant->forward(spec, in.q, in.k, in.v, out);
       device.synchronize();

@@ -39,6 +39,7 @@ std::string config_tokens(const RunOptions& o) {
   if (p.wait != defaults.wait || p.warmup != defaults.warmup || p.active != defaults.active) {
     stem += fmt::format("_sched{}-{}-{}", p.wait, p.warmup, p.active);  // run_variant always repeats once
   }
+  if (o.min_time_s != kDefaultMinTimeS) stem += fmt::format("_mt{}", o.min_time_s);
   const KernelOverrides& k = o.kernels;  // --flash-schedule, --cudnn-engine, --cpu-isa
   if (!k.flash_schedule.empty()) stem += fmt::format("_{}", k.flash_schedule);
   if (k.cudnn_engine >= 0) stem += fmt::format("_engine{}", k.cudnn_engine);

@@ -144,7 +144,7 @@ TEST(InspectOwnTrace, ReproducesTheRunsWorkPerForward) {
       {"flash", {1, 1}}};
   for (auto& [variant, range] : expected) {
     CliResult run = run_cli({"run", "--device", "cpu", "--variant", variant, "--batch", "1", "--heads", "2", "--seq",
-                             "64", "--format", "json", "--out", "{work}/traces"});
+                             "64", "--min-time", "0", "--format", "json", "--out", "{work}/traces"});
     ASSERT_EQ(run.exit_code, 0) << run.err;
     nlohmann::json r = nlohmann::json::parse(run.out);
     double work = r["kernels_per_forward"].get<double>();

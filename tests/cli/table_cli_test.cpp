@@ -163,7 +163,7 @@ TEST(TimeStatsJson, RunCarriesTenOrMoreSamplesInOrder) {
   expect_consistent_stats(j["cpu_time_stats"], "run cpu_time_stats");
   EXPECT_DOUBLE_EQ(j["time_stats"]["median_ms"].get<double>(), j["median_ms"].get<double>());
   CliResult counted = run_cli({"run", "--device", "cpu", "--variant", "flash", "--batch", "1", "--heads", "2",
-                               "--seq", "64", "--format", "json", "--no-profile", "--repeat", "13"});
+                               "--seq", "64", "--format", "json", "--no-profile", "--repeat", "13", "--min-time", "0"});
   ASSERT_EQ(counted.exit_code, 0) << counted.err;
   EXPECT_EQ(nlohmann::json::parse(counted.out)["time_stats"]["count"], 13);
 }
@@ -173,7 +173,8 @@ TEST(TimeStatsJson, RunCarriesTenOrMoreSamplesInOrder) {
 // --repeat is spread the same way (5 over 2 rounds: 3 each, 6).
 TEST(TimeStatsJson, CompareMeasuresItsForwardsInRounds) {
   CliResult r = run_cli({"compare", "--device", "cpu", "--variants", "flash,naive", "--batch", "1", "--heads", "2",
-                         "--seq", "64", "--active", "4", "--rounds", "3", "--format", "json", "--out", "{work}/t"});
+                         "--seq", "64", "--active", "4", "--rounds", "3", "--min-time", "0", "--format", "json",
+                         "--out", "{work}/t"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   for (const auto& row : j["rows"]) {
@@ -187,16 +188,55 @@ TEST(TimeStatsJson, CompareMeasuresItsForwardsInRounds) {
     std::filesystem::remove_all(inspect.work_dir);
   }
   CliResult timed = run_cli({"compare", "--device", "cpu", "--variants", "flash", "--batch", "1", "--heads", "2",
-                             "--seq", "64", "--no-profile", "--repeat", "5", "--rounds", "2", "--format", "json"});
+                             "--seq", "64", "--no-profile", "--repeat", "5", "--rounds", "2", "--min-time", "0",
+                             "--format", "json"});
   ASSERT_EQ(timed.exit_code, 0) << timed.err;
   EXPECT_EQ(nlohmann::json::parse(timed.out)["rows"][0]["time_stats"]["count"], 6);
   std::filesystem::remove_all(r.work_dir);
   std::filesystem::remove_all(timed.work_dir);
 }
 
+// --min-time: a forward of a few microseconds is kept until the kept ones fill the time asked
+// (here 0.05 s: far more than 10 forwards, at most 1000), in run, compare and sweep alike; the
+// file names say the time when it is not the default 0.2 s. One thread: two OpenMP threads on a
+// loaded 2-core machine can make a tiny forward take milliseconds at a barrier.
+TEST(TimeStatsJson, MinTimeKeepsAFastForwardMoreTimes) {
+  CliResult run = run_cli({"run", "--device", "cpu", "--variant", "flash", "--batch", "1", "--heads", "1", "--seq",
+                           "16", "--head-dim", "8", "--dtype", "fp32", "--threads", "1", "--min-time", "0.05",
+                           "--format", "json", "--out", "{work}/t"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json j = nlohmann::json::parse(run.out);
+  const int count = j["time_stats"]["count"];
+  EXPECT_GT(count, 10) << run.out;
+  EXPECT_LE(count, 1000) << run.out;
+  // The kept forwards reach the cap, or add up to most of the time asked (the count is sized from
+  // forwards timed before the profiled ones).
+  EXPECT_TRUE(count == 1000 || count * j["time_stats"]["median_ms"].get<double>() > 0.05 * 1e3 / 4) << run.out;
+  EXPECT_NE(j["trace"].get<std::string>().find("_mt0.05"), std::string::npos) << j["trace"];
+  CliResult inspect = run_cli({"inspect", j["trace"].get<std::string>(), "--format", "json"});
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  EXPECT_EQ(nlohmann::json::parse(inspect.out)["steps"].size(), static_cast<std::size_t>(count));
+  CliResult sweep = run_cli({"sweep", "--device", "cpu", "--seq", "16", "--head-dim", "8", "--variants", "flash",
+                             "--heads", "1", "--dtype", "fp32", "--threads", "1", "--no-profile", "--min-time",
+                             "0.05", "--out", "{work}/s"});
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  std::ifstream in(results_path(sweep.work_dir + "/s", "sweep", "json"));
+  EXPECT_GT(nlohmann::json::parse(in)["rows"][0]["time_stats"]["count"].get<int>(), 10);
+  for (const char* bad : {"-1", "61", "nan"}) {
+    CliResult refused = run_cli({"compare", "--device", "cpu", "--min-time", bad, "--out", "{work}/c"});
+    EXPECT_EQ(refused.exit_code, 2) << bad;
+    EXPECT_NE(refused.err.find("--min-time: must be 0..60 seconds"), std::string::npos) << refused.err;
+    EXPECT_TRUE(refused.out.empty()) << refused.out;
+    std::filesystem::remove_all(refused.work_dir);
+  }
+  std::filesystem::remove_all(run.work_dir);
+  std::filesystem::remove_all(inspect.work_dir);
+  std::filesystem::remove_all(sweep.work_dir);
+}
+
 TEST(TimeStatsJson, SweepMeasuresTheForwardsItIsTold) {
   CliResult r = run_cli({"sweep", "--device", "cpu", "--seq", "64", "--variants", "flash", "--heads", "2",
-                         "--forwards", "12", "--no-profile", "--out", "{work}/s"});
+                         "--forwards", "12", "--min-time", "0", "--no-profile", "--out", "{work}/s"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::ifstream in(results_path(r.work_dir + "/s", "sweep", "json"));
   const nlohmann::json j = nlohmann::json::parse(in);

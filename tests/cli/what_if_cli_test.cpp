@@ -112,7 +112,9 @@ TEST(WhatIfCli, ProjectsEachStepFromTheTraceAndTheMeasuredMedians) {
       continue;
     }
     EXPECT_TRUE(v.at("refusal").is_null()) << v.dump();
-    EXPECT_EQ(v.at("time_stats").at("count"), 10);
+    // compare's defaults: 10 kept forwards, more until they fill 0.2 s, at most 1000
+    EXPECT_GE(v.at("time_stats").at("count"), 10);
+    EXPECT_LE(v.at("time_stats").at("count"), 1000);
     median_us[v.at("variant")] = v.at("time_stats").at("median_ms").get<double>() * 1e3;
   }
   ASSERT_EQ(median_us.size(), 2u);

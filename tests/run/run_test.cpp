@@ -1,4 +1,4 @@
-// run_variant's scope: what a run sets for itself does not outlive it.
+// run_variant's scope (what a run sets for itself does not outlive it) and the kept-forward count.
 #include <attnprof/kernel_overrides.h>
 #include <attnprof/run.h>
 #include <gtest/gtest.h>
@@ -31,3 +31,21 @@ TEST(RunVariant, KernelOverridesHoldForTheRunOnly) {
   EXPECT_EQ(after.cudnn_engine, -1);
   EXPECT_EQ(cpu::kernel_isa(), best);
 }
+
+namespace attnprof {
+namespace {
+
+// kept_forwards sizes the kept forwards from one forward's time: the count, raised to fill the
+// minimum time (ceil(min / one)), capped at kMaxKeptForwards, never below the count.
+TEST(KeptForwards, FillTheMinimumTimeWithinTheCap) {
+  EXPECT_EQ(kept_forwards(10, 0.2, 50e6), 10);      // 10 × 50 ms already fill 0.2 s
+  EXPECT_EQ(kept_forwards(10, 0.2, 1e6), 200);      // 1 ms: 200 forwards make 0.2 s
+  EXPECT_EQ(kept_forwards(10, 0.2, 3e6), 67);       // ceil(0.2 / 0.003) = ceil(66.67)
+  EXPECT_EQ(kept_forwards(10, 0.2, 1e3), 1000);     // 1 µs would need 200000: capped
+  EXPECT_EQ(kept_forwards(10, 0, 1e3), 10);         // 0: exactly the count
+  EXPECT_EQ(kept_forwards(1200, 0.2, 1e3), 1200);   // a count above the cap is kept as asked
+  EXPECT_EQ(kept_forwards(10, 0.2, 0), 1000);       // a forward too fast for the clock: the cap
+}
+
+}  // namespace
+}  // namespace attnprof

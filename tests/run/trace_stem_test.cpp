@@ -84,6 +84,8 @@ TEST(TraceStem, EveryFieldThatMakesRunsDifferChangesTheName) {
       {"wait", [](RunOptions& o) { o.schedule.wait = 0; }},
       {"warmup", [](RunOptions& o) { o.schedule.warmup = 2; }},
       {"active", [](RunOptions& o) { o.schedule.active = 4; }},
+      {"min time", [](RunOptions& o) { o.min_time_s = 0.5; }},
+      {"min time 0", [](RunOptions& o) { o.min_time_s = 0; }},
       {"flash schedule", [](RunOptions& o) { o.kernels.flash_schedule = "sm80"; }},
       {"cudnn engine", [](RunOptions& o) { o.kernels.cudnn_engine = 1; }},
       {"cpu isa", [](RunOptions& o) { o.kernels.cpu_isa = "avx512"; }},
