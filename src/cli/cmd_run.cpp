@@ -79,12 +79,10 @@ Command add_run(CLI::App& app) {
     }
     if (flags->format == "json") {
       nlohmann::json j = run_result_json(result, peak_tflops);
-      j["insights"] = nlohmann::json::array();
-      for (const report::Insight& insight : report::run_insights(result)) {
-        j["insights"].push_back({{"code", insight.code}, {"text", insight.text}});
-      }
+      std::vector<report::Insight> insights = report::run_insights(result);
       const std::string above = report::above_ceiling_note(ceilings, result.spec.dtype, result.tflops);
-      if (!above.empty()) j["insights"].push_back({{"code", "above_ceiling"}, {"text", above}});
+      if (!above.empty()) insights.push_back({"above_ceiling", above, {"attn_fwd"}});
+      j["insights"] = report::insights_json(insights);
       if (expected) j["expect"] = report::expect_json(*expected);
       fmt::print("{}\n", dump_json(j, 2));
     } else {

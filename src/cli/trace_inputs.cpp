@@ -26,6 +26,9 @@ bool trace_name(const std::string& name) {
 std::vector<std::string> expand_trace_inputs(const std::vector<std::string>& args, std::size_t max_traces) {
   namespace fs = std::filesystem;
   std::vector<std::string> out;
+  if (std::count(args.begin(), args.end(), std::string("-")) > 1)
+    throw UsageError("inspect: '-' (standard input) given more than once; it can be read once: name the other "
+                     "traces by their files");
   for (const std::string& arg : args) {
     std::error_code ec;
     if (arg == "-" || !fs::is_directory(arg, ec)) {

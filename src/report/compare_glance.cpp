@@ -10,7 +10,8 @@ std::vector<GlanceRow> glance_rows(const std::vector<CompareRow>& rows, const Ce
     if (row.result) {
       glance.push_back(glance_row(*row.result, ceilings.peak_tflops(row.result->spec.dtype)));
       const std::string note = above_ceiling_note(ceilings, row.result->spec.dtype, row.result->tflops);
-      if (!note.empty()) glance.back().insights.push_back(Insight{"above_ceiling", note});
+      // About the row's forwards (attn_fwd), whose measured rate passes the ceiling.
+      if (!note.empty()) glance.back().insights.push_back(Insight{"above_ceiling", note, {"attn_fwd"}});
     } else {
       glance.push_back(refused_row(row.variant, row.summary, row.refusal));
     }

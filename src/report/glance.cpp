@@ -121,8 +121,7 @@ GlanceRow refused_row(std::string variant, std::string summary, std::string reas
 }
 
 nlohmann::json glance_row_json(const GlanceRow& row) {
-  nlohmann::json insights = nlohmann::json::array();
-  for (const Insight& i : row.insights) insights.push_back({{"code", i.code}, {"text", i.text}});
+  const nlohmann::json insights = insights_json(row.insights);
   nlohmann::json j;
   j["variant"] = row.variant;
   j["summary"] = row.summary;
@@ -197,7 +196,13 @@ GlanceRow glance_row_from_json(const nlohmann::json& j) {
   row.nan_only_in_masked_rows = j.value("nan_only_in_masked_rows", false);
   row.trace_path = j.value("trace_path", std::string());
   if (j.contains("insights") && j["insights"].is_array()) {
-    for (const auto& i : j["insights"]) row.insights.push_back({i.value("code", ""), i.value("text", ""), {}});
+    for (const auto& i : j["insights"]) {
+      Insight insight{i.value("code", ""), i.value("text", ""), {}};
+      if (i.contains("about") && i["about"].is_array())
+        for (const auto& about : i["about"])
+          if (about.is_string()) insight.about.push_back(about.get<std::string>());
+      row.insights.push_back(std::move(insight));
+    }
   }
   return row;
 }

@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "report/insights.h"
@@ -49,8 +50,10 @@ GlanceRow glance_row(const RunResult& result, double peak_tflops);
 GlanceRow refused_row(std::string variant, std::string summary, std::string reason);
 
 // "1×4×512×64 (B×H×S×D) fp32 bhsd causal · device: cpu, <model> · 2 threads · median of 10
-// forwards": what every row ran on.
-std::string table_header(const RunResult& result, const std::string& device_name);
+// forwards": what every row ran on. counts: the fewest and most forwards a row's median is of
+// ("medians of 267–1000 forwards" when the rows differ, as --min-time makes them).
+std::string table_header(const RunResult& result, const std::string& device_name,
+                         std::pair<std::int64_t, std::int64_t> counts);
 // `header`, then one line per variant (the columns that fit in `width`: variant, median ms and
 // its min–max spread first, then TFLOP/s, %peak, error, kernels, CPU ms, extra memory, memcpy,
 // memset), then the ranking sentence and every insight once, naming the rows it came from,
@@ -60,7 +63,7 @@ std::string glance_text(const std::vector<GlanceRow>& rows, int width = 100, con
 // {"rows": [{"variant", "kernels_per_forward", "memcpy_per_forward", "memset_per_forward",
 //   "device_ms", "cpu_ms", "time_stats", "cpu_time_stats" ({"count", "median_ms", "min_ms", "max_ms",
 //   "p10_ms", "p90_ms"}), "peak_extra_bytes", "tflops", "pct_of_peak", "rel_err",
-//   "insights": [{"code", "text"}]}]} — plus "summary", "nan_output", "fully_masked_rows",
+//   "insights": [{"code", "text", "about"}]}]} — plus "summary", "nan_output", "fully_masked_rows",
 // "fully_masked_rows_nan", "nan_only_in_masked_rows", "trace_path", "setup_ms" and, for a refusal, "refused"
 // with the reason and null numbers. rel_err is null when it is undefined (NaN in a defined row).
 nlohmann::json glance_json(const std::vector<GlanceRow>& rows);

@@ -70,7 +70,8 @@ void append_wrapped(std::string& out, const std::string& text, std::size_t width
 
 }  // namespace
 
-std::string table_header(const RunResult& r, const std::string& device_name) {
+std::string table_header(const RunResult& r, const std::string& device_name,
+                         std::pair<std::int64_t, std::int64_t> counts) {
   const AttentionSpec& s = r.spec;
   std::string shape = fmt::format("{}\u00d7{}\u00d7{}\u00d7{} (B\u00d7H\u00d7S\u00d7D)", s.batch, s.heads, s.seq_q, s.head_dim);
   if (s.seq_k != s.seq_q) shape += fmt::format(" Sk {}", s.seq_k);
@@ -83,8 +84,11 @@ std::string table_header(const RunResult& r, const std::string& device_name) {
   // The threads the run used, unless the device's label already states them.
   const std::string threads = r.threads == 1 ? "1 thread" : fmt::format("{} threads", r.threads);
   if (device.find(threads) == std::string::npos) device += " \u00b7 " + threads;
-  return fmt::format("{} {} {} {} \u00b7 device: {} \u00b7 median of {} forwards", shape, dtype_name(s.dtype),
-                     layout_name(s.layout), mask, device, r.time.count);
+  const std::string medians = counts.first == counts.second
+                                  ? fmt::format("median of {} forwards", counts.first)
+                                  : fmt::format("medians of {}\u2013{} forwards", counts.first, counts.second);
+  return fmt::format("{} {} {} {} \u00b7 device: {} \u00b7 {}", shape, dtype_name(s.dtype), layout_name(s.layout), mask,
+                     device, medians);
 }
 
 std::string glance_text(const std::vector<GlanceRow>& rows, int width_in, const std::string& header) {

@@ -16,7 +16,7 @@ std::vector<CompareRow> compare_variants(const RunOptions& base, const std::vect
   }
   std::vector<CompareRow> rows;
   for (const std::string& name : names) {
-    CompareRow row{name, std::nullopt, {}};
+    CompareRow row{name, std::nullopt, {}, {}};
     Variant* variant = find_variant(name);
     if (variant == nullptr) {
       throw UsageError(unknown_variant_message("variants", name));

@@ -2,6 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <utility>
+
 #include "core/json_dump.h"
 #include "report/ceilings.h"
 #include "run/ceilings_measure.h"
@@ -15,14 +18,19 @@ namespace attnprof {
 std::string render_compare(const std::vector<CompareRow>& rows, CompareFormat format, int width) {
   Device device = Device::cpu;
   const RunResult* first = nullptr;
+  std::pair<std::int64_t, std::int64_t> counts{0, 0};  // the fewest and most forwards of a row
   for (const CompareRow& row : rows) {
-    if (row.result) device = row.result->spec.device;
-    if (row.result && first == nullptr) first = &*row.result;
+    if (!row.result) continue;
+    device = row.result->spec.device;
+    const std::int64_t count = row.result->time.count;
+    counts = first == nullptr ? std::pair{count, count}
+                              : std::pair{std::min(counts.first, count), std::max(counts.second, count)};
+    if (first == nullptr) first = &*row.result;
   }
   const report::Ceilings& ceilings = measured_ceilings(device);
   std::vector<report::GlanceRow> glance = report::glance_rows(rows, ceilings);
   if (format == CompareFormat::text) {
-    return report::glance_text(glance, width, first ? report::table_header(*first, ceilings.device_name) : "");
+    return report::glance_text(glance, width, first ? report::table_header(*first, ceilings.device_name, counts) : "");
   }
   // The glance row's keys, plus the run object's (shape, dtype, median_ms, timing, ...).
   nlohmann::json out = report::glance_json(glance);

@@ -117,6 +117,8 @@ std::vector<BadInput> cases() {
       {"inspect_max_traces_zero", {"inspect", "--max-traces", "0", "/etc/hostname"}, "--max-traces"},
       {"inspect_over_max_traces", {"inspect", "--max-traces", "1", "/etc/hostname", "/etc/hostname"}, "--max-traces"},
       {"inspect_directory_without_traces", {"inspect", "{work}"}, "no .json or .json.gz"},
+      {"inspect_stdin_twice", {"inspect", "--diff", "-", "-"}, "'-' (standard input) given more than once"},
+      {"min_time_negative", {"run", "--device", "cpu", "--min-time", "-0.5"}, "--min-time: must be 0..60 seconds"},
       {"flash_schedule_unknown", run_args({"--flash-schedule", "sm70"}), "--flash-schedule sm70: allowed sm80"},
       {"flash_schedule_on_cpu", run_args({"--flash-schedule", "sm80"}),
        "--flash-schedule sm80: chooses a kernel on --device cuda; this run is on --device cpu"},

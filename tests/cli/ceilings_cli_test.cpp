@@ -147,7 +147,8 @@ TEST(CeilingsCli, RateAboveACachedCeilingIsFlaggedNamingTheCache) {
   EXPECT_GT(row["pct_of_peak"].get<double>(), 100.0);
   bool flagged = false;
   for (const auto& insight : row["insights"]) {
-    flagged |= insight["code"] == "above_ceiling" && insight["text"].get<std::string>().find(from) != std::string::npos;
+    flagged |= insight["code"] == "above_ceiling" && insight["text"].get<std::string>().find(from) != std::string::npos &&
+               insight["about"] == nlohmann::json::array({"attn_fwd"});
   }
   EXPECT_TRUE(flagged) << row.dump(1);
 

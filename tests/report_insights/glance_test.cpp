@@ -196,5 +196,22 @@ TEST(WrapText, BreaksAtSpacesAndCutsLongWords) {
   EXPECT_EQ(display_width("\u2192 12.5%"), 7u);
 }
 
+// The header names the forwards a median is of: one count when every row kept the same number,
+// the fewest and the most when --min-time kept fast variants more times.
+TEST(TableHeader, NamesTheForwardCountsOfTheRows) {
+  RunResult r;
+  r.spec.batch = 1;
+  r.spec.heads = r.spec.kv_heads = 4;
+  r.spec.seq_q = r.spec.seq_k = 512;
+  r.spec.head_dim = 64;
+  r.spec.dtype = DType::fp32;
+  r.threads = 2;
+  const std::string same = table_header(r, "AMD EPYC", {10, 10});
+  EXPECT_EQ(same, "1\u00d74\u00d7512\u00d764 (B\u00d7H\u00d7S\u00d7D) fp32 bhsd causal \u00b7 device: cpu, AMD EPYC \u00b7 "
+                  "2 threads \u00b7 median of 10 forwards");
+  const std::string differ = table_header(r, "AMD EPYC", {267, 1000});
+  EXPECT_NE(differ.find("\u00b7 medians of 267\u20131000 forwards"), std::string::npos) << differ;
+}
+
 }  // namespace
 }  // namespace attnprof::report
