@@ -19,7 +19,9 @@
 #include "cuda/attention_reference.h"
 #include "cuda/flash_gemm_probe.h"
 #include "cuda/flash_hopper_check.h"
+#include "cuda/hopper/flash_heuristics.h"
 #include "cuda/hopper/flash_hopper.h"
+#include "cuda/hopper/flash_traits.cuh"
 
 using namespace attnprof;
 using namespace attnprof::cuda::gpu_testing;
@@ -78,10 +80,14 @@ void check_every_problem(cuda::hopper::FlashSchedule schedule, const char* name,
 
 // The kernel's two GEMMs alone (same TMA maps, shared-memory layout, descriptors and P fragments),
 // on small integers so every sum is exact in fp32: if this passes and MatchesFp64 fails, the fault
-// is in the pipeline, the softmax or the epilogue, not in the wgmma/TMA layouts.
+// is in the pipeline, the softmax or the epilogue, not in the wgmma/TMA layouts. Every kernel head
+// dim (64, 96, 128, 192, 256: key tiles of 128, 128, 128, 112, 80), and 80 and 40 through the
+// wider kernels' zero-filled columns.
 TEST(FlashHopper, GemmProbeMatchesTheCpuExactly) {
   ATTNPROF_REQUIRE_HOPPER();
-  for (std::int64_t d : {64, 128}) {
+  for (std::int64_t d : {64, 128, 96, 192, 256, 80, 40}) {
+    const std::int64_t kd = cuda::hopper::flash_sm90_kernel_head_dim(d);
+    const std::int64_t n = cuda::hopper::flash_sm90::flash_sm90_block_n(static_cast<int>(kd));
     std::mt19937 rng(static_cast<unsigned>(d));
     std::uniform_int_distribution<int> small(-3, 3);
     auto integers = [&](std::vector<std::int64_t> shape) {
@@ -89,9 +95,9 @@ TEST(FlashHopper, GemmProbeMatchesTheCpuExactly) {
       for (std::int64_t i = 0; i < t.numel(); ++i) set(t, i, small(rng));
       return t;
     };
-    const Tensor q = integers({128, d}), k = integers({128, d}), v = integers({128, d}), pm = integers({64, 128});
+    const Tensor q = integers({128, d}), k = integers({128, d}), v = integers({128, d}), pm = integers({64, n});
     const Tensor q_dev = to_device(q), k_dev = to_device(k), v_dev = to_device(v), p_dev = to_device(pm);
-    Tensor s_dev = Tensor::empty({64, 128}, DType::fp32, Device::cuda), o_dev = Tensor::empty({64, d}, DType::fp32, Device::cuda);
+    Tensor s_dev = Tensor::empty({64, n}, DType::fp32, Device::cuda), o_dev = Tensor::empty({64, kd}, DType::fp32, Device::cuda);
     poison(s_dev);
     poison(o_dev);
     cuda::hopper::run_flash_gemm_probe(s_dev.data<float>(), o_dev.data<float>(), q_dev.raw(), k_dev.raw(), v_dev.raw(),
@@ -101,21 +107,21 @@ TEST(FlashHopper, GemmProbeMatchesTheCpuExactly) {
     const Tensor s = to_host(s_dev), o = to_host(o_dev);
     int s_wrong = 0, o_wrong = 0;
     for (std::int64_t r = 0; r < 64; ++r) {
-      for (std::int64_t c = 0; c < 128; ++c) {
+      for (std::int64_t c = 0; c < n; ++c) {
         double want = 0;
         for (std::int64_t x = 0; x < d; ++x) want += get(q, r * d + x) * get(k, c * d + x);
-        if (get(s, r * 128 + c) != want && s_wrong++ < 5)
-          ADD_FAILURE() << "D" << d << " S[" << r << "][" << c << "] = " << get(s, r * 128 + c) << ", want " << want;
+        if (get(s, r * n + c) != want && s_wrong++ < 5)
+          ADD_FAILURE() << "D" << d << " S[" << r << "][" << c << "] = " << get(s, r * n + c) << ", want " << want;
       }
-      for (std::int64_t c = 0; c < d; ++c) {
+      for (std::int64_t c = 0; c < kd; ++c) {  // zero past d: the kernel's columns V does not have
         double want = 0;
-        for (std::int64_t j = 0; j < 128; ++j) want += get(pm, r * 128 + j) * get(v, j * d + c);
-        if (get(o, r * d + c) != want && o_wrong++ < 5)
-          ADD_FAILURE() << "D" << d << " O[" << r << "][" << c << "] = " << get(o, r * d + c) << ", want " << want;
+        for (std::int64_t j = 0; j < n && c < d; ++j) want += get(pm, r * n + j) * get(v, j * d + c);
+        if (get(o, r * kd + c) != want && o_wrong++ < 5)
+          ADD_FAILURE() << "D" << d << " O[" << r << "][" << c << "] = " << get(o, r * kd + c) << ", want " << want;
       }
     }
-    EXPECT_EQ(s_wrong, 0) << "D" << d << ": elements of Q·Kᵀ wrong (of 8192)";
-    EXPECT_EQ(o_wrong, 0) << "D" << d << ": elements of P·V wrong (of " << 64 * d << ")";
+    EXPECT_EQ(s_wrong, 0) << "D" << d << " (kernel D " << kd << "): elements of Q·Kᵀ wrong (of " << 64 * n << ")";
+    EXPECT_EQ(o_wrong, 0) << "D" << d << " (kernel D " << kd << "): elements of P·V wrong (of " << 64 * kd << ")";
   }
 }
 
