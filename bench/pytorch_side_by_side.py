@@ -11,6 +11,7 @@ runs; same method, JSON lines), run from here.
 Prints ours, PyTorch's and the ratio PyTorch/ours (> 1: ours is faster), and writes JSON.
 
   python3 bench/pytorch_side_by_side.py --bench build/bench/gpu_bench --out $OUT/side_by_side.json
+  python3 bench/pytorch_side_by_side.py --bench build/bench/gpu_bench --shapes head-dims --variants flash,cudnn
 """
 import argparse
 import json
@@ -25,6 +26,9 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 ANCHOR_SHAPES = [(8, 16, 1024, 64), (4, 16, 4096, 64), (4, 16, 4096, 128), (1, 16, 16384, 128), (16, 32, 512, 128)]
+# Issue 21's head dims beyond 64 and 128 (bf16 causal, against PyTorch's FlashAttention-2 and cuDNN).
+HEAD_DIM_SHAPES = [(4, 16, 4096, 96), (1, 16, 16384, 96), (4, 16, 4096, 256), (1, 16, 16384, 256)]
+NAMED_SHAPES = {"anchors": ANCHOR_SHAPES, "head-dims": HEAD_DIM_SHAPES}
 OURS_TO_TORCH = {
     "naive": "naive", "inplace": "inplace", "math": "math", "fused": "compile",
     "efficient": "efficient", "flash": "flash", "cudnn": "cudnn",
@@ -145,11 +149,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", required=True, help="path to the gpu_bench executable")
     ap.add_argument("--variants", default="naive,inplace,math,fused,efficient,flash,cudnn")
-    ap.add_argument("--shapes", default="anchors", help="'anchors' or BxHxSxD,...")
+    ap.add_argument("--shapes", default="anchors", help="'anchors', 'head-dims' or BxHxSxD,...")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--out", default="")
     args = ap.parse_args()
-    shapes = ANCHOR_SHAPES if args.shapes == "anchors" else [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
+    shapes = NAMED_SHAPES.get(args.shapes) or [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
     variants = args.variants.split(",")
     print(f"torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, {torch.cuda.get_device_name()}", flush=True)
     ours = run_ours(args.bench, variants, shapes, args.reps)

@@ -17,7 +17,7 @@ declare -A status
 summary() {
   echo
   echo "== gpu-check summary ($(date -u +%FT%TZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null))"
-  for k in configure build hopper hopper_sass tests_logic tests_gpu ctest compare traces preflight memcheck racecheck throughput bench timeline cpu_tests cpu_variant_tests cpu_bench; do printf '%-12s %s\n' "$k" "${status[$k]:-not run}"; done
+  for k in configure build hopper hopper_sass tests_logic tests_gpu ctest compare traces preflight memcheck racecheck throughput bench bench_dims timeline cpu_tests cpu_variant_tests cpu_bench; do printf '%-12s %s\n' "$k" "${status[$k]:-not run}"; done
 }
 trap summary EXIT
 
@@ -153,6 +153,17 @@ elif PYTHONUNBUFFERED=1 timeout "${BENCH_TIMEOUT:-420}" python3 "$SRC/bench/pyto
   status[bench]="ok (side_by_side.json)"
 else
   status[bench]="FAILED (side_by_side.log)"
+fi
+# Issue 21's head dims (D 96 and 256 at 4x16x4096 and 1x16x16384, bf16 causal): our flash and cudnn
+# against PyTorch's FlashAttention-2 and cuDNN backends in the same run; the table goes on
+# side_by_side.log, the JSON into logs.tar.gz (the device returns at most 8 files).
+if [ "${SKIP_BENCH:-0}" = 1 ] || [ "$QUICK" = "--quick" ] || [ -n "${BENCH_SHAPES:-}" ]; then
+  status[bench_dims]="skipped (SKIP_BENCH, --quick or BENCH_SHAPES)"
+elif PYTHONUNBUFFERED=1 timeout "${BENCH_TIMEOUT:-420}" python3 "$SRC/bench/pytorch_side_by_side.py" --bench "$BUILD/bench/gpu_bench" \
+    --shapes head-dims --variants flash,cudnn --out "$OUT/side_by_side_head_dims.json" 2>&1 | tee -a "$OUT/side_by_side.log"; then
+  status[bench_dims]="ok (side_by_side.log; side_by_side_head_dims.json in logs.tar.gz)"
+else
+  status[bench_dims]="FAILED (side_by_side.log)"
 fi
 # TIMELINE=1: the sm90 tile-counter kernel's own timeline at the anchors (where each warpgroup's
 # time goes).

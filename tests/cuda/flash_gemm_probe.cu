@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "cuda/check.h"
+#include "cuda/hopper/flash_heuristics.h"
 #include "cuda/hopper/flash_hopper.h"
 #include "cuda/hopper/flash_mainloop.cuh"
 #include "cuda/hopper/flash_producer.cuh"
@@ -89,9 +90,9 @@ __global__ void __launch_bounds__(kWarpgroupThreads, 1)
 
 template <class Tr>
 void launch_gemm_probe(float* s_out, float* o_out, const void* q, const void* k, const void* v,
-                       const std::uint16_t* p_matrix, cudaStream_t stream) {
-  // One (batch, head) of 128 rows × D, contiguous: the kernel's own map builder and box sizes.
-  const std::int64_t d = Tr::kHeadDim;
+                       const std::uint16_t* p_matrix, std::int64_t d, cudaStream_t stream) {
+  // One (batch, head) of 128 rows × d, contiguous: the kernel's own map builder and box sizes (the
+  // kernel's D may be larger: its columns past d load as zeros).
   auto map = [&](const void* data, std::uint32_t box_rows) {
     return make_attention_tile_map(data, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 1, 1, 128, static_cast<std::uint64_t>(d),
                                    128 * d, 128 * d, d, box_rows);
@@ -112,12 +113,14 @@ void launch_gemm_probe(float* s_out, float* o_out, const void* q, const void* k,
 void run_flash_gemm_probe(float* s_out, float* o_out, const void* q, const void* k, const void* v,
                           const std::uint16_t* p_matrix, int head_dim, cudaStream_t stream) {
   if (auto why = hopper_unavailable_reason()) throw Error(str_cat("run_flash_gemm_probe: ", *why));
-  if (head_dim == 64)
-    launch_gemm_probe<CtaPerTileTraits<64>>(s_out, o_out, q, k, v, p_matrix, stream);
-  else if (head_dim == 128)
-    launch_gemm_probe<CtaPerTileTraits<128>>(s_out, o_out, q, k, v, p_matrix, stream);
-  else
-    throw Error(str_cat("run_flash_gemm_probe: head_dim ", head_dim, " (64 or 128)"));
+  switch (flash_sm90_kernel_head_dim(head_dim)) {
+    case 64: return launch_gemm_probe<CtaPerTileTraits<64>>(s_out, o_out, q, k, v, p_matrix, head_dim, stream);
+    case 96: return launch_gemm_probe<CtaPerTileTraits<96>>(s_out, o_out, q, k, v, p_matrix, head_dim, stream);
+    case 128: return launch_gemm_probe<CtaPerTileTraits<128>>(s_out, o_out, q, k, v, p_matrix, head_dim, stream);
+    case 192: return launch_gemm_probe<CtaPerTileTraits<192>>(s_out, o_out, q, k, v, p_matrix, head_dim, stream);
+    case 256: return launch_gemm_probe<CtaPerTileTraits<256>>(s_out, o_out, q, k, v, p_matrix, head_dim, stream);
+    default: throw Error(str_cat("run_flash_gemm_probe: head_dim ", head_dim, " (a multiple of 8 from 8 to 256)"));
+  }
 }
 
 }  // namespace attnprof::cuda::hopper

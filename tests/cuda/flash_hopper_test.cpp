@@ -12,165 +12,22 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
-#include <cstring>
-#include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "cuda/attention_reference.h"
-#include "cuda/fused_attention.h"
 #include "cuda/flash_gemm_probe.h"
+#include "cuda/flash_hopper_check.h"
+#include "cuda/hopper/flash_heuristics.h"
 #include "cuda/hopper/flash_hopper.h"
+#include "cuda/hopper/flash_traits.cuh"
 
 using namespace attnprof;
 using namespace attnprof::cuda::gpu_testing;
-
-#define ATTNPROF_REQUIRE_HOPPER()                                                                        \
-  do {                                                                                                   \
-    ATTNPROF_REQUIRE_GPU();                                                                              \
-    if (auto attnprof_why_ = ::attnprof::cuda::hopper::hopper_unavailable_reason()) GTEST_SKIP() << *attnprof_why_; \
-  } while (0)
+using namespace attnprof::cuda::flash_testing;
 
 namespace {
-
-struct Problem {
-  std::int64_t B, H, Hkv, Sq, Sk, D;
-  bool causal;
-  std::int64_t causal_offset;  // key j visible to query i iff j <= i + causal_offset (causal only)
-  Layout layout;
-  DType dtype;
-  bool key_ramp = false;  // scale key j by 1 + 3·(Sk−1−j)/Sk: later-visited keys (low j) get larger logits
-};
-
-std::string describe(const Problem& p) {
-  return "B" + std::to_string(p.B) + " H" + std::to_string(p.H) + "/" + std::to_string(p.Hkv) + " Sq" +
-         std::to_string(p.Sq) + " Sk" + std::to_string(p.Sk) + " D" + std::to_string(p.D) +
-         (p.causal ? " causal offset " + std::to_string(p.causal_offset) : std::string(" full")) + " " +
-         std::string(p.layout == Layout::bhsd ? "bhsd" : "bshd") + " " + std::string(dtype_name(p.dtype)) +
-         (p.key_ramp ? " key-ramp" : "");
-}
-
-struct Inputs {
-  Tensor q_host, k_host, v_host;  // logical [B, H, S, D], contiguous
-  Tensor q, k, v;                 // device, in the problem's layout
-};
-
-Inputs make_inputs(const Problem& p, std::uint64_t seed) {
-  Inputs in;
-  in.q_host = random_host({p.B, p.H, p.Sq, p.D}, p.dtype, seed);
-  in.k_host = random_host({p.B, p.Hkv, p.Sk, p.D}, p.dtype, seed + 1);
-  in.v_host = random_host({p.B, p.Hkv, p.Sk, p.D}, p.dtype, seed + 2);
-  if (p.key_ramp)
-    for (std::int64_t i = 0; i < in.k_host.numel(); ++i) {
-      const std::int64_t key = (i / p.D) % p.Sk;
-      set(in.k_host, i, get(in.k_host, i) * (1.0 + 3.0 * static_cast<double>(p.Sk - 1 - key) / static_cast<double>(p.Sk)));
-    }
-  in.q = in_layout(in.q_host, p.layout);
-  in.k = in_layout(in.k_host, p.layout);
-  in.v = in_layout(in.v_host, p.layout);
-  return in;
-}
-
-cuda::FusedAttentionArgs args_of(const Problem& p, const Inputs& in, Tensor& out, Tensor* lse) {
-  AttentionSpec spec;
-  spec.batch = p.B;
-  spec.heads = p.H;
-  spec.kv_heads = p.Hkv;
-  spec.seq_q = p.Sq;
-  spec.seq_k = p.Sk;
-  spec.head_dim = p.D;
-  spec.causal = p.causal;
-  spec.dtype = p.dtype;
-  spec.layout = p.layout;
-  spec.device = Device::cuda;
-  cuda::FusedAttentionArgs a = cuda::fused_attention_args(spec, out, in.q, in.k, in.v, lse);  // the backend's
-  a.causal_offset = p.causal ? p.causal_offset : 0;  // any offset, not only the two alignments
-  return a;
-}
-
-Tensor run_kernel(const Problem& p, const Inputs& in, Tensor* lse,
-                  cuda::hopper::FlashSchedule schedule = cuda::hopper::FlashSchedule::cta_per_tile) {
-  Tensor out = empty_in_layout({p.B, p.H, p.Sq, p.D}, p.dtype, p.layout);
-  poison(out);
-  if (lse != nullptr) poison(*lse);
-  cuda::hopper::launch_flash_attention_sm90(args_of(p, in, out, lse), cuda::backend_stream(), schedule);
-  gpu().synchronize();
-  return to_host(out);
-}
-
-// Host tensors holding the same bits (same element count and size).
-bool same_bits(const Tensor& a, const Tensor& b) {
-  return a.numel() == b.numel() && a.dtype() == b.dtype() &&
-         std::memcmp(a.raw(), b.raw(), static_cast<std::size_t>(a.numel()) * dtype_size(a.dtype())) == 0;
-}
-
-struct Check {
-  double rel_error = 0, baseline_rel_error = 0, lse_max_abs_error = 0;
-  std::int64_t non_finite = 0, lse_nan = 0;  // over the whole output / LSE (NaN poison left = unwritten)
-  std::int64_t blind_rows = 0, blind_rows_wrong = 0;  // rows that see no key: must be all zeros, LSE -inf
-};
-
-// fp64 attention with the causal offset on the rows sample_rows picks (all of them when Sq <= 80);
-// the baseline rounds P and O to the dtype as a fused kernel does.
-Check check_against_fp64(const Problem& p, const Inputs& in, const Tensor& out, const Tensor& lse) {
-  Check c;
-  for (std::int64_t i = 0; i < out.numel(); ++i)
-    if (!std::isfinite(get(out, i))) ++c.non_finite;
-  for (std::int64_t i = 0; i < lse.numel(); ++i)
-    if (std::isnan(get(lse, i)) || get(lse, i) == std::numeric_limits<double>::infinity()) ++c.lse_nan;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(p.D));
-  const std::int64_t group = p.H / p.Hkv;
-  double err2 = 0, base2 = 0, ref2 = 0;
-  std::vector<double> s(static_cast<std::size_t>(p.Sk)), o(static_cast<std::size_t>(p.D)), ob(static_cast<std::size_t>(p.D));
-  for (std::int64_t b = 0; b < p.B; ++b)
-    for (std::int64_t h = 0; h < p.H; ++h)
-      for (std::int64_t row : sample_rows(p.Sq)) {
-        const std::int64_t kept =
-            p.causal ? std::clamp<std::int64_t>(row + p.causal_offset + 1, 0, p.Sk) : p.Sk;
-        const double got_lse = get(lse, (b * p.H + h) * p.Sq + row);
-        if (kept == 0) {
-          ++c.blind_rows;
-          bool wrong = !(std::isinf(got_lse) && got_lse < 0);
-          for (std::int64_t d = 0; d < p.D; ++d) wrong |= get(out, offset4(out, b, h, row, d)) != 0.0;
-          c.blind_rows_wrong += wrong ? 1 : 0;
-          continue;
-        }
-        double mx = -std::numeric_limits<double>::infinity();
-        for (std::int64_t j = 0; j < kept; ++j) {
-          double dot = 0;
-          for (std::int64_t d = 0; d < p.D; ++d)
-            dot += get(in.q_host, offset4(in.q_host, b, h, row, d)) * get(in.k_host, offset4(in.k_host, b, h / group, j, d));
-          s[static_cast<std::size_t>(j)] = dot * scale;
-          mx = std::max(mx, dot * scale);
-        }
-        double sum = 0;
-        for (std::int64_t j = 0; j < kept; ++j) sum += std::exp(s[static_cast<std::size_t>(j)] - mx);
-        std::fill(o.begin(), o.end(), 0.0);
-        std::fill(ob.begin(), ob.end(), 0.0);
-        for (std::int64_t j = 0; j < kept; ++j) {
-          const double e = std::exp(s[static_cast<std::size_t>(j)] - mx);
-          const double prob = e / sum, prob_low = round_to(e, p.dtype) / sum;
-          for (std::int64_t d = 0; d < p.D; ++d) {
-            const double value = get(in.v_host, offset4(in.v_host, b, h / group, j, d));
-            o[static_cast<std::size_t>(d)] += prob * value;
-            ob[static_cast<std::size_t>(d)] += prob_low * value;
-          }
-        }
-        for (std::int64_t d = 0; d < p.D; ++d) {
-          const double want = o[static_cast<std::size_t>(d)];
-          const double got = get(out, offset4(out, b, h, row, d));
-          const double low = round_to(ob[static_cast<std::size_t>(d)], p.dtype);
-          err2 += (got - want) * (got - want);
-          base2 += (low - want) * (low - want);
-          ref2 += want * want;
-        }
-        c.lse_max_abs_error = std::max(c.lse_max_abs_error, std::abs(got_lse - (mx + std::log(sum))));
-      }
-  c.rel_error = ref2 > 0 ? std::sqrt(err2 / ref2) : 0.0;
-  c.baseline_rel_error = ref2 > 0 ? std::sqrt(base2 / ref2) : 0.0;
-  return c;
-}
 
 std::vector<Problem> problems() {
   std::vector<Problem> all;
@@ -215,21 +72,7 @@ void check_every_problem(cuda::hopper::FlashSchedule schedule, const char* name,
   std::uint64_t seed = 60;
   for (const Problem& p : list) {
     if (only_head_dim != 0 && p.D != only_head_dim) continue;
-    const Inputs in = make_inputs(p, seed += 3);
-    Tensor lse = Tensor::empty({p.B, p.H, p.Sq}, DType::fp32, Device::cuda);
-    const Tensor with_lse = run_kernel(p, in, &lse, schedule);
-    const Tensor out = o_without_lse ? run_kernel(p, in, nullptr, schedule) : with_lse;
-    const Check c = check_against_fp64(p, in, out, to_host(lse));
-    const std::string what = std::string(name) + " " + describe(p);
-    EXPECT_EQ(c.non_finite, 0) << what;
-    EXPECT_EQ(c.lse_nan, 0) << what << ": LSE entries left NaN (unwritten) or +inf";
-    EXPECT_EQ(c.blind_rows_wrong, 0) << what << ": rows that see no key must be zeros with LSE -inf";
-    // At most twice the error of an fp64 reference that rounds P and O to the dtype (plus a floor).
-    EXPECT_LE(c.rel_error, 2.0 * c.baseline_rel_error + 2e-4) << what << " baseline " << c.baseline_rel_error;
-    EXPECT_LE(c.rel_error, 1e-2) << what;
-    EXPECT_LE(c.lse_max_abs_error, 1e-3) << what;
-    std::printf("%s: rel err %.2e (low-precision baseline %.2e), lse max err %.1e, blind rows %lld\n", what.c_str(),
-                c.rel_error, c.baseline_rel_error, c.lse_max_abs_error, static_cast<long long>(c.blind_rows));
+    expect_matches_fp64(schedule, name, p, seed += 3, o_without_lse);
   }
 }
 
@@ -237,10 +80,14 @@ void check_every_problem(cuda::hopper::FlashSchedule schedule, const char* name,
 
 // The kernel's two GEMMs alone (same TMA maps, shared-memory layout, descriptors and P fragments),
 // on small integers so every sum is exact in fp32: if this passes and MatchesFp64 fails, the fault
-// is in the pipeline, the softmax or the epilogue, not in the wgmma/TMA layouts.
+// is in the pipeline, the softmax or the epilogue, not in the wgmma/TMA layouts. Every kernel head
+// dim (64, 96, 128, 192, 256: key tiles of 128, 128, 128, 112, 80), and 80 and 40 through the
+// wider kernels' zero-filled columns.
 TEST(FlashHopper, GemmProbeMatchesTheCpuExactly) {
   ATTNPROF_REQUIRE_HOPPER();
-  for (std::int64_t d : {64, 128}) {
+  for (std::int64_t d : {64, 128, 96, 192, 256, 80, 40}) {
+    const std::int64_t kd = cuda::hopper::flash_sm90_kernel_head_dim(d);
+    const std::int64_t n = cuda::hopper::flash_sm90::flash_sm90_block_n(static_cast<int>(kd));
     std::mt19937 rng(static_cast<unsigned>(d));
     std::uniform_int_distribution<int> small(-3, 3);
     auto integers = [&](std::vector<std::int64_t> shape) {
@@ -248,9 +95,9 @@ TEST(FlashHopper, GemmProbeMatchesTheCpuExactly) {
       for (std::int64_t i = 0; i < t.numel(); ++i) set(t, i, small(rng));
       return t;
     };
-    const Tensor q = integers({128, d}), k = integers({128, d}), v = integers({128, d}), pm = integers({64, 128});
+    const Tensor q = integers({128, d}), k = integers({128, d}), v = integers({128, d}), pm = integers({64, n});
     const Tensor q_dev = to_device(q), k_dev = to_device(k), v_dev = to_device(v), p_dev = to_device(pm);
-    Tensor s_dev = Tensor::empty({64, 128}, DType::fp32, Device::cuda), o_dev = Tensor::empty({64, d}, DType::fp32, Device::cuda);
+    Tensor s_dev = Tensor::empty({64, n}, DType::fp32, Device::cuda), o_dev = Tensor::empty({64, kd}, DType::fp32, Device::cuda);
     poison(s_dev);
     poison(o_dev);
     cuda::hopper::run_flash_gemm_probe(s_dev.data<float>(), o_dev.data<float>(), q_dev.raw(), k_dev.raw(), v_dev.raw(),
@@ -260,21 +107,21 @@ TEST(FlashHopper, GemmProbeMatchesTheCpuExactly) {
     const Tensor s = to_host(s_dev), o = to_host(o_dev);
     int s_wrong = 0, o_wrong = 0;
     for (std::int64_t r = 0; r < 64; ++r) {
-      for (std::int64_t c = 0; c < 128; ++c) {
+      for (std::int64_t c = 0; c < n; ++c) {
         double want = 0;
         for (std::int64_t x = 0; x < d; ++x) want += get(q, r * d + x) * get(k, c * d + x);
-        if (get(s, r * 128 + c) != want && s_wrong++ < 5)
-          ADD_FAILURE() << "D" << d << " S[" << r << "][" << c << "] = " << get(s, r * 128 + c) << ", want " << want;
+        if (get(s, r * n + c) != want && s_wrong++ < 5)
+          ADD_FAILURE() << "D" << d << " S[" << r << "][" << c << "] = " << get(s, r * n + c) << ", want " << want;
       }
-      for (std::int64_t c = 0; c < d; ++c) {
+      for (std::int64_t c = 0; c < kd; ++c) {  // zero past d: the kernel's columns V does not have
         double want = 0;
-        for (std::int64_t j = 0; j < 128; ++j) want += get(pm, r * 128 + j) * get(v, j * d + c);
-        if (get(o, r * d + c) != want && o_wrong++ < 5)
-          ADD_FAILURE() << "D" << d << " O[" << r << "][" << c << "] = " << get(o, r * d + c) << ", want " << want;
+        for (std::int64_t j = 0; j < n && c < d; ++j) want += get(pm, r * n + j) * get(v, j * d + c);
+        if (get(o, r * kd + c) != want && o_wrong++ < 5)
+          ADD_FAILURE() << "D" << d << " O[" << r << "][" << c << "] = " << get(o, r * kd + c) << ", want " << want;
       }
     }
-    EXPECT_EQ(s_wrong, 0) << "D" << d << ": elements of Q·Kᵀ wrong (of 8192)";
-    EXPECT_EQ(o_wrong, 0) << "D" << d << ": elements of P·V wrong (of " << 64 * d << ")";
+    EXPECT_EQ(s_wrong, 0) << "D" << d << " (kernel D " << kd << "): elements of Q·Kᵀ wrong (of " << 64 * n << ")";
+    EXPECT_EQ(o_wrong, 0) << "D" << d << " (kernel D " << kd << "): elements of P·V wrong (of " << 64 * kd << ")";
   }
 }
 
@@ -435,16 +282,7 @@ TEST(FlashHopper, KernelChoiceFollowsTheOverrides) {
 
   const Problem p{1, 2, 2, 500, 500, 64, true, 0, Layout::bhsd, DType::bf16};
   const Inputs in = make_inputs(p, 150);
-  AttentionSpec spec;
-  spec.batch = p.B;
-  spec.heads = p.H;
-  spec.kv_heads = p.Hkv;
-  spec.seq_q = p.Sq;
-  spec.seq_k = p.Sk;
-  spec.head_dim = p.D;
-  spec.causal = p.causal;
-  spec.dtype = p.dtype;
-  spec.device = Device::cuda;
+  const AttentionSpec spec = spec_of(p);
   Tensor lse = Tensor::empty({p.B, p.H, p.Sq}, DType::fp32, Device::cuda);
   const Tensor direct = run_kernel(p, in, &lse);
   for (const char* kernel : {"sm90-cta-per-tile", "sm80"}) {

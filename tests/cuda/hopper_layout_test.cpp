@@ -10,6 +10,7 @@
 
 #include "cuda/hopper/flash_heuristics.h"
 #include "cuda/hopper/flash_hopper.h"
+#include "cuda/hopper/flash_traits.cuh"
 #include "cuda/hopper/swizzle.h"
 #include "cuda/hopper/tma.h"
 #include "cuda/hopper/wgmma_layout.h"
@@ -152,8 +153,8 @@ TEST(HopperTensorMap, AttentionMapRejectsBadArgumentsNamingThem) {
             }).find("0x1004 is not 16-byte aligned"),
             std::string::npos);
   EXPECT_NE(message([&] {
-              make_attention_tile_map(aligned, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 1, 2, 100, 96, 19200, 9600, 96, 128);
-            }).find("head_dim 96"),
+              make_attention_tile_map(aligned, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 1, 2, 100, 100, 20000, 10000, 100, 128);
+            }).find("head_dim 100"),
             std::string::npos);
   EXPECT_NE(message([&] {
               make_attention_tile_map(aligned, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 1, 2, 100, 64, 12800, 6400, 68, 128);
@@ -182,6 +183,93 @@ TEST(HopperFlashChoice, AutoFollowsTheMeasuredBreakEvens) {
   EXPECT_EQ(auto_flash_schedule(128, 4096), FlashSchedule::tile_counter);  // 4x16x4096x128
   EXPECT_EQ(auto_flash_schedule(128, 4097), FlashSchedule::cta_per_tile);
   EXPECT_EQ(auto_flash_schedule(128, 16384), FlashSchedule::cta_per_tile);  // 1x16x16384x128
+}
+
+// Which kernel a head dim runs on: the smallest specialisation (64, 96, 128, 192, 256) at least as
+// large, for multiples of 8 up to 256; nothing else (the CUDA backend pads those first). And the
+// automatic schedule picks one that was built for that kernel (tile_counter only at 64 and 128).
+TEST(HopperFlashChoice, HeadDimsRunOnTheNextLargerKernel) {
+  const std::pair<std::int64_t, int> want[] = {{8, 64},    {32, 64},   {56, 64},   {64, 64},   {72, 96},
+                                               {80, 96},   {96, 96},   {104, 128}, {120, 128}, {128, 128},
+                                               {136, 192}, {160, 192}, {192, 192}, {200, 256}, {224, 256},
+                                               {248, 256}, {256, 256}};
+  for (const auto& [head_dim, kernel] : want) {
+    EXPECT_EQ(flash_sm90_kernel_head_dim(head_dim), kernel) << head_dim;
+    EXPECT_TRUE(flash_sm90_takes_head_dim(head_dim)) << head_dim;
+    EXPECT_EQ(flash_sm90_tile_counter_takes(head_dim), kernel == 64 || kernel == 128) << head_dim;
+    const FlashSchedule short_seq = auto_flash_schedule(head_dim, 512);
+    EXPECT_EQ(short_seq, kernel == 64 || kernel == 128 ? FlashSchedule::tile_counter : FlashSchedule::cta_per_tile)
+        << head_dim;
+    EXPECT_EQ(auto_flash_schedule(head_dim, 16384), FlashSchedule::cta_per_tile) << head_dim;
+  }
+  for (std::int64_t head_dim : {-8, 0, 1, 4, 12, 63, 100, 129, 250, 257, 264, 512}) {
+    EXPECT_EQ(flash_sm90_kernel_head_dim(head_dim), 0) << head_dim;
+    EXPECT_FALSE(flash_sm90_takes_head_dim(head_dim)) << head_dim;
+  }
+  int taken = 0;
+  for (std::int64_t head_dim = 1; head_dim <= 300; ++head_dim) taken += flash_sm90_takes_head_dim(head_dim) ? 1 : 0;
+  EXPECT_EQ(taken, 32);  // 8, 16, ..., 256
+}
+
+// Each cta_per_tile instantiation's tiles (FA3's on H100) and shared memory, worked out by hand:
+// Q kBlockM·(64-column atoms)·128 B + 2 stages × (K + V) kBlockN·atoms·128 B + 1 KiB of alignment
+// slack + the barriers, within sm_90's 227 KiB per CTA.
+TEST(HopperFlashChoice, EveryCtaPerTileKernelFitsSharedMemory) {
+  using namespace flash_sm90;
+  constexpr int kSlack = 1024 + static_cast<int>(sizeof(PipelineBarriers));
+  struct Want {
+    int block_m, block_n, consumer_warpgroups, smem;
+  };
+  auto tiles = [](auto traits) {
+    using Tr = decltype(traits);
+    return Want{Tr::kBlockM, Tr::kBlockN, Tr::kConsumerWarpgroups, Tr::kSmemBytes};
+  };
+  const std::pair<Want, Want> cases[] = {
+      {tiles(CtaPerTileTraits<64>{}), {192, 128, 3, 192 * 128 + 4 * 128 * 128 + kSlack}},                // 88 KiB
+      {tiles(CtaPerTileTraits<96>{}), {128, 128, 2, 2 * 128 * 128 + 4 * 2 * 128 * 128 + kSlack}},        // 160 KiB
+      {tiles(CtaPerTileTraits<128>{}), {128, 128, 2, 2 * 128 * 128 + 4 * 2 * 128 * 128 + kSlack}},       // 160 KiB
+      {tiles(CtaPerTileTraits<192>{}), {128, 112, 2, 3 * 128 * 128 + 4 * 3 * 112 * 128 + kSlack}},       // 216 KiB
+      {tiles(CtaPerTileTraits<256>{}), {128, 80, 2, 4 * 128 * 128 + 4 * 4 * 80 * 128 + kSlack}}};        // 224 KiB
+  for (const auto& [got, want] : cases) {
+    EXPECT_EQ(got.block_m, want.block_m);
+    EXPECT_EQ(got.block_n, want.block_n);
+    EXPECT_EQ(got.consumer_warpgroups, want.consumer_warpgroups);
+    EXPECT_EQ(got.smem, want.smem) << "kBlockN " << want.block_n;
+    EXPECT_LE(got.smem, 227 * 1024) << "kBlockN " << want.block_n;
+  }
+  EXPECT_EQ(CtaPerTileTraits<256>::kConsumerRegisters, 240);  // 128 O + 40 S + 20 P accumulators a thread
+  EXPECT_EQ(CtaPerTileTraits<256>::kOAccumulators, 128);
+  EXPECT_EQ(CtaPerTileTraits<96>::kQKSteps, 6);  // D 96: the first half of the second atom
+}
+
+// What the sm_90a forward refuses before it touches a tensor or the device, each in one line naming
+// the parameter: a head dim it has no kernel for, the tile-counter schedule at a head dim whose
+// kernel has only cta_per_tile, and the timeline build at any head dim but 64 and 128.
+TEST(HopperFlashChoice, RefusesHeadDimsAndSchedulesItHasNoKernelFor) {
+  auto message = [](auto&& call) {
+    try {
+      call();
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    } catch (const std::exception& e) {
+      return std::string("not a UsageError: ") + e.what();
+    }
+    return std::string("no throw");
+  };
+  cuda::FusedAttentionArgs args;
+  args.dtype = DType::bf16;
+  args.batch = args.heads = args.kv_heads = 1;
+  args.seq_q = args.seq_k = 128;
+  args.head_dim = 100;
+  EXPECT_EQ(message([&] { launch_flash_attention_sm90(args, nullptr, FlashSchedule::automatic); }),
+            "head_dim 100: the sm_90a flash kernel takes multiples of 8 from 8 to 256");
+  args.head_dim = 80;
+  EXPECT_EQ(message([&] { launch_flash_attention_sm90(args, nullptr, FlashSchedule::tile_counter); }),
+            "flash_schedule 'sm90-tile-counter': head_dim 80 runs on the D 96 kernel, built for sm90-cta-per-tile "
+            "only (the tile counter takes head dims up to 64 and 104 to 128)");
+  args.head_dim = 96;
+  EXPECT_EQ(message([&] { run_flash_timeline_sm90(args, nullptr); }),
+            "head_dim 96: the flash timeline build takes 64 or 128");
 }
 
 // The tile-counter order's L2 sections: as many (batch, head) pairs as fit their K and V (4·Sk·D

@@ -1,6 +1,7 @@
 // Which instantiation of the sm_90a flash kernel runs (flash_hopper.h): the schedule choice, the
 // forward's dispatch by schedule, head dim and dtype, and the timeline build. The one translation
-// unit of the kernel: 10 forward instantiations and 2 timeline ones.
+// unit of the kernel: 16 forward instantiations (cta_per_tile at D 64, 96, 128, 192, 256 and
+// tile_counter at D 64 and 128, three kernels, each in bf16 and fp16) and 2 timeline ones.
 #include "cuda/hopper/flash_hopper.h"
 
 #include <attnprof/error.h>
@@ -69,20 +70,25 @@ std::optional<std::string> current_device_not_hopper() {
   return answers.get([](int) { return hopper_unavailable_reason(); });
 }
 
-// The schedule's kernel for one element type T.
+// The schedule's kernel for one element type T, at the kernel head dim that runs args.head_dim.
 template <class T>
 void launch_schedule(const FusedAttentionArgs& args, cudaStream_t stream, FlashSchedule schedule) {
+  const int kernel_head_dim = flash_sm90_kernel_head_dim(args.head_dim);
   if (schedule == FlashSchedule::tile_counter) {
-    if (args.head_dim == 128)
+    if (kernel_head_dim == 128)
       launch_typed<TileCounterTraits<128>, T, TileCounterScheduler>(args, stream);
     else if (args.lse == nullptr)
       launch_typed<TileCounterTraits<64>, T, TileCounterScheduler>(args, stream);
     else  // the ones column sums the bf16 P, whose log is no LSE
       launch_typed<TileCounterLseD64Traits, T, TileCounterScheduler>(args, stream);
-  } else if (args.head_dim == 64) {
-    launch_typed<CtaPerTileTraits<64>, T, CtaPerTileScheduler>(args, stream);
-  } else {
-    launch_typed<CtaPerTileTraits<128>, T, CtaPerTileScheduler>(args, stream);
+    return;
+  }
+  switch (kernel_head_dim) {
+    case 64: return launch_typed<CtaPerTileTraits<64>, T, CtaPerTileScheduler>(args, stream);
+    case 96: return launch_typed<CtaPerTileTraits<96>, T, CtaPerTileScheduler>(args, stream);
+    case 128: return launch_typed<CtaPerTileTraits<128>, T, CtaPerTileScheduler>(args, stream);
+    case 192: return launch_typed<CtaPerTileTraits<192>, T, CtaPerTileScheduler>(args, stream);
+    default: return launch_typed<CtaPerTileTraits<256>, T, CtaPerTileScheduler>(args, stream);
   }
 }
 
@@ -121,10 +127,15 @@ FlashSchedule flash_schedule_choice() {
 void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t stream, FlashSchedule schedule) {
   if (args.dtype != DType::bf16 && args.dtype != DType::fp16)
     throw UsageError(str_cat("dtype ", dtype_name(args.dtype), ": the fused GPU kernels take bf16 or fp16"));
-  if (args.head_dim != 64 && args.head_dim != 128)
-    throw UsageError(str_cat("head_dim ", args.head_dim, ": the fused GPU kernels take 64 or 128"));
+  if (!flash_sm90_takes_head_dim(args.head_dim))
+    throw UsageError(str_cat("head_dim ", args.head_dim, ": the sm_90a flash kernel takes multiples of 8 from 8 to 256"));
   if (schedule == FlashSchedule::sm80) throw Error("launch_flash_attention_sm90: asked for the sm80 kernel");
   if (schedule == FlashSchedule::automatic) schedule = auto_flash_schedule(args.head_dim, args.seq_q);
+  if (schedule == FlashSchedule::tile_counter && !flash_sm90_tile_counter_takes(args.head_dim))
+    throw UsageError(str_cat("flash_schedule 'sm90-tile-counter': head_dim ", args.head_dim, " runs on the D ",
+                             flash_sm90_kernel_head_dim(args.head_dim),
+                             " kernel, built for sm90-cta-per-tile only (the tile counter takes head dims up to "
+                             "64 and 104 to 128)"));
   if (auto why = current_device_not_hopper()) throw Error(str_cat("flash_forward_sm90: ", *why));
   // Tiles are numbered by one int (grid.x ≤ 2^31 − 1); row and key indices stay in int too.
   if (args.batch * args.heads * ((args.seq_q + 63) / 64) > 0x7fffffffll || args.seq_q > (1ll << 30) ||

@@ -19,7 +19,8 @@ namespace attnprof::cuda::hopper::flash_sm90 {
 // accumulators, through shared memory, to global memory; the Q buffer handed back to the producer.
 // With the TMA-store epilogue, Q goes back first and O is staged in the O tile and written by TMA
 // stores (a warpgroup's 64 rows by its thread 0, or with kPerWarpStore a warp's 16 rows by its lane
-// 0); without it, O is staged in the warpgroup's own Q rows and written by 16-byte coalesced stores.
+// 0); without it, O is staged in the warpgroup's own Q rows and written by 16-byte coalesced stores
+// (the tensors' head_dim / 8 chunks of each row: the TMA store clips at D by itself).
 // t: the thread's index in its warpgroup.
 template <class Tr, class T>
 __device__ __forceinline__ void store_o(const CUtensorMap& o_map, const FlashSm90Params& p, unsigned char* smem,
@@ -97,7 +98,9 @@ __device__ __forceinline__ void store_o(const CUtensorMap& o_map, const FlashSm9
   for (int i = t; i < 64 * kChunksPerRow; i += kWarpgroupThreads) {
     const int local_row = i / kChunksPerRow, chunk = i % kChunksPerRow;
     const int row = c.wg_row0 + local_row;
-    if (row >= p.seq_q) continue;
+    // Rows past Sq and, on a kernel wider than the tensors' D, the zero columns past D are not the
+    // output's (past D lies the next row or head in bshd).
+    if (row >= p.seq_q || chunk * 8 >= p.head_dim) continue;
     uint4 value;
     const std::uint32_t addr =
         staging + (chunk / 8) * Tr::kQAtomBytes + swizzle128_chunk_offset(64 * c.consumer + local_row, chunk % 8);

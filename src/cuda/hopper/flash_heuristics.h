@@ -14,7 +14,17 @@ namespace attnprof::cuda::hopper {
 // cta_per_tile (4x16x4096x64: 0.324 against 0.342 ms; 1x16x16384x128: 1.598 against
 // 1.630 ms: the L2 sections of the counter schedule hold 2 heads there, 256 tiles, so the last
 // section's longest tiles start with under two waves of work behind them).
+// Head dims other than the tile-counter kernel's (64 and 128, by flash_sm90_kernel_head_dim: every
+// multiple of 8 up to 64 and from 104 to 128) take cta_per_tile, the one schedule built for them.
 FlashSchedule auto_flash_schedule(std::int64_t head_dim, std::int64_t seq_q);
+
+// The head dim of the sm_90a kernel that runs a tensor of head dim `head_dim`: the smallest of 64,
+// 96, 128, 192 and 256 at least as large, for a multiple of 8 from 8 to 256 (columns past it are zero
+// in the kernel's tiles: flash_traits.cuh); 0 for any other head dim (flash_sm90_takes_head_dim).
+int flash_sm90_kernel_head_dim(std::int64_t head_dim);
+
+// Whether FlashSchedule::tile_counter has a kernel for `head_dim` (kernel head dim 64 or 128).
+bool flash_sm90_tile_counter_takes(std::int64_t head_dim);
 
 // The (batch, head) pairs per section of the tile-counter schedule's order for `args` with
 // `batch_heads` pairs: as many as fit their K and V (2 bytes an element) in 16 MiB of L2 (H200: 50

@@ -2,6 +2,7 @@
 // Host launch of one instantiation of the sm_90a flash kernel (flash_kernel.cuh): the TMA maps, the
 // kernel's parameters and the grid its Scheduler deals. Included by flash_dispatch.cu only, so each
 // instantiation compiles once.
+#include <attnprof/error.h>
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -17,6 +18,7 @@
 #include "cuda/hopper/flash_traits.cuh"
 #include "cuda/hopper/tma.h"
 #include "cuda/per_device.h"
+#include "cuda/str_cat.h"
 
 namespace attnprof::cuda::hopper::flash_sm90 {
 
@@ -36,6 +38,8 @@ void fill_tile_fields(FlashSm90Params& p, const FusedAttentionArgs& a) {
 // by Scheduler (flash_tile_scheduler.cuh); `timeline`: the timeline build's records (Tr::kTimeline).
 template <class Tr, class T, class Scheduler>
 void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, std::uint64_t* timeline = nullptr) {
+  if (a.head_dim > Tr::kHeadDim || a.head_dim % 8 != 0)  // the dispatch sends only these here
+    throw Error(str_cat("flash_forward_sm90: head_dim ", a.head_dim, " on the D ", Tr::kHeadDim, " kernel"));
   const CUtensorMapDataType element = std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                                                 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   const auto b = static_cast<std::uint64_t>(a.batch), d = static_cast<std::uint64_t>(a.head_dim);
@@ -62,6 +66,7 @@ void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, std::uint64_
   p.tile_counter = Scheduler::tile_counter(stream);
   p.early_next_q = p.tile_counter != nullptr;  // with a counter, the next Q is issued early
   p.lse = a.lse;
+  p.head_dim = static_cast<int>(a.head_dim);
   fill_tile_fields<Tr>(p, a);
   p.kv_group = static_cast<int>(a.heads / a.kv_heads);
   p.softmax_scale = a.softmax_scale;

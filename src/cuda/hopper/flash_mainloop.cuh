@@ -93,12 +93,7 @@ __device__ __forceinline__ void pack_p(std::uint32_t (&p_frag)[Tr::kPSteps][4], 
 template <class Tr, class T>
 __device__ __forceinline__ void pv_wgmma(float (&o)[Tr::kOAccumulators], const std::uint32_t (&a)[4],
                                          std::uint64_t v_desc) {
-  if constexpr (Tr::kOnesColumn)
-    wgmma_rs_m64n72k16_tb<T>(o, a, v_desc);
-  else if constexpr (Tr::kHeadDim == 64)
-    wgmma_rs_m64n64k16_tb<T>(o, a, v_desc);
-  else
-    wgmma_rs_m64n128k16_tb<T>(o, a, v_desc);
+  wgmma_rs_m64nNk16_tb<Tr::kOnesColumn ? 72 : Tr::kHeadDim, T>(o, a, v_desc);
 }
 
 // What one consumer warpgroup needs to issue its GEMMs: 64 query rows from m0 + 64·consumer, in
@@ -125,12 +120,18 @@ struct ConsumerView {
 template <class Tr, class T>
 __device__ __forceinline__ void issue_qk(float (&s)[Tr::kSAccumulators], const ConsumerView<Tr>& c, int stage) {
   wgmma_fence(s);
+  // Past D 128 the Q descriptors are rebuilt from one register at every key tile (an empty asm hides
+  // that the base does not change): hoisted out of the key-tile loop, the 16 of D 256 stayed live in
+  // registers and its consumer spilled 64 bytes (ptxas); rebuilt, it spills nothing at a 224 budget
+  // (96 bytes at 208), D 192 nothing at 208.
+  std::uint32_t q_base = c.q_base;
+  if constexpr (Tr::kHeadDim > 128) asm volatile("" : "+r"(q_base));
 #pragma unroll
   for (int ks = 0; ks < Tr::kQKSteps; ++ks) {
     const std::uint32_t k_step = (ks % 4) * 32u;  // +32 B per k16 step inside an atom
-    wgmma_ss_m64n128k16<T>(s, sw128_kmajor_descriptor(c.q_base + (ks / 4) * Tr::kQAtomBytes + k_step),
-                           sw128_kmajor_descriptor(c.k_base + stage * Tr::kKVBytes + (ks / 4) * Tr::kKVAtomBytes + k_step),
-                           ks > 0);
+    wgmma_ss_m64nNk16<Tr::kBlockN, T>(s, sw128_kmajor_descriptor(q_base + (ks / 4) * Tr::kQAtomBytes + k_step),
+                                      sw128_kmajor_descriptor(c.k_base + stage * Tr::kKVBytes + (ks / 4) * Tr::kKVAtomBytes + k_step),
+                                      ks > 0);
   }
   wgmma_commit_group();
 }

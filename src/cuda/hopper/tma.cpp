@@ -63,10 +63,10 @@ AttentionTileMap make_attention_tile_map(const void* device_data, CUtensorMapDat
                             address));
   if (element_type != CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 && element_type != CU_TENSOR_MAP_DATA_TYPE_FLOAT16)
     throw Error("make_attention_tile_map: the element type must be bf16 or fp16");
-  if (batch == 0 || heads == 0 || seq == 0 || head_dim == 0 || head_dim % kTileCols != 0)
+  if (batch == 0 || heads == 0 || seq == 0 || head_dim == 0 || head_dim % 8 != 0)
     throw Error(fmt::format("make_attention_tile_map: batch {} heads {} seq {} head_dim {}: need sizes > 0 and a "
-                            "head_dim that is a multiple of {}",
-                            batch, heads, seq, head_dim, kTileCols));
+                            "head_dim that is a multiple of 8 (16 bytes)",
+                            batch, heads, seq, head_dim));
   for (std::int64_t stride : {batch_stride, head_stride, seq_stride})
     if (stride <= 0 || stride % 8 != 0)
       throw Error(fmt::format("make_attention_tile_map: strides (batch {}, head {}, seq {}) must be positive multiples "

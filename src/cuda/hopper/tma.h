@@ -29,8 +29,10 @@ CUtensorMap make_bf16_tile_map(const void* device_data, std::uint64_t rows, std:
 // (or any 16-byte-aligned strides) are one map each, no copies. Its box is 64 columns of d (128 B,
 // the SWIZZLE_128B row) × `box_rows` rows of seq, of one (batch, head): a load at seq row r of head h
 // never reads another head's rows, and rows past `seq` are zero-filled (they still count towards the
-// transaction bytes: a box is always box_rows · 128 B). head_dim must be a multiple of 64: a tile of
-// D columns is D/64 such boxes, stored one after another (one 64-column swizzle atom each).
+// transaction bytes: a box is always box_rows · 128 B). head_dim must be a multiple of 8: a tile of
+// D columns is ⌈D/64⌉ such boxes, stored one after another (one 64-column swizzle atom each), the
+// columns past head_dim zero-filled by the load and left out by a store (a kernel specialised for a
+// larger D runs a smaller one through the same boxes).
 //
 // Dimension order in the map: d first, then seq and head in ascending stride order (bhsd: seq, head;
 // bshd: head, seq), then batch. The device must pass coordinates in the same order: `seq_inner`
@@ -40,7 +42,7 @@ struct AttentionTileMap {
   bool seq_inner = true;
 };
 // Throws attnprof::Error naming the argument (alignment, a stride not a multiple of 8 elements, a
-// head_dim not a multiple of 64, box_rows outside 1..256) or cuTensorMapEncodeTiled's CUresult.
+// head_dim not a multiple of 8, box_rows outside 1..256) or cuTensorMapEncodeTiled's CUresult.
 AttentionTileMap make_attention_tile_map(const void* device_data, CUtensorMapDataType element_type,
                                          std::uint64_t batch, std::uint64_t heads, std::uint64_t seq,
                                          std::uint64_t head_dim, std::int64_t batch_stride, std::int64_t head_stride,
