@@ -15,8 +15,17 @@ template <int D>
 using EfficientTraits = attention::Traits<D, /*kBlockM=*/64, /*kBlockN=*/64, /*kWarps=*/4, /*kPipelined=*/false>;
 }  // namespace
 
+// D 64 and 128 (and the multiples of 8 from 40 and from 104 below them) on these traits; D 32, 96,
+// 192, 256 and those below them on the tilings shared with flash (attention_shared_dims.cu).
 void launch_efficient_attention(const FusedAttentionArgs& args, cudaStream_t stream) {
-  attention::launch<EfficientTraits>(args, stream);
+  switch (attention::kernel_head_dim(args)) {
+    case 64:
+      return attention::launch_dtype<EfficientTraits<64>>(args, stream);
+    case 128:
+      return attention::launch_dtype<EfficientTraits<128>>(args, stream);
+    default:
+      return attention::launch_shared_dims(args, stream);
+  }
 }
 
 }  // namespace attnprof::cuda
