@@ -39,7 +39,14 @@ class EfficientVariant final : public FusedKernelVariant {
     return "memory-efficient fused kernel: 64×64 tiles, online softmax, no S×S buffer";
   }
   std::string describe(const AttentionSpec& spec) const override {
-    return with_head_dim_note(std::string(summary()), spec);
+    // On the GPU the D 32 and 96 kernels are the tilings efficient shares with flash
+    // (src/cuda/attention_shared_dims.cu); every other runs 64×64 tiles.
+    const auto route = ops::fused_head_dim_route(spec.head_dim);
+    const std::int64_t kernel_dim = spec.device == Device::cuda && route ? route->kernel_dim : 0;
+    const char* tiles = kernel_dim == 32 ? "128×128" : kernel_dim == 96 ? "128×64" : "64×64";
+    return with_head_dim_note(std::string("memory-efficient fused kernel: ") + tiles +
+                                  " tiles, online softmax, no S×S buffer",
+                              spec);
   }
   void forward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) override {
     ops::efficient_attention_out(spec, out, q, k, v);

@@ -51,11 +51,16 @@ TEST(Describe, FusedGpuRowsNameTheHeadDimPadding) {
         << find_variant(name)->describe(gpu);
     gpu.head_dim = 96;
     EXPECT_FALSE(contains(find_variant(name)->describe(gpu), "head_dim")) << find_variant(name)->describe(gpu);
+    if (std::string(name) == "efficient")  // the D 96 kernel is the tiling shared with flash
+      EXPECT_TRUE(contains(find_variant(name)->describe(gpu), "128×64 tiles")) << find_variant(name)->describe(gpu);
     AttentionSpec cpu = gpu;
     cpu.device = Device::cpu;
     cpu.head_dim = 33;
     EXPECT_FALSE(contains(find_variant(name)->describe(cpu), "head_dim")) << find_variant(name)->describe(cpu);
   }
+  AttentionSpec cpu;
+  cpu.head_dim = 96;
+  EXPECT_TRUE(contains(find_variant("efficient")->describe(cpu), "64×64 tiles")) << find_variant("efficient")->describe(cpu);
 }
 
 TEST(Refusal, CpuVariantsTakeTheBlogShape) {
