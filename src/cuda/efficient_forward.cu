@@ -15,8 +15,8 @@ template <int D>
 using EfficientTraits = attention::Traits<D, /*kBlockM=*/64, /*kBlockN=*/64, /*kWarps=*/4, /*kPipelined=*/false>;
 }  // namespace
 
-// D 64 and 128 (and the multiples of 8 from 40 and from 104 below them) on these traits; D 32, 96,
-// 192, 256 and those below them on the tilings shared with flash (attention_shared_dims.cu).
+// Head dims 40..64 and 104..128 (multiples of 8) on these traits; the others on the D 32, 96, 192
+// and 256 tilings shared with flash (attention_shared_dims.cu).
 void launch_efficient_attention(const FusedAttentionArgs& args, cudaStream_t stream) {
   switch (attention::kernel_head_dim(args)) {
     case 64:
