@@ -13,6 +13,9 @@
 // a warp's diagonal (or the Sk tail) are masked, and rows that see no key come out as zeros with
 // LSE -inf. Q rows past Sq and K/V rows past Sk are zero-filled by cp.async (src-size 0). The
 // output goes through the warp's own Q rows in shared memory for 16-byte coalesced stores.
+// Head dims: the kernel for kHeadDim runs any args.head_dim that is a multiple of 8 and at most
+// kHeadDim: the Q/K/V chunks past it are zero-filled on load (so they add 0 to Q·Kᵀ and give O
+// columns of 0) and the epilogue stores only the head_dim real columns.
 // Registers: at 32 rows per warp the accumulators alone take 192 of 255 (D=128, 64-key tiles);
 // everything else is kept out of the key loop — see ThreadOffsets, fresh_tid and the coordinate
 // slot in shared memory. CTA order: BlockSchedule (grouped longest-first).
@@ -81,6 +84,20 @@ struct Traits {
   static constexpr int kKSteps = kHeadDim / 16;  // k-steps of Q·Kᵀ
   static constexpr int kPSteps = kBlockN / 16;   // k-steps of P·V
   static constexpr int kChunksPerRow = kHeadDim / 8;  // 16-byte chunks
+  // The swizzle (see swizzle()): chunk ^ (row % 8) when a row holds a multiple of 8 chunks;
+  // chunk ^ ((row / 2) % 4) when it holds 4 or 12 (D 32, 96: consecutive rows then start on
+  // alternate halves of the 128-byte bank line, FlashAttention-2's Swizzle<2,3,3>).
+  static constexpr bool kSwizzle8 = kChunksPerRow % 8 == 0;
+  static constexpr int kSwizzleGroup = kSwizzle8 ? 8 : 4;  // the XOR stays inside aligned groups of this many chunks
+  // A power-of-two row: the row bits of a shared offset are above its chunk bits, so a k-step's
+  // XOR can flip the whole lane offset; otherwise (D 96, 192) the lane's row and chunk offsets
+  // are kept apart (ThreadOffsets).
+  static constexpr bool kPow2Row = (kChunksPerRow & (kChunksPerRow - 1)) == 0;
+  // cp.async: a thread copies a fixed chunk column, kCopyGroups chunks kCopyWidth apart per row,
+  // every kThreads / kCopyWidth-th row (a multiple of 8, so the swizzle is fixed per thread).
+  static constexpr int kCopyWidth =
+      kThreads % kChunksPerRow == 0 && (kThreads / kChunksPerRow) % 8 == 0 ? kChunksPerRow : kSwizzleGroup;
+  static constexpr int kCopyGroups = kChunksPerRow / kCopyWidth;
   static constexpr int kStages = kPipelined ? 2 : 1;
   static constexpr int kSmemQ = kBlockM * kHeadDim * 2;
   static constexpr int kSmemKV = kBlockN * kHeadDim * 2;
@@ -91,7 +108,11 @@ struct Traits {
   static constexpr int kSmemBytes = kOffCoords + 16;
   static_assert(kRowsPerWarp % 16 == 0, "each warp owns whole 16-row MMA tiles");
   static_assert(kNTiles % 2 == 0 && kDTiles % 2 == 0, "ldmatrix.x4 loads pairs of n-tiles");
-  static_assert(kChunksPerRow >= 8, "the XOR swizzle permutes 8 chunks of a row");
+  static_assert(kChunksPerRow % 4 == 0 && (kSwizzle8 || (kChunksPerRow / 4) % 2 == 1),
+                "the swizzle: a multiple of 8 chunks per row, or an odd multiple of 4");
+  static_assert(kCopyWidth % kSwizzleGroup == 0 && kChunksPerRow % kCopyWidth == 0 &&
+                    (kThreads / kCopyWidth) % 8 == 0 && kThreads % kCopyWidth == 0,
+                "a thread's copies keep one swizzle: whole swizzle groups, rows per pass a multiple of 8");
   static_assert(kSmemBytes <= 227 * 1024, "shared memory per CTA on sm_90");
 };
 
@@ -207,29 +228,41 @@ __device__ __forceinline__ int read_q_start(std::uint32_t addr) {
 }
 
 // Byte offset of 16-byte chunk `chunk` of row `row` in a [rows][kHeadDim] tile: chunks XOR-permuted
-// by row % 8, so the 8 rows an ldmatrix phase reads hit 8 different bank groups.
+// within aligned groups of kSwizzleGroup, so the 8 rows an ldmatrix phase reads (8 consecutive
+// rows from a multiple of 8, one logical chunk) hit 8 different 16-byte bank groups. 8 chunks per
+// row or a multiple: the 16-byte slot mod 8 is chunk ^ (row % 8). 4 or 12: rows start at slot
+// 4·(row % 2) mod 8, and chunk ^ ((row / 2) % 4) in the low two bits completes a permutation of 8.
 template <class Tr>
 __device__ __forceinline__ std::uint32_t swizzle(int row, int chunk) {
-  return static_cast<std::uint32_t>(row * Tr::kHeadDim * 2 + ((chunk ^ (row & 7)) << 4));
+  const int flip = Tr::kSwizzle8 ? (row & 7) : ((row >> 1) & 3);
+  return static_cast<std::uint32_t>(row * Tr::kHeadDim * 2 + ((chunk ^ flip) << 4));
 }
 
-// The cp.async share of one thread in a [rows][kHeadDim] tile: one fixed 16-byte chunk column and
-// every kRowsPerPass-th row from row0. kRowsPerPass is a multiple of 8, so (row & 7), and with it
-// the swizzle, is the same on every pass: the shared address is one register plus an immediate and
-// the global one a pointer advanced by a 32-bit step (the launcher checks kBlockN·stride < 2³¹).
+// The cp.async share of one thread in a [rows][kHeadDim] tile: one fixed 16-byte chunk column
+// (and the kCopyGroups - 1 others kCopyWidth chunks after it) of every kRowsPerPass-th row from
+// row0. kRowsPerPass is a multiple of 8 and kCopyWidth of the swizzle group, so the swizzle is the
+// same on every copy: the shared address is one register plus an immediate and the global one a
+// pointer advanced by a 32-bit step (the launcher checks kBlockN·stride < 2³¹). rows_left: the
+// rows valid minus this thread's row0; chunks_left: the head dim's chunks minus this thread's
+// column — chunks past the head dim are zero-filled like rows past the sequence.
 // (Version 4: the old loop recomputed row and chunk per copy and ptxas kept a 64-bit pointer per
 // copy live across the key loop.)
 template <class Tr, int kRows, class T>
-__device__ __forceinline__ void copy_tile(std::uint32_t smem, const T* src, int step, int rows_left, const void* any) {
-  constexpr int kRowsPerPass = Tr::kThreads / Tr::kChunksPerRow;
-  static_assert(Tr::kThreads % Tr::kChunksPerRow == 0 && kRowsPerPass % 8 == 0, "swizzle fixed per thread");
+__device__ __forceinline__ void copy_tile(std::uint32_t smem, const T* src, int step, int rows_left, int chunks_left,
+                                          const void* any) {
+  constexpr int kRowsPerPass = Tr::kThreads / Tr::kCopyWidth;
   static_assert(kRows % kRowsPerPass == 0, "whole passes");
+  if constexpr (Tr::kCopyGroups == 1) rows_left = chunks_left > 0 ? rows_left : 0;
 #pragma unroll
   for (int pass = 0; pass < kRows / kRowsPerPass; ++pass) {
-    const bool valid = pass * kRowsPerPass < rows_left;  // rows_left = rows valid - this thread's row0
-    // A zero-filled copy reads nothing, but its address stays inside the tensor (`any`, a kernel
-    // parameter: no register) rather than past its end.
-    cp_async_16(smem + pass * kRowsPerPass * Tr::kHeadDim * 2, valid ? src : static_cast<const T*>(any), valid);
+#pragma unroll
+    for (int g = 0; g < Tr::kCopyGroups; ++g) {
+      const bool valid = pass * kRowsPerPass < rows_left && (Tr::kCopyGroups == 1 || g * Tr::kCopyWidth < chunks_left);
+      // A zero-filled copy reads nothing, but its address stays inside the tensor (`any`, a kernel
+      // parameter: no register) rather than past its end.
+      cp_async_16(smem + pass * kRowsPerPass * Tr::kHeadDim * 2 + g * Tr::kCopyWidth * 16,
+                  valid ? src + g * Tr::kCopyWidth * 8 : static_cast<const T*>(any), valid);
+    }
     src += step;
   }
 }
@@ -241,20 +274,41 @@ __device__ __forceinline__ void copy_tile(std::uint32_t smem, const T* src, int 
 template <class Tr>
 struct ThreadOffsets {
   int lane, copy_row0;
+  int copy_chunks_left;        // head-dim chunks from this thread's copy column on (copy_tile)
   int warp_first_row;          // q_start + the warp's first row in the CTA
   std::uint32_t copy;          // cp.async target of (copy_row0, this thread's chunk) in a tile
-  std::uint32_t q, k, v;       // ldmatrix lane addresses at k-step 0, see the kernel
-  __device__ __forceinline__ ThreadOffsets(int tid, int q_start) {
+  std::uint32_t q, k, v;       // ldmatrix lane offsets at k-step 0 (XOR part), see the kernel
+  std::uint32_t q_row, k_row, v_row;  // the rows' part of them where rows are not a power of two, else 0
+  __device__ __forceinline__ ThreadOffsets(int tid, int q_start, int head_chunks) {
     lane = tid % 32;
     warp_first_row = q_start + (tid / 32) * Tr::kRowsPerWarp;
-    copy_row0 = tid / Tr::kChunksPerRow;
-    copy = swizzle<Tr>(copy_row0, tid % Tr::kChunksPerRow);
-    // swizzle(row, 2·ks + hi) = swizzle(row, hi) ^ (ks << 5) and rows step by immediates: Q as the
-    // A operand (+ mt·16 rows), K as B (+ nt·8 rows), V as B through .trans (+ kp·16 rows; chunk
-    // dt: ^ (dt << 4)). K and V offsets include their regions.
-    q = swizzle<Tr>((tid / 32) * Tr::kRowsPerWarp + ((lane / 8) % 2) * 8 + lane % 8, lane / 16);
-    k = swizzle<Tr>((lane / 16) * 8 + lane % 8, (lane / 8) % 2) + Tr::kOffK;
-    v = swizzle<Tr>(((lane / 8) % 2) * 8 + lane % 8, lane / 16) + Tr::kOffV;
+    copy_row0 = tid / Tr::kCopyWidth;
+    copy_chunks_left = head_chunks - tid % Tr::kCopyWidth;
+    copy = swizzle<Tr>(copy_row0, tid % Tr::kCopyWidth);
+    // swizzle(row, 2·ks + hi) = swizzle(row, hi) ^ (ks << 5) in the chunk bits, and rows step by
+    // immediates: Q as the A operand (+ mt·16 rows), K as B (+ nt·8 rows), V as B through .trans
+    // (+ kp·16 rows; chunk dt: ^ (dt << 4)). With power-of-two rows the row bits lie above the
+    // chunk bits and one offset holds both (K and V offsets include their regions); otherwise the
+    // row part (with the region) goes to *_row, added to the base outside the XOR.
+    const int q_r = (tid / 32) * Tr::kRowsPerWarp + ((lane / 8) % 2) * 8 + lane % 8;
+    const int k_r = (lane / 16) * 8 + lane % 8, v_r = ((lane / 8) % 2) * 8 + lane % 8;
+    q = swizzle<Tr>(q_r, lane / 16);
+    k = swizzle<Tr>(k_r, (lane / 8) % 2);
+    v = swizzle<Tr>(v_r, lane / 16);
+    if constexpr (Tr::kPow2Row) {
+      q_row = 0;
+      k_row = 0;
+      v_row = 0;
+      k += Tr::kOffK;
+      v += Tr::kOffV;
+    } else {
+      q_row = q_r * Tr::kHeadDim * 2;
+      k_row = k_r * Tr::kHeadDim * 2 + Tr::kOffK;
+      v_row = v_r * Tr::kHeadDim * 2 + Tr::kOffV;
+      q -= q_r * Tr::kHeadDim * 2;
+      k -= k_r * Tr::kHeadDim * 2;
+      v -= v_r * Tr::kHeadDim * 2;
+    }
   }
 };
 
@@ -269,7 +323,7 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
     attention_forward_kernel(FusedAttentionArgs args, BlockSchedule schedule) {
   using Mma = MmaType<T>;
   constexpr int kRowBytes = Tr::kHeadDim * 2;
-  constexpr int kRowsPerPass = Tr::kThreads / Tr::kChunksPerRow;
+  constexpr int kRowsPerPass = Tr::kThreads / Tr::kCopyWidth;
   constexpr std::uint32_t kOffK = Tr::kOffK, kOffV = Tr::kOffV;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   const std::uint32_t smem = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
@@ -291,14 +345,16 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
   }
 
   // This thread's cp.async chunk column and first row (same in Q, K and V tiles).
-  const ThreadOffsets<Tr> prologue(threadIdx.x, q_start);
-  const int copy_row0 = prologue.copy_row0, copy_chunk = threadIdx.x % Tr::kChunksPerRow;
+  const int head_chunks = static_cast<int>(args.head_dim) / 8;  // ≤ kChunksPerRow (the launcher checks)
+  const ThreadOffsets<Tr> prologue(threadIdx.x, q_start, head_chunks);
+  const int copy_row0 = prologue.copy_row0, copy_chunk = threadIdx.x % Tr::kCopyWidth;
   const std::uint32_t copy_smem = smem + prologue.copy;
   {
     const int stride = static_cast<int>(args.q_stride[2]);
     const T* q = static_cast<const T*>(args.q) + b * args.q_stride[0] + h * args.q_stride[1] +
                  static_cast<std::int64_t>(q_start + copy_row0) * stride + copy_chunk * 8;
-    copy_tile<Tr, Tr::kBlockM>(copy_smem, q, kRowsPerPass * stride, seq_q - q_start - copy_row0, args.q);
+    copy_tile<Tr, Tr::kBlockM>(copy_smem, q, kRowsPerPass * stride, seq_q - q_start - copy_row0,
+                               prologue.copy_chunks_left, args.q);
   }
   const T* k_src = static_cast<const T*>(args.k) + b * args.k_stride[0] + kvh * args.k_stride[1] +
                    copy_row0 * args.k_stride[2] + copy_chunk * 8;
@@ -306,9 +362,9 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
                    copy_row0 * args.v_stride[2] + copy_chunk * 8;
   if (n_blocks > 0) {
     copy_tile<Tr, Tr::kBlockN>(copy_smem + kOffK, k_src, kRowsPerPass * static_cast<int>(args.k_stride[2]),
-                               seq_k - copy_row0, args.k);
+                               seq_k - copy_row0, prologue.copy_chunks_left, args.k);
     copy_tile<Tr, Tr::kBlockN>(copy_smem + kOffV, v_src, kRowsPerPass * static_cast<int>(args.v_stride[2]),
-                               seq_k - copy_row0, args.v);
+                               seq_k - copy_row0, prologue.copy_chunks_left, args.v);
   }
   cp_async_commit();
   const std::uint32_t coords_addr = smem + Tr::kOffCoords;
@@ -336,12 +392,12 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
 #pragma unroll
     for (int ks = 0; ks < Tr::kKSteps; ++ks)
 #pragma unroll
-      for (int mt = 0; mt < Tr::kMTiles; ++mt) ldmatrix_x4<false>(q_frag[mt][ks], smem, prologue.q, ks << 5, mt * 16 * kRowBytes);
+      for (int mt = 0; mt < Tr::kMTiles; ++mt) ldmatrix_x4<false>(q_frag[mt][ks], smem + prologue.q_row, prologue.q, ks << 5, mt * 16 * kRowBytes);
   }
 
   std::uint32_t stage = 0;  // byte offset of this tile's K/V buffers (even tiles 0, odd kSmemKV)
   for (int n_block = 0; n_block < n_blocks; ++n_block) {
-    const ThreadOffsets<Tr> my(fresh_tid(), 0);
+    const ThreadOffsets<Tr> my(fresh_tid(), 0, static_cast<int>(args.head_dim) / 8);
     const std::uint32_t copy_dst = smem + my.copy;
     const int k_step = kRowsPerPass * static_cast<int>(args.k_stride[2]);
     const int v_step = kRowsPerPass * static_cast<int>(args.v_stride[2]);
@@ -352,8 +408,10 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
         const int rows_left = seq_k - (n_block + 1) * Tr::kBlockN - my.copy_row0;
         k_src += k_step * (Tr::kBlockN / kRowsPerPass);
         v_src += v_step * (Tr::kBlockN / kRowsPerPass);
-        copy_tile<Tr, Tr::kBlockN>(copy_dst + (stage ^ Tr::kSmemKV) + kOffK, k_src, k_step, rows_left, args.k);
-        copy_tile<Tr, Tr::kBlockN>(copy_dst + (stage ^ Tr::kSmemKV) + kOffV, v_src, v_step, rows_left, args.v);
+        copy_tile<Tr, Tr::kBlockN>(copy_dst + (stage ^ Tr::kSmemKV) + kOffK, k_src, k_step, rows_left,
+                                   my.copy_chunks_left, args.k);
+        copy_tile<Tr, Tr::kBlockN>(copy_dst + (stage ^ Tr::kSmemKV) + kOffV, v_src, v_step, rows_left,
+                                   my.copy_chunks_left, args.v);
         cp_async_commit();
       }
     } else {
@@ -362,8 +420,8 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
         const int rows_left = seq_k - n_block * Tr::kBlockN - my.copy_row0;
         k_src += k_step * (Tr::kBlockN / kRowsPerPass);
         v_src += v_step * (Tr::kBlockN / kRowsPerPass);
-        copy_tile<Tr, Tr::kBlockN>(copy_dst + kOffK, k_src, k_step, rows_left, args.k);
-        copy_tile<Tr, Tr::kBlockN>(copy_dst + kOffV, v_src, v_step, rows_left, args.v);
+        copy_tile<Tr, Tr::kBlockN>(copy_dst + kOffK, k_src, k_step, rows_left, my.copy_chunks_left, args.k);
+        copy_tile<Tr, Tr::kBlockN>(copy_dst + kOffV, v_src, v_step, rows_left, my.copy_chunks_left, args.v);
         cp_async_commit();
       }
       cp_async_wait_all();
@@ -390,13 +448,13 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
 #pragma unroll
           for (int i = 0; i < 4; ++i) a[mt][i] = q_frag[mt][ks][i];
         } else {
-          ldmatrix_x4<false>(a[mt], smem, my.q, ks << 5, mt * 16 * kRowBytes);
+          ldmatrix_x4<false>(a[mt], smem + my.q_row, my.q, ks << 5, mt * 16 * kRowBytes);
         }
       }
 #pragma unroll
       for (int nt = 0; nt < Tr::kNTiles; nt += 2) {
         std::uint32_t bk[4];
-        ldmatrix_x4<false>(bk, smem_kv, my.k, ks << 5, nt * 8 * kRowBytes);
+        ldmatrix_x4<false>(bk, smem_kv + my.k_row, my.k, ks << 5, nt * 8 * kRowBytes);
 #pragma unroll
         for (int mt = 0; mt < Tr::kMTiles; ++mt) {
           if (ks == 0) {
@@ -499,7 +557,7 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
 #pragma unroll
       for (int dt = 0; dt < Tr::kDTiles; dt += 2) {
         std::uint32_t bv[4];
-        ldmatrix_x4<true>(bv, smem_kv, my.v, dt << 4, kp * 16 * kRowBytes);
+        ldmatrix_x4<true>(bv, smem_kv + my.v_row, my.v, dt << 4, kp * 16 * kRowBytes);
 #pragma unroll
         for (int mt = 0; mt < Tr::kMTiles; ++mt) {
           Mma::mma(acc_o[mt][dt], a[mt], bv[0], bv[1]);
@@ -521,7 +579,7 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
     int e_q_start, e_bh;
     read_coords(e_q_start, e_bh, smem + Tr::kOffCoords);
     const int e_b = e_bh / static_cast<int>(args.heads), e_h = e_bh % static_cast<int>(args.heads);
-    const int e_seq_q = static_cast<int>(args.seq_q);
+    const int e_seq_q = static_cast<int>(args.seq_q), e_head_chunks = static_cast<int>(args.head_dim) / 8;
 #pragma unroll
     for (int mt = 0; mt < Tr::kMTiles; ++mt) {
 #pragma unroll
@@ -547,7 +605,7 @@ __global__ void __launch_bounds__(Tr::kThreads, ATTNPROF_ATTENTION_MIN_BLOCKS(Tr
     T* o = static_cast<T*>(args.o) + e_b * args.o_stride[0] + e_h * args.o_stride[1];
     for (int i = e_lane; i < Tr::kRowsPerWarp * Tr::kChunksPerRow; i += 32) {
       int row = e_row0 + i / Tr::kChunksPerRow, chunk = i % Tr::kChunksPerRow;
-      if (e_q_start + row >= e_seq_q) continue;
+      if (e_q_start + row >= e_seq_q || chunk >= e_head_chunks) continue;  // only the real rows and columns
       uint4 value;
       std::uint32_t addr = smem + swizzle<Tr>(row, chunk);
       asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];\n"

@@ -1,5 +1,8 @@
 #pragma once
 // Dispatch from FusedAttentionArgs to one instantiation of attention_forward_kernel: dtype × head dim.
+// Head dims go to the specialisation ops::fused_head_dim_route names: efficient and flash have
+// their own tilings at D 64 and 128 (efficient_forward.cu, flash_forward.cu) and share one at D 32,
+// 96, 192 and 256 (attention_shared_dims.cu).
 #include <attnprof/error.h>
 #include <cuda_runtime.h>
 
@@ -9,14 +12,19 @@
 #include "cuda/attention_kernel.cuh"
 #include "cuda/check.h"
 #include "cuda/per_device.h"
+#include "ops/fused_head_dim.h"
 
 namespace attnprof::cuda::attention {
 
 // The kernel's index arithmetic is 32-bit within a (batch, head): sequence positions, the causal
 // limit (row + offset + a tile) and in-tile row offsets (kBlockM·stride). Checks those bounds and
-// clamps causal_offset to [-seq_q, seq_k] (beyond them every row sees all keys, or none).
+// clamps causal_offset to [-seq_q, seq_k] (beyond them every row sees all keys, or none). The
+// head dim must be a multiple of 8 no larger than the kernel's (the chunks past it are zero-filled).
 template <class Tr>
 FusedAttentionArgs checked_for_kernel(const FusedAttentionArgs& args) {
+  if (args.head_dim < 8 || args.head_dim % 8 != 0 || args.head_dim > Tr::kHeadDim)
+    throw Error("fused attention: head_dim " + std::to_string(args.head_dim) + " on the D " +
+                std::to_string(Tr::kHeadDim) + " kernel, which takes multiples of 8 up to " + std::to_string(Tr::kHeadDim));
   // A 1-D grid of query blocks × batch·heads (BlockSchedule), at most 2³¹ − 1 blocks.
   const std::int64_t blocks = (args.seq_q + Tr::kBlockM - 1) / Tr::kBlockM * args.batch * args.heads;
   if (blocks >= (1ll << 31) || args.seq_q + args.seq_k > (1ll << 30))
@@ -58,22 +66,28 @@ void launch_typed(const FusedAttentionArgs& args, cudaStream_t stream) {
   ATTNPROF_CUDA_CHECK_LAUNCH("attention_forward_kernel");
 }
 
-template <template <int> class TraitsFor>
-void launch(const FusedAttentionArgs& args, cudaStream_t stream) {
-  const bool bf16 = args.dtype == DType::bf16;
-  if (args.dtype != DType::bf16 && args.dtype != DType::fp16)
+template <class Tr>
+void launch_dtype(const FusedAttentionArgs& args, cudaStream_t stream) {
+  if (args.dtype == DType::bf16)
+    launch_typed<Tr, __nv_bfloat16>(args, stream);
+  else if (args.dtype == DType::fp16)
+    launch_typed<Tr, __half>(args, stream);
+  else
     throw UsageError("dtype " + std::string(dtype_name(args.dtype)) + ": the fused GPU kernels take bf16 or fp16");
-  switch (args.head_dim) {
-    case 64:
-      bf16 ? launch_typed<TraitsFor<64>, __nv_bfloat16>(args, stream) : launch_typed<TraitsFor<64>, __half>(args, stream);
-      return;
-    case 128:
-      bf16 ? launch_typed<TraitsFor<128>, __nv_bfloat16>(args, stream)
-           : launch_typed<TraitsFor<128>, __half>(args, stream);
-      return;
-    default:
-      throw UsageError("head_dim " + std::to_string(args.head_dim) + ": the fused GPU kernels take 64 or 128");
-  }
 }
+
+// The specialisation that runs args.head_dim. The kernels take a multiple of 8 up to 256; the CUDA
+// backend runs any other head dim through a padded copy (fused_padding.cpp) before it gets here.
+inline std::int64_t kernel_head_dim(const FusedAttentionArgs& args) {
+  const auto route = ops::fused_head_dim_route(args.head_dim);
+  if (!route || route->padded_copy())
+    throw UsageError("head_dim " + std::to_string(args.head_dim) + ": the fused GPU kernels take a multiple of 8 up to " +
+                     std::to_string(ops::kFusedMaxHeadDim) + " (the CUDA backend pads the others)");
+  return route->kernel_dim;
+}
+
+// The D 32, 96, 192 and 256 specialisations, one tiling each for efficient and flash's sm80 path
+// (attention_shared_dims.cu); Error for a head dim that kernel_head_dim sends elsewhere.
+void launch_shared_dims(const FusedAttentionArgs& args, cudaStream_t stream);
 
 }  // namespace attnprof::cuda::attention

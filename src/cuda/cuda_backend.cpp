@@ -7,16 +7,19 @@
 
 #include <mutex>
 
+#include "core/saturating.h"
 #include "cuda/check.h"
 #include "cuda/cudnn_sdpa.h"
 #include "cuda/problem_text.h"
 #include "cuda/tensor_layout.h"
 #include "cuda/device_memory.h"
 #include "cuda/fused_attention.h"
+#include "cuda/fused_padding.h"
 #include "cuda/gemm_cublaslt.h"
 #include "cuda/kernels.h"
 #include "cuda/nvtx.h"
 #include "ops/cuda_unavailable.h"
+#include "ops/fused_head_dim.h"
 
 namespace attnprof::cuda {
 namespace {
@@ -110,16 +113,19 @@ class CudaBackend final : public ops::Backend {
                            Tensor* lse) override {
     NvtxRange range("attention_efficient");
     if (auto why = fused_attention_refusal(spec)) throw UsageError(*why);
-    launch_efficient_attention(fused_attention_args(spec, out, q, k, v, lse), stream_);
+    run_fused_attention(spec, out, q, k, v, lse, launch_efficient_attention, stream_);
   }
   void attention_flash(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
                        Tensor* lse) override {
     NvtxRange range("attention_flash");
     if (auto why = fused_attention_refusal(spec)) throw UsageError(*why);
-    launch_flash_attention(fused_attention_args(spec, out, q, k, v, lse), stream_);
+    run_fused_attention(spec, out, q, k, v, lse, launch_flash_attention, stream_);
   }
   std::optional<std::string> fused_refusal(const AttentionSpec& spec) const override {
     return fused_attention_refusal(spec);
+  }
+  std::int64_t fused_workspace_bytes(const AttentionSpec& spec, bool flash) const override {
+    return sat_add(Backend::fused_workspace_bytes(spec, flash), padded_copy_bytes(spec));
   }
   std::optional<std::string> cudnn_sdpa_prepare(const AttentionSpec& spec) override {
     CudnnPlanInfo info = cuda::cudnn_sdpa_prepare(spec, false);
@@ -215,9 +221,7 @@ FusedAttentionArgs fused_attention_args(const AttentionSpec& spec, const Tensor&
 std::optional<std::string> fused_attention_refusal(const AttentionSpec& spec) {
   if (spec.dtype != DType::bf16 && spec.dtype != DType::fp16)
     return fmt::format("dtype {}: the fused GPU kernels take bf16 or fp16", dtype_name(spec.dtype));
-  if (spec.head_dim != 64 && spec.head_dim != 128)
-    return fmt::format("head_dim {}: the fused GPU kernels take 64 or 128", spec.head_dim);
-  return std::nullopt;
+  return ops::fused_head_dim_refusal(spec.head_dim);
 }
 
 static_assert(ops::kCudaErrorStubLibrary == cudaErrorStubLibrary);

@@ -15,8 +15,17 @@ template <int D>
 using EfficientTraits = attention::Traits<D, /*kBlockM=*/64, /*kBlockN=*/64, /*kWarps=*/4, /*kPipelined=*/false>;
 }  // namespace
 
+// Head dims 40..64 and 104..128 (multiples of 8) on these traits; the others on the D 32, 96, 192
+// and 256 tilings shared with flash (attention_shared_dims.cu).
 void launch_efficient_attention(const FusedAttentionArgs& args, cudaStream_t stream) {
-  attention::launch<EfficientTraits>(args, stream);
+  switch (attention::kernel_head_dim(args)) {
+    case 64:
+      return attention::launch_dtype<EfficientTraits<64>>(args, stream);
+    case 128:
+      return attention::launch_dtype<EfficientTraits<128>>(args, stream);
+    default:
+      return attention::launch_shared_dims(args, stream);
+  }
 }
 
 }  // namespace attnprof::cuda

@@ -9,7 +9,8 @@
 // (BlockSchedule: heads in groups whose K/V fit 16 MiB of L2, the longest query blocks of the
 // whole group first); lazy rescaling of O (only when a row max grows by > 2^8).
 // Shared memory: Q 128·D·2 + 2 stages × (K + V) N·D·2 (+ 16 B of CTA coordinates) = 80 KiB
-// (D=64), 96 KiB (D=128).
+// (D=64), 96 KiB (D=128). Other head dims: the next larger of these two, or of the D 32, 96, 192
+// and 256 tilings shared with efficient (attention_shared_dims.cu).
 // FLOPs: 4·B·H·Sq·Sk·D (halved for causal). Bytes: 2·(2·B·H·Sq·D + 2·B·Hkv·Sk·D) for bf16/fp16;
 // no S² term: O(S·D) memory traffic and no extra memory.
 #include "cuda/attention_launch.cuh"
@@ -30,22 +31,21 @@ using FlashD128 = Flash<128, 128, 64, 4>;
 }  // namespace
 
 void launch_flash_attention(const FusedAttentionArgs& args, cudaStream_t stream) {
-  // sm_90 devices run the wgmma + TMA kernel (hopper/flash_dispatch.cu) unless the overrides ask for sm80.
-  if (const auto kernel = hopper::flash_schedule_choice(); kernel != hopper::FlashSchedule::sm80) {
+  // sm_90 devices run the wgmma + TMA kernel (hopper/flash_dispatch.cu) unless the overrides ask
+  // for sm80 or the head dim is one it does not take (an explicit sm90 schedule is refused there).
+  if (const auto kernel = hopper::flash_schedule_choice();
+      kernel != hopper::FlashSchedule::sm80 &&
+      (hopper::flash_sm90_takes_head_dim(args.head_dim) || kernel != hopper::FlashSchedule::automatic)) {
     hopper::launch_flash_attention_sm90(args, stream, kernel);
     return;
   }
-  if (args.dtype != DType::bf16 && args.dtype != DType::fp16)
-    throw UsageError("dtype " + std::string(dtype_name(args.dtype)) + ": the fused GPU kernels take bf16 or fp16");
-  const bool bf16 = args.dtype == DType::bf16;
-  if (args.head_dim == 64) {
-    bf16 ? attention::launch_typed<FlashD64, __nv_bfloat16>(args, stream)
-         : attention::launch_typed<FlashD64, __half>(args, stream);
-  } else if (args.head_dim == 128) {
-    bf16 ? attention::launch_typed<FlashD128, __nv_bfloat16>(args, stream)
-         : attention::launch_typed<FlashD128, __half>(args, stream);
-  } else {
-    throw UsageError("head_dim " + std::to_string(args.head_dim) + ": the fused GPU kernels take 64 or 128");
+  switch (attention::kernel_head_dim(args)) {
+    case 64:
+      return attention::launch_dtype<FlashD64>(args, stream);
+    case 128:
+      return attention::launch_dtype<FlashD128>(args, stream);
+    default:
+      return attention::launch_shared_dims(args, stream);
   }
 }
 

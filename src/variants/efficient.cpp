@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "ops/backend.h"
+#include "ops/fused_head_dim.h"
 #include "ops/ops.h"
 #include "variants/builtin_list.h"
 #include "variants/common.h"
@@ -23,6 +24,12 @@ std::int64_t FusedKernelVariant::workspace_estimate(const AttentionSpec& spec) c
   return ops::backend(spec.device).fused_workspace_bytes(spec, is_flash());
 }
 
+std::string FusedKernelVariant::with_head_dim_note(std::string text, const AttentionSpec& spec) {
+  if (spec.device != Device::cuda) return text;
+  if (auto note = ops::fused_head_dim_note(spec.head_dim)) text += "; " + *note;
+  return text;
+}
+
 namespace {
 
 class EfficientVariant final : public FusedKernelVariant {
@@ -30,6 +37,16 @@ class EfficientVariant final : public FusedKernelVariant {
   std::string_view name() const override { return "efficient"; }
   std::string_view summary() const override {
     return "memory-efficient fused kernel: 64×64 tiles, online softmax, no S×S buffer";
+  }
+  std::string describe(const AttentionSpec& spec) const override {
+    // On the GPU the D 32 and 96 kernels are the tilings efficient shares with flash
+    // (src/cuda/attention_shared_dims.cu); every other runs 64×64 tiles.
+    const auto route = ops::fused_head_dim_route(spec.head_dim);
+    const std::int64_t kernel_dim = spec.device == Device::cuda && route ? route->kernel_dim : 0;
+    const char* tiles = kernel_dim == 32 ? "128×128" : kernel_dim == 96 ? "128×64" : "64×64";
+    return with_head_dim_note(std::string("memory-efficient fused kernel: ") + tiles +
+                                  " tiles, online softmax, no S×S buffer",
+                              spec);
   }
   void forward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) override {
     ops::efficient_attention_out(spec, out, q, k, v);

@@ -23,8 +23,9 @@ class FlashVariant final : public FusedKernelVariant {
   std::string describe(const AttentionSpec& spec) const override {
     std::string text = spec.causal ? "FlashAttention-style fused kernel: tiled online softmax, causal tiles skipped"
                                    : "FlashAttention-style fused kernel: tiled online softmax";
-    return text + (spec.device == Device::cpu ? " (register-blocked AVX-512 / AMX tiles)"
-                                              : " (sm80: FA2's mma.sync; sm90: FA3-shaped wgmma + TMA)");
+    return with_head_dim_note(text + (spec.device == Device::cpu ? " (register-blocked AVX-512 / AMX tiles)"
+                                                                 : " (sm80: FA2's mma.sync; sm90: FA3-shaped wgmma + TMA)"),
+                              spec);
   }
   void forward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) override {
     ops::flash_attention_out(spec, out, q, k, v);

@@ -29,8 +29,8 @@ TEST(ParameterFlags, EachParameterHasItsFlag) {
 }
 
 TEST(ParameterFlags, RewritesTheParameterThatOpensEachClause) {
-  EXPECT_EQ(name_flags("head_dim 96: the fused GPU kernels take 64 or 128"),
-            "--head-dim 96: the fused GPU kernels take 64 or 128");
+  EXPECT_EQ(name_flags("head_dim 257: the fused GPU kernels take 1..256"),
+            "--head-dim 257: the fused GPU kernels take 1..256");
   EXPECT_EQ(name_flags("variant cudnn: dtype fp32: the cudnn variant takes bf16, fp16"),
             "--variant cudnn: --dtype fp32: the cudnn variant takes bf16, fp16");
   EXPECT_EQ(name_flags("active 0: must be between 1 and 1000000"), "--active 0: must be between 1 and 1000000");

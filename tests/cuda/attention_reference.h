@@ -61,6 +61,17 @@ inline double round_to(double value, DType dtype) {
   return f;
 }
 
+// Rows [first, first + count) of head h of batch b of a [B, H, S, D] tensor (any strides) as
+// doubles, row-major: the reference's inner loops read these rather than converting per access.
+inline std::vector<double> head_doubles(const Tensor& t, std::int64_t b, std::int64_t h, std::int64_t first,
+                                        std::int64_t count) {
+  std::vector<double> values(static_cast<std::size_t>(count * t.size(3)));
+  std::size_t i = 0;
+  for (std::int64_t s = first; s < first + count; ++s)
+    for (std::int64_t d = 0; d < t.size(3); ++d) values[i++] = get(t, offset4(t, b, h, s, d));
+  return values;
+}
+
 // Keys row `row` sees: [0, keys_seen) — causal: key j iff j <= row + causal_offset.
 inline std::int64_t keys_seen(const AttentionSpec& spec, std::int64_t causal_offset, std::int64_t row) {
   if (!spec.causal) return spec.seq_k;
@@ -87,19 +98,27 @@ inline ReferenceResult compare_with_fp64(const AttentionSpec& spec, const Tensor
       }
   const double scale = 1.0 / std::sqrt(static_cast<double>(spec.head_dim));
   const std::int64_t group = spec.heads / spec.kv_heads, D = spec.head_dim;
+  std::vector<double> kd, vd;  // K and V of the kv head in use, [Sk, D]
+  std::int64_t kv_loaded = -1;  // b · kv_heads + kv head of kd and vd
   double err2 = 0, base2 = 0, ref2 = 0;
   std::vector<double> s(static_cast<std::size_t>(spec.seq_k)), o(static_cast<std::size_t>(D)), ob(static_cast<std::size_t>(D));
   std::int64_t heads_checked = 0;
   for (std::int64_t b = 0; b < spec.batch; ++b)
     for (std::int64_t h = 0; h < spec.heads; ++h) {
       if (max_heads >= 0 && heads_checked++ >= max_heads) break;
+      if (b * spec.kv_heads + h / group != kv_loaded) {
+        kd = head_doubles(k, b, h / group, 0, spec.seq_k);
+        vd = head_doubles(v, b, h / group, 0, spec.seq_k);
+        kv_loaded = b * spec.kv_heads + h / group;
+      }
       for (std::int64_t row : sample_rows(spec.seq_q)) {
         const std::int64_t kept = keys_seen(spec, offset, row);
         double mx = -std::numeric_limits<double>::infinity();
+        const std::vector<double> q_r = head_doubles(q, b, h, row, 1);
         for (std::int64_t c = 0; c < kept; ++c) {
           double dot = 0;
-          for (std::int64_t d = 0; d < D; ++d)
-            dot += get(q, offset4(q, b, h, row, d)) * get(k, offset4(k, b, h / group, c, d));
+          const double* k_r = &kd[static_cast<std::size_t>(c * D)];
+          for (std::int64_t d = 0; d < D; ++d) dot += q_r[static_cast<std::size_t>(d)] * k_r[d];
           s[static_cast<std::size_t>(c)] = dot * scale;
           mx = std::max(mx, dot * scale);
         }
@@ -110,8 +129,9 @@ inline ReferenceResult compare_with_fp64(const AttentionSpec& spec, const Tensor
         for (std::int64_t c = 0; c < kept; ++c) {
           double p = std::exp(s[static_cast<std::size_t>(c)] - mx) / sum;
           double p_low = round_to(std::exp(s[static_cast<std::size_t>(c)] - mx), spec.dtype) / sum;  // P in the dtype, as fused kernels keep it
+          const double* v_r = &vd[static_cast<std::size_t>(c * D)];
           for (std::int64_t d = 0; d < D; ++d) {
-            double vv = get(v, offset4(v, b, h / group, c, d));
+            double vv = v_r[d];
             o[static_cast<std::size_t>(d)] += p * vv;
             ob[static_cast<std::size_t>(d)] += p_low * vv;
           }

@@ -36,6 +36,33 @@ TEST(Describe, CpuAndNonCausalRowsSayWhatRuns) {
   EXPECT_TRUE(contains(find_variant("flash")->describe(gpu), "sm90"));  // the words do not depend on a GPU being here
 }
 
+// On the GPU a head dim with no kernel of its own says which kernel runs it and whether through a
+// padded copy; one with its own kernel, or on the CPU, says nothing of it.
+TEST(Describe, FusedGpuRowsNameTheHeadDimPadding) {
+  AttentionSpec gpu;
+  gpu.device = Device::cuda;
+  for (const char* name : {"efficient", "flash"}) {
+    gpu.head_dim = 33;
+    EXPECT_TRUE(contains(find_variant(name)->describe(gpu),
+                         "; head_dim 33 runs on the D 64 kernel through a copy padded to 40 columns"))
+        << find_variant(name)->describe(gpu);
+    gpu.head_dim = 160;
+    EXPECT_TRUE(contains(find_variant(name)->describe(gpu), "; head_dim 160 runs on the D 192 kernel, the columns past 160"))
+        << find_variant(name)->describe(gpu);
+    gpu.head_dim = 96;
+    EXPECT_FALSE(contains(find_variant(name)->describe(gpu), "head_dim")) << find_variant(name)->describe(gpu);
+    if (std::string(name) == "efficient")  // the D 96 kernel is the tiling shared with flash
+      EXPECT_TRUE(contains(find_variant(name)->describe(gpu), "128×64 tiles")) << find_variant(name)->describe(gpu);
+    AttentionSpec cpu = gpu;
+    cpu.device = Device::cpu;
+    cpu.head_dim = 33;
+    EXPECT_FALSE(contains(find_variant(name)->describe(cpu), "head_dim")) << find_variant(name)->describe(cpu);
+  }
+  AttentionSpec cpu;
+  cpu.head_dim = 96;
+  EXPECT_TRUE(contains(find_variant("efficient")->describe(cpu), "64×64 tiles")) << find_variant("efficient")->describe(cpu);
+}
+
 TEST(Refusal, CpuVariantsTakeTheBlogShape) {
   AttentionSpec spec;  // the defaults: 8, 16, 1024, 64, bf16, causal, cpu
   for (const char* name : {"naive", "inplace", "math", "fused", "efficient", "flash"}) {
