@@ -7,10 +7,12 @@
 
 #include <mutex>
 
+#include "core/saturating.h"
 #include "cuda/check.h"
 #include "cuda/cudnn_sdpa.h"
 #include "cuda/problem_text.h"
 #include "cuda/tensor_layout.h"
+#include "cuda/decode_forward.h"
 #include "cuda/device_memory.h"
 #include "cuda/fused_attention.h"
 #include "cuda/gemm_cublaslt.h"
@@ -116,10 +118,20 @@ class CudaBackend final : public ops::Backend {
                        Tensor* lse) override {
     NvtxRange range("attention_flash");
     if (auto why = fused_attention_refusal(spec)) throw UsageError(*why);
-    launch_flash_attention(fused_attention_args(spec, out, q, k, v, lse), stream_);
+    const FusedAttentionArgs args = fused_attention_args(spec, out, q, k, v, lse);
+    if (const DecodePlan plan = flash_decode_plan(DecodeShape::of(args)); plan.runs())
+      return launch_decode_attention(args, plan, stream_);  // few query rows, many keys: split-KV
+    launch_flash_attention(args, stream_);
   }
   std::optional<std::string> fused_refusal(const AttentionSpec& spec) const override {
     return fused_attention_refusal(spec);
+  }
+  // The log-sum-exp, and for flash's split-KV decode its partial outputs (decode_plan.h).
+  std::int64_t fused_workspace_bytes(const AttentionSpec& spec, bool flash) const override {
+    const std::int64_t lse = log_sum_exp_bytes(spec);
+    if (!flash || fused_attention_refusal(spec)) return lse;
+    const DecodeShape shape = DecodeShape::of(spec);
+    return sat_add(lse, flash_decode_plan(shape).workspace_bytes(shape));
   }
   std::optional<std::string> cudnn_sdpa_prepare(const AttentionSpec& spec) override {
     CudnnPlanInfo info = cuda::cudnn_sdpa_prepare(spec, false);

@@ -1,0 +1,138 @@
+// plan_decode (src/cuda/decode_plan.h): whether the split-KV decode kernels run and with how many
+// splits, against counts worked out by hand from the cost model (3 waves × SMs × 2 CTAs; at least
+// 256 keys and at most 128 splits; 128-key multiples per split).
+#include <gtest/gtest.h>
+
+#include "cuda/decode_plan.h"
+
+using namespace attnprof::cuda;
+
+namespace {
+
+constexpr int kH200Sms = 132;
+
+// Llama-style decode: 32 query heads on 8 kv heads, one query row, D 128, causal bottom-right.
+DecodeShape decode_shape(std::int64_t batch, std::int64_t seq_k) {
+  DecodeShape s;
+  s.batch = batch;
+  s.heads = 32;
+  s.kv_heads = 8;
+  s.seq_q = 1;
+  s.seq_k = seq_k;
+  s.head_dim = 128;
+  s.causal = true;
+  s.causal_offset = seq_k - 1;  // bottom-right: the one row sees every key
+  return s;
+}
+
+}  // namespace
+
+TEST(DecodePlan, Llama8BatchSplitsToFillThreeWavesOfTheH200) {
+  // 8·8 = 64 CTAs per split; 3·132·2 = 792 wanted → 13 splits; 32768 / 13 = 2521 → 2560 (20·128)
+  // keys each → 13 splits.
+  const DecodeShape s = decode_shape(8, 32768);
+  const DecodePlan p = plan_decode(s, kH200Sms);
+  ASSERT_TRUE(p.runs());
+  EXPECT_EQ(p.splits, 13);
+  EXPECT_EQ(p.keys_per_split, 2560);
+  EXPECT_EQ(p.rows, 4);  // 4 query heads × 1 row in one 16-row tile
+  EXPECT_EQ(p.row_blocks, 1);
+  EXPECT_EQ(p.keys, 32768);
+  // 8·32·1 rows × 13 splits × (128 + 1) floats × 4 B
+  EXPECT_EQ(p.workspace_bytes(s), 8 * 32 * 13 * 129 * 4);
+  EXPECT_TRUE(p.fits(s));
+}
+
+TEST(DecodePlan, RoundingSplitsToWhole128KeyMultiplesCanLeaveFewer) {
+  // 4096 / 13 = 316 → 384 keys a split → 4096 / 384 → 11 splits (10 full, one of 256).
+  const DecodePlan p = plan_decode(decode_shape(8, 4096), kH200Sms);
+  EXPECT_EQ(p.splits, 11);
+  EXPECT_EQ(p.keys_per_split, 384);
+  // 131072 / 13 = 10083 → 10112 (79·128) → 13 splits.
+  const DecodePlan long_cache = plan_decode(decode_shape(8, 131072), kH200Sms);
+  EXPECT_EQ(long_cache.splits, 13);
+  EXPECT_EQ(long_cache.keys_per_split, 10112);
+}
+
+TEST(DecodePlan, LargeBatchesSplitLessAndAFullGridNotAtAll) {
+  // 64·8 = 512 CTAs per split: 792 / 512 → 2 splits of 4096.
+  const DecodePlan two = plan_decode(decode_shape(64, 8192), kH200Sms);
+  EXPECT_EQ(two.splits, 2);
+  EXPECT_EQ(two.keys_per_split, 4096);
+  // 128·8 = 1024 CTAs ≥ 792: one split, the kernel writes O itself, no workspace.
+  const DecodeShape full = decode_shape(128, 8192);
+  const DecodePlan one = plan_decode(full, kH200Sms);
+  ASSERT_TRUE(one.runs());
+  EXPECT_EQ(one.splits, 1);
+  EXPECT_EQ(one.workspace_bytes(full), 0);
+}
+
+TEST(DecodePlan, FewerSmsWantFewerSplits) {
+  // 3·66·2 = 396 → 7 splits for 64 CTAs; 32768 / 7 = 4682 → 4736 (37·128) → 7 splits.
+  EXPECT_EQ(plan_decode(decode_shape(8, 32768), 66).splits, 7);
+}
+
+TEST(DecodePlan, ShortCachesAreCappedAt256KeysASplit) {
+  // 512 keys: at most 512 / 256 = 2 splits, whatever the grid wants.
+  const DecodePlan p = plan_decode(decode_shape(8, 512), kH200Sms);
+  EXPECT_EQ(p.splits, 2);
+  EXPECT_EQ(p.keys_per_split, 256);
+  EXPECT_FALSE(plan_decode(decode_shape(8, 511), kH200Sms).runs());  // below 512 keys: the tile kernels
+}
+
+TEST(DecodePlan, RunsOnlyForFewRowsManyKeysAndTheInstantiatedHeadDims) {
+  DecodeShape s = decode_shape(8, 4096);
+  s.seq_q = 16;
+  s.causal_offset = s.seq_k - s.seq_q;
+  EXPECT_TRUE(plan_decode(s, kH200Sms).runs());  // 4 heads × 16 rows = 64 rows: 4 row blocks
+  EXPECT_EQ(plan_decode(s, kH200Sms).row_blocks, 4);
+  s.seq_q = 17;
+  s.causal_offset = s.seq_k - s.seq_q;
+  EXPECT_FALSE(plan_decode(s, kH200Sms).runs());  // more than 16 query rows
+  s = decode_shape(8, 4096);
+  s.kv_heads = 1;  // MQA: 32 rows per query row
+  s.seq_q = 2;
+  EXPECT_EQ(plan_decode(s, kH200Sms).row_blocks, 4);
+  s.seq_q = 3;  // 96 rows: 6 row blocks, each reading K/V again
+  EXPECT_FALSE(plan_decode(s, kH200Sms).runs());
+  s = decode_shape(8, 4096);
+  s.head_dim = 64;
+  EXPECT_TRUE(plan_decode(s, kH200Sms).runs());
+  s.head_dim = 96;
+  EXPECT_FALSE(plan_decode(s, kH200Sms).runs());
+}
+
+TEST(DecodePlan, CountsTheKeysTheLastRowSees) {
+  DecodeShape s = decode_shape(8, 4096);
+  s.seq_q = 4;
+  s.causal_offset = 0;  // top-left: the last of 4 rows sees 4 keys
+  EXPECT_FALSE(plan_decode(s, kH200Sms).runs());
+  s.causal_offset = 600 - 4;  // the last row sees 600 keys of 4096
+  const DecodePlan p = plan_decode(s, kH200Sms);
+  ASSERT_TRUE(p.runs());
+  EXPECT_EQ(p.keys, 600);
+  EXPECT_EQ(p.splits, 2);  // 600 / 256 → at most 2; 300 → 384 keys a split
+  s.causal = false;        // not causal: the offset means nothing
+  EXPECT_EQ(plan_decode(s, kH200Sms).keys, 4096);
+  s.causal = true;
+  s.causal_offset = -10;  // no row sees a key
+  EXPECT_FALSE(plan_decode(s, kH200Sms).runs());
+}
+
+TEST(DecodePlan, ForcedSplitCountsAreClampedAndPlansCheckTheirShape) {
+  const DecodeShape s = decode_shape(2, 32768);
+  const DecodePlan most = decode_plan_with_splits(s, 1000);
+  EXPECT_EQ(most.splits, 128);
+  EXPECT_EQ(most.keys_per_split, 256);
+  EXPECT_EQ(decode_plan_with_splits(s, 0).splits, 1);
+  // 3 splits of 32768: 10923 → 11008 (86·128) keys a split → still 3.
+  EXPECT_EQ(decode_plan_with_splits(s, 3).keys_per_split, 11008);
+  DecodePlan wrong = decode_plan_with_splits(s, 3);
+  wrong.keys_per_split = 1024;  // 32 splits' worth: not the plan for 3
+  EXPECT_FALSE(wrong.fits(s));
+  DecodeShape other = s;
+  other.seq_k = 32769;
+  other.causal_offset = 32768;  // the row sees 32769 keys: the same splits, other keys
+  EXPECT_FALSE(decode_plan_with_splits(s, 3).fits(other));
+  EXPECT_FALSE(DecodePlan{}.fits(s));
+}
