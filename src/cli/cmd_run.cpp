@@ -80,7 +80,7 @@ Command add_run(CLI::App& app) {
     if (flags->format == "json") {
       nlohmann::json j = run_result_json(result, peak_tflops);
       j["insights"] = nlohmann::json::array();
-      for (const report::Insight& insight : report::run_insights(result)) {
+      for (const report::Insight& insight : report::run_insights(result, ceilings)) {
         j["insights"].push_back({{"code", insight.code}, {"text", insight.text}});
       }
       const std::string above = report::above_ceiling_note(ceilings, result.spec.dtype, result.tflops);
@@ -89,7 +89,7 @@ Command add_run(CLI::App& app) {
       fmt::print("{}\n", dump_json(j, 2));
     } else {
       print_text(result, peak_tflops);
-      std::vector<report::Insight> insights = report::run_insights(result);
+      std::vector<report::Insight> insights = report::run_insights(result, ceilings);
       if (!insights.empty()) fmt::print("  what the trace revealed\n");
       for (const report::Insight& insight : insights)
         fmt::print("    {:<24}{}\n", insight.code, printable(insight.text));

@@ -44,8 +44,8 @@ void launch_typed(const FusedAttentionArgs& args, const decode::DecodeParams& pa
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_decode_splitkv_kernel");
   if (params.splits == 1) return;
   const std::int64_t rows = args.batch * args.heads * args.seq_q;
-  decode::flash_decode_combine_kernel<D, T><<<static_cast<unsigned>((rows + 3) / 4), 128, 0, stream>>>(args, params);
-  ATTNPROF_CUDA_CHECK_LAUNCH("flash_decode_combine_kernel");
+  decode::flash_decode_splitkv_combine_kernel<D, T><<<static_cast<unsigned>((rows + 3) / 4), 128, 0, stream>>>(args, params);
+  ATTNPROF_CUDA_CHECK_LAUNCH("flash_decode_splitkv_combine_kernel");
 }
 
 }  // namespace

@@ -17,7 +17,7 @@
 // registers. The 4 warps' (max, sum, O) are merged through shared memory; with one split the CTA
 // writes O (and the LSE) itself, else O normalised and its natural-log LSE, fp32, to the
 // workspace: [B·H·Sq rows][splits][D] and [B·H·Sq rows][splits].
-// flash_decode_combine_kernel: one warp per output row merges the splits by their LSE,
+// flash_decode_splitkv_combine_kernel: one warp per output row merges the splits by their LSE,
 // lse = log Σ exp(lse_i), O = Σ exp(lse_i − lse) O_i, and writes O (and the LSE).
 // A row that sees no key (a causal offset below 0) comes out as zeros with LSE −inf; a split
 // holding no key of a row gives that row a −inf partial LSE and weight 0.
@@ -334,7 +334,7 @@ __global__ void __launch_bounds__(DecodeTraits<D>::kThreads, 2)
 // One warp per output row ([B·H·Sq] in LSE order), 4 rows a CTA: lanes read the splits' LSEs,
 // then D/32 columns of every split's O.
 template <int D, class T>
-__global__ void __launch_bounds__(128) flash_decode_combine_kernel(FusedAttentionArgs args, DecodeParams p) {
+__global__ void __launch_bounds__(128) flash_decode_splitkv_combine_kernel(FusedAttentionArgs args, DecodeParams p) {
   constexpr int kCols = D / 32;
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const std::int64_t row_id = static_cast<std::int64_t>(blockIdx.x) * 4 + warp;
