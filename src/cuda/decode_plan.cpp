@@ -48,9 +48,19 @@ DecodePlan plan_decode(const DecodeShape& s, int sm_count) {
   const DecodePlan any = decode_plan_with_splits(s, 1);
   if (!any.runs() || any.keys < kDecodeMinKeys) return {};
   const std::int64_t ctas_per_split = s.batch * s.kv_heads * any.row_blocks;
-  const std::int64_t wanted_ctas = kDecodeWaves * std::max(sm_count, 1) * kDecodeCtasPerSm;
+  const std::int64_t slots = std::max(sm_count, 1) * kDecodeCtasPerSm;
   const std::int64_t most = std::clamp<std::int64_t>(any.keys / kDecodeMinKeysPerSplit, 1, kDecodeMaxSplits);
-  return decode_plan_with_splits(s, std::min((wanted_ctas + ctas_per_split - 1) / ctas_per_split, most));
+  const std::int64_t fewest = std::min((kDecodeWaves * slots + ctas_per_split - 1) / ctas_per_split, most);
+  // From the fewest splits that fill kDecodeWaves waves up to twice as many: the one whose CTAs fill
+  // their last wave best, ctas / (waves · slots) (compared as integers); on a tie, fewer splits.
+  DecodePlan best;
+  std::int64_t best_ctas = 0, best_room = 1;
+  for (std::int64_t splits = fewest; splits <= std::min(2 * fewest, most); ++splits) {
+    const DecodePlan plan = decode_plan_with_splits(s, splits);
+    const std::int64_t ctas = ctas_per_split * plan.splits, room = (ctas + slots - 1) / slots * slots;
+    if (!best.runs() || ctas * best_room > best_ctas * room) best = plan, best_ctas = ctas, best_room = room;
+  }
+  return best;
 }
 
 bool DecodePlan::fits(const DecodeShape& shape) const {

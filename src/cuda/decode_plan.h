@@ -54,10 +54,12 @@ DecodePlan decode_plan_with_splits(const DecodeShape& shape, std::int64_t splits
 // busy. One CTA per (batch, kv head, row block, split) keeps (stages − 1) · 4 warps · 8 KiB = 64 KiB
 // of K/V in flight and 2 fit an SM (~100 KiB of shared memory each): H200's 4.8 TB/s at ~1 µs of
 // latency needs ~5 MB in flight, ~80 resident CTAs, so a grid of kDecodeWaves × SMs × 2 CTAs keeps
-// every SM streaming to the end with the last wave's tail a third of the time at most. splits is
-// the fewest that reach that many CTAs, at most kDecodeMaxSplits (the combine kernel reads
-// splits × D floats a row) and at least kDecodeMinKeysPerSplit keys each (a CTA's prologue and
-// merge stay a small part of its time). The decode kernels run when:
+// every SM streaming to the end. Equal CTAs run in waves of SMs × 2, and a last wave that is
+// mostly empty streams with too few bytes in flight: from the fewest splits that reach that many
+// CTAs to twice as many, the count whose last wave is fullest (fewest on a tie); at most
+// kDecodeMaxSplits (the combine kernel reads splits × D floats a row) and at least
+// kDecodeMinKeysPerSplit keys each (a CTA's prologue and merge stay a small part of its time). The
+// decode kernels run when:
 // - seq_q is 1..16 and the query heads of one kv head, × seq_q, fill at most kDecodeMaxRowBlocks
 //   16-row tiles (each row block reads its K/V again, from L2; more and the 128-row tile
 //   kernels' reuse wins);

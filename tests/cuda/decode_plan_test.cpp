@@ -1,6 +1,7 @@
 // plan_decode (src/cuda/decode_plan.h): whether the split-KV decode kernels run and with how many
-// splits, against counts worked out by hand from the cost model (3 waves × SMs × 2 CTAs; at least
-// 256 keys and at most 128 splits; 128-key multiples per split).
+// splits, against counts worked out by hand from the cost model (from the fewest splits giving 3
+// waves of SMs × 2 CTAs to twice as many, the fullest last wave, fewest on a tie; at least 256 keys
+// and at most 128 splits; 128-key multiples per split).
 #include <gtest/gtest.h>
 
 #include "cuda/decode_plan.h"
@@ -27,39 +28,45 @@ DecodeShape decode_shape(std::int64_t batch, std::int64_t seq_k) {
 
 }  // namespace
 
-TEST(DecodePlan, Llama8BatchSplitsToFillThreeWavesOfTheH200) {
-  // 8·8 = 64 CTAs per split; 3·132·2 = 792 wanted → 13 splits; 32768 / 13 = 2521 → 2560 (20·128)
-  // keys each → 13 splits.
+TEST(DecodePlan, Llama8BatchSplitsToFillWholeWavesOfTheH200) {
+  // 8·8 = 64 CTAs per split, waves of 132·2 = 264; 3 waves want 13 splits (832 CTAs: the 4th
+  // wave 15% full, 832 / 1056); 14 → 896 / 1056, 15 → 960 / 1056, 16 (2048 keys each) → 1024 /
+  // 1056 = 32/33; 20 and 24 tie at 32/33 (1280 / 1320, 1536 / 1584), none of 13..26 does better:
+  // 16 splits.
   const DecodeShape s = decode_shape(8, 32768);
   const DecodePlan p = plan_decode(s, kH200Sms);
   ASSERT_TRUE(p.runs());
-  EXPECT_EQ(p.splits, 13);
-  EXPECT_EQ(p.keys_per_split, 2560);
+  EXPECT_EQ(p.splits, 16);
+  EXPECT_EQ(p.keys_per_split, 2048);
   EXPECT_EQ(p.rows, 4);  // 4 query heads × 1 row in one 16-row tile
   EXPECT_EQ(p.row_blocks, 1);
   EXPECT_EQ(p.keys, 32768);
-  // 8·32·1 rows × 13 splits × (128 + 1) floats × 4 B
-  EXPECT_EQ(p.workspace_bytes(s), 8 * 32 * 13 * 129 * 4);
+  // 8·32·1 rows × 16 splits × (128 + 1) floats × 4 B
+  EXPECT_EQ(p.workspace_bytes(s), 8 * 32 * 16 * 129 * 4);
   EXPECT_TRUE(p.fits(s));
 }
 
 TEST(DecodePlan, RoundingSplitsToWhole128KeyMultiplesCanLeaveFewer) {
-  // 4096 / 13 = 316 → 384 keys a split → 4096 / 384 → 11 splits (10 full, one of 256).
+  // At most 4096 / 256 = 16 splits. 13, 14 and 15 splits round to 384 keys a split, 11 splits
+  // (704 CTAs of 792: 704 / 792); 16 splits of 256 keys: 1024 / 1056.
+  EXPECT_EQ(decode_plan_with_splits(decode_shape(8, 4096), 13).splits, 11);
   const DecodePlan p = plan_decode(decode_shape(8, 4096), kH200Sms);
-  EXPECT_EQ(p.splits, 11);
-  EXPECT_EQ(p.keys_per_split, 384);
-  // 131072 / 13 = 10083 → 10112 (79·128) → 13 splits.
+  EXPECT_EQ(p.splits, 16);
+  EXPECT_EQ(p.keys_per_split, 256);
+  // 131072: 13 → 10112 (79·128) keys, 13 splits (832 / 1056); 16 → 8192 keys (1024 / 1056).
+  EXPECT_EQ(decode_plan_with_splits(decode_shape(8, 131072), 13).keys_per_split, 10112);
   const DecodePlan long_cache = plan_decode(decode_shape(8, 131072), kH200Sms);
-  EXPECT_EQ(long_cache.splits, 13);
-  EXPECT_EQ(long_cache.keys_per_split, 10112);
+  EXPECT_EQ(long_cache.splits, 16);
+  EXPECT_EQ(long_cache.keys_per_split, 8192);
 }
 
 TEST(DecodePlan, LargeBatchesSplitLessAndAFullGridNotAtAll) {
-  // 64·8 = 512 CTAs per split: 792 / 512 → 2 splits of 4096.
+  // 64·8 = 512 CTAs per split: 792 / 512 → 2 splits of 4096 (1024 / 1056); 3 and 4 tie (1536 /
+  // 1584, 2048 / 2112): 2.
   const DecodePlan two = plan_decode(decode_shape(64, 8192), kH200Sms);
   EXPECT_EQ(two.splits, 2);
   EXPECT_EQ(two.keys_per_split, 4096);
-  // 128·8 = 1024 CTAs ≥ 792: one split, the kernel writes O itself, no workspace.
+  // 128·8 = 1024 CTAs ≥ 792: one split (1024 / 1056; 2 ties), the kernel writes O itself, no workspace.
   const DecodeShape full = decode_shape(128, 8192);
   const DecodePlan one = plan_decode(full, kH200Sms);
   ASSERT_TRUE(one.runs());
@@ -68,8 +75,8 @@ TEST(DecodePlan, LargeBatchesSplitLessAndAFullGridNotAtAll) {
 }
 
 TEST(DecodePlan, FewerSmsWantFewerSplits) {
-  // 3·66·2 = 396 → 7 splits for 64 CTAs; 32768 / 7 = 4682 → 4736 (37·128) → 7 splits.
-  EXPECT_EQ(plan_decode(decode_shape(8, 32768), 66).splits, 7);
+  // Waves of 66·2 = 132: 3 waves want 7 splits (448 CTAs of 528); 8 splits: 512 / 528.
+  EXPECT_EQ(plan_decode(decode_shape(8, 32768), 66).splits, 8);
 }
 
 TEST(DecodePlan, ShortCachesAreCappedAt256KeysASplit) {
