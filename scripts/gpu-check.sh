@@ -17,7 +17,7 @@ declare -A status
 summary() {
   echo
   echo "== gpu-check summary ($(date -u +%FT%TZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null))"
-  for k in configure build hopper hopper_sass tests_logic tests_gpu ctest compare traces preflight memcheck racecheck throughput bench timeline cpu_tests cpu_variant_tests cpu_bench; do printf '%-12s %s\n' "$k" "${status[$k]:-not run}"; done
+  for k in configure build hopper hopper_sass tests_logic tests_gpu ctest compare traces decode preflight memcheck racecheck throughput bench timeline cpu_tests cpu_variant_tests cpu_bench; do printf '%-12s %s\n' "$k" "${status[$k]:-not run}"; done
 }
 trap summary EXIT
 
@@ -84,6 +84,19 @@ if [ $build_rc -eq 0 ] && [ "${SKIP_COMPARE:-0}" != 1 ]; then
     fi
   else
     status[compare]="FAILED (compare.err)"; tail -5 "$OUT/compare.err"
+  fi
+fi
+
+# The decode path end to end (issue 21): compare at Llama's decode shape (one query row, 32 query
+# heads on 8 kv heads, 32768 keys) must run flash's split-KV kernels and explain them
+# (split_kv_decode; decode_bandwidth against the copy ceiling).
+if [ $build_rc -eq 0 ] && [ "${SKIP_COMPARE:-0}" != 1 ]; then
+  if "$BUILD/attnprof" compare --device cuda --batch 8 --heads 32 --kv-heads 8 --seq 1 --seq-k 32768 --head-dim 128 \
+       --causal-align bottom-right --variants efficient,flash,cudnn --out "$OUT/decode" 2>"$OUT/decode_compare.err" |
+       tee "$OUT/decode_compare.txt" && grep -q "split_kv_decode" "$OUT/decode_compare.txt"; then
+    status[decode]="ok (decode_compare.txt: split_kv_decode)"
+  else
+    status[decode]="FAILED (decode_compare.txt, decode_compare.err)"; tail -5 "$OUT/decode_compare.err"
   fi
 fi
 
