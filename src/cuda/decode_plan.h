@@ -25,7 +25,10 @@ inline constexpr std::int64_t kDecodeMaxSeqQ = 16;
 inline constexpr std::int64_t kDecodeMaxRowBlocks = 4;  // CTAs of one (batch, kv head, split) over its rows
 inline constexpr std::int64_t kDecodeMinKeys = 512;     // visible keys below which the tile kernels run
 inline constexpr std::int64_t kDecodeSplitAlign = 128;  // keys: a split is whole warp tiles of every warp
-inline constexpr std::int64_t kDecodeMinKeysPerSplit = 256;
+// 512 keys: 32 warp tiles a CTA, so its prologue and merge stay a small part of its time; and the
+// workspace, splits · (D + 1) fp32 a row, stays under one bf16 row of scores (Sk · 2 bytes): the
+// trace never shows more extra memory than the S×S matrix the kernel does without.
+inline constexpr std::int64_t kDecodeMinKeysPerSplit = 512;
 inline constexpr std::int64_t kDecodeMaxSplits = 128;
 inline constexpr std::int64_t kDecodeCtasPerSm = 2;     // ~100 KiB of shared memory each
 inline constexpr std::int64_t kDecodeWaves = 3;
@@ -58,8 +61,7 @@ DecodePlan decode_plan_with_splits(const DecodeShape& shape, std::int64_t splits
 // mostly empty streams with too few bytes in flight: from the fewest splits that reach that many
 // CTAs to twice as many, the count whose last wave is fullest (fewest on a tie); at most
 // kDecodeMaxSplits (the combine kernel reads splits × D floats a row) and at least
-// kDecodeMinKeysPerSplit keys each (a CTA's prologue and merge stay a small part of its time). The
-// decode kernels run when:
+// kDecodeMinKeysPerSplit keys each. The decode kernels run when:
 // - seq_q is 1..16 and the query heads of one kv head, × seq_q, fill at most kDecodeMaxRowBlocks
 //   16-row tiles (each row block reads its K/V again, from L2; more and the 128-row tile
 //   kernels' reuse wins);

@@ -1,6 +1,6 @@
 // plan_decode (src/cuda/decode_plan.h): whether the split-KV decode kernels run and with how many
 // splits, against counts worked out by hand from the cost model (from the fewest splits giving 3
-// waves of SMs × 2 CTAs to twice as many, the fullest last wave, fewest on a tie; at least 256 keys
+// waves of SMs × 2 CTAs to twice as many, the fullest last wave, fewest on a tie; at least 512 keys
 // and at most 128 splits; 128-key multiples per split).
 #include <gtest/gtest.h>
 
@@ -47,12 +47,12 @@ TEST(DecodePlan, Llama8BatchSplitsToFillWholeWavesOfTheH200) {
 }
 
 TEST(DecodePlan, RoundingSplitsToWhole128KeyMultiplesCanLeaveFewer) {
-  // At most 4096 / 256 = 16 splits. 13, 14 and 15 splits round to 384 keys a split, 11 splits
-  // (704 CTAs of 792: 704 / 792); 16 splits of 256 keys: 1024 / 1056.
+  // 13 splits of 4096 keys round to 384 keys a split: 11 splits.
   EXPECT_EQ(decode_plan_with_splits(decode_shape(8, 4096), 13).splits, 11);
+  // plan_decode: at most 4096 / 512 = 8 splits, of 512 keys (512 CTAs, 512 / 528).
   const DecodePlan p = plan_decode(decode_shape(8, 4096), kH200Sms);
-  EXPECT_EQ(p.splits, 16);
-  EXPECT_EQ(p.keys_per_split, 256);
+  EXPECT_EQ(p.splits, 8);
+  EXPECT_EQ(p.keys_per_split, 512);
   // 131072: 13 → 10112 (79·128) keys, 13 splits (832 / 1056); 16 → 8192 keys (1024 / 1056).
   EXPECT_EQ(decode_plan_with_splits(decode_shape(8, 131072), 13).keys_per_split, 10112);
   const DecodePlan long_cache = plan_decode(decode_shape(8, 131072), kH200Sms);
@@ -79,12 +79,18 @@ TEST(DecodePlan, FewerSmsWantFewerSplits) {
   EXPECT_EQ(plan_decode(decode_shape(8, 32768), 66).splits, 8);
 }
 
-TEST(DecodePlan, ShortCachesAreCappedAt256KeysASplit) {
-  // 512 keys: at most 512 / 256 = 2 splits, whatever the grid wants.
+TEST(DecodePlan, ShortCachesAreCappedAt512KeysASplit) {
+  // 512 keys: one split, whatever the grid wants; 1024: at most 2; 1535: still 2 (1535 / 512 = 2).
   const DecodePlan p = plan_decode(decode_shape(8, 512), kH200Sms);
-  EXPECT_EQ(p.splits, 2);
-  EXPECT_EQ(p.keys_per_split, 256);
+  EXPECT_EQ(p.splits, 1);
+  EXPECT_EQ(p.keys_per_split, 512);
+  EXPECT_EQ(plan_decode(decode_shape(8, 1024), kH200Sms).splits, 2);
+  EXPECT_EQ(plan_decode(decode_shape(8, 1535), kH200Sms).splits, 2);
   EXPECT_FALSE(plan_decode(decode_shape(8, 511), kH200Sms).runs());  // below 512 keys: the tile kernels
+  // The workspace stays under one bf16 score row per query row: at 1024 keys, 2 · 129 · 4 = 1032 B
+  // against 1024 · 2 = 2048 B.
+  const DecodeShape s = decode_shape(8, 1024);
+  EXPECT_LT(plan_decode(s, kH200Sms).workspace_bytes(s), s.batch * s.heads * s.seq_q * s.seq_k * 2);
 }
 
 TEST(DecodePlan, RunsOnlyForFewRowsManyKeysAndTheInstantiatedHeadDims) {
@@ -118,7 +124,7 @@ TEST(DecodePlan, CountsTheKeysTheLastRowSees) {
   const DecodePlan p = plan_decode(s, kH200Sms);
   ASSERT_TRUE(p.runs());
   EXPECT_EQ(p.keys, 600);
-  EXPECT_EQ(p.splits, 2);  // 600 / 256 → at most 2; 300 → 384 keys a split
+  EXPECT_EQ(p.splits, 1);  // 600 / 512 → at most 1 split
   s.causal = false;        // not causal: the offset means nothing
   EXPECT_EQ(plan_decode(s, kH200Sms).keys, 4096);
   s.causal = true;
