@@ -355,6 +355,8 @@ __global__ void __launch_bounds__(128) flash_decode_splitkv_combine_kernel(Fused
   for (int c = 0; c < kCols; ++c) acc[c] = 0.0f;
   if (sum > 0.0f) {
     const float* o_of = p.partial_o + row_id * p.splits * D + lane * kCols;
+    // Unrolled so 8 splits' loads are in flight together, not one round trip per split.
+#pragma unroll 8
     for (int s = 0; s < p.splits; ++s) {
       const float weight = expf(lse_of[s] - lse);  // 0 for a split that saw none of the row's keys
       float part[kCols];
