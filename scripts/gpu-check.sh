@@ -112,9 +112,9 @@ else
 fi
 
 SAN=/usr/local/cuda/bin/compute-sanitizer
-FILTER='CudaPrimitives.*:CudaGemm.*:CudaFusedAttention.*:CudnnSdpa.*:BottomRightGpu.*:Hopper*:FlashHopper.*-FlashHopper.HundredRunsAreBitwiseIdentical'
+FILTER='CudaPrimitives.*:CudaGemm.*:CudaFusedAttention.*:CudaDecodeAttention.*:CudnnSdpa.*:BottomRightGpu.*:Hopper*:FlashHopper.*-FlashHopper.HundredRunsAreBitwiseIdentical'
 # racecheck: our kernels only (cuDNN's own wgmma kernels report hazards we cannot act on)
-RACE_FILTER='CudaPrimitives.*:CudaGemm.*:CudaFusedAttention.*:BottomRightGpu.ScaleMaskSoftmax*:BottomRightGpu.FusedKernels:Hopper*:FlashHopper.*-FlashHopper.HundredRunsAreBitwiseIdentical'
+RACE_FILTER='CudaPrimitives.*:CudaGemm.*:CudaFusedAttention.*:CudaDecodeAttention.*:BottomRightGpu.ScaleMaskSoftmax*:BottomRightGpu.FusedKernels:Hopper*:FlashHopper.*-FlashHopper.HundredRunsAreBitwiseIdentical'
 # memcheck and racecheck run side by side (each is CPU-bound in the tool; the GPU has room).
 for tool in $([ "${SKIP_SANITIZER:-0}" = 1 ] || echo memcheck racecheck); do
   filter=$FILTER

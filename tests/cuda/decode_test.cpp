@@ -155,9 +155,10 @@ TEST(CudaDecodeAttention, ShortCachesMatchFp64AtEverySplitCount) {
 
 TEST(CudaDecodeAttention, LongCachesMatchFp64) {
   ATTNPROF_REQUIRE_GPU();
+  // Under compute-sanitizer: every 6th case up to 4096 keys.
   std::vector<Case> all = long_cases();
-  for (const Case& c : all)
-    if (!quick() || c.Sk <= 4096) check(c);
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (!quick() || (all[i].Sk <= 4096 && i % 6 == 0)) check(all[i]);
 }
 
 TEST(CudaDecodeAttention, RowsThatSeeNoKeyAreZerosWithLseMinusInfinity) {
