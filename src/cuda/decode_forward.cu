@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cuda/check.h"
+#include "cuda/cuda_backend.h"
 #include "cuda/decode_kernel.cuh"
 #include "cuda/per_device.h"
 
@@ -75,6 +76,9 @@ void launch_decode_attention(const FusedAttentionArgs& args, const DecodePlan& p
   params.row_blocks = plan.row_blocks;
   params.group = static_cast<int>(args.heads / args.kv_heads);
   if (plan.splits > 1) {
+    // The allocator frees in the backend stream's order: the kernels must run on that stream.
+    if (stream != backend_stream())
+      throw Error("decode attention: launched on another stream than the CUDA backend's, which frees the workspace");
     workspace = Tensor::empty({plan.workspace_bytes(shape)}, DType::boolean, Device::cuda);
     params.partial_o = static_cast<float*>(workspace.raw());
     params.partial_lse = params.partial_o + args.batch * args.heads * args.seq_q * plan.splits * args.head_dim;

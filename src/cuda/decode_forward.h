@@ -12,10 +12,11 @@ namespace attnprof::cuda {
 // names a kernel (--flash-schedule: that kernel runs, so one run can time the two paths).
 DecodePlan flash_decode_plan(const DecodeShape& shape);
 
-// The split kernel, then (plan.splits > 1) the combine kernel, on `stream`. The workspace is a
-// device tensor of plan.workspace_bytes (through the allocator: the run's memory statistics and
-// the trace's memory events count it), released in stream order after the combine. Throws
-// UsageError for a dtype other than bf16/fp16, Error for a plan that does not run.
+// The split kernel, then (plan.splits > 1) the combine kernel, on `stream`, the CUDA backend's
+// (backend_stream()). The workspace is a device tensor of plan.workspace_bytes (through the
+// allocator: the run's memory statistics and the trace's memory events count it), released in
+// that stream's order after the combine. Throws UsageError for a dtype other than bf16/fp16, Error
+// for a plan that is not plan.fits(args' shape) or another stream.
 void launch_decode_attention(const FusedAttentionArgs& args, const DecodePlan& plan, cudaStream_t stream);
 
 }  // namespace attnprof::cuda
