@@ -1,10 +1,13 @@
 // gpu_bench: times attnprof's registered variants (the objects `attnprof run` runs) on the GPU at
 // given shapes and prints one JSON object per line (variant, shape, median device ms from CUDA
 // events over rotated inputs, TFLOP/s, median host µs per forward, prepare ms (cuDNN's plan build),
-// peak extra MiB, error vs fp64 on sampled rows). bench/pytorch_side_by_side.py runs it beside
-// PyTorch and prints the ratios.
+// peak extra MiB, error vs fp64 on sampled rows; K/V read rate for decode shapes).
+// bench/pytorch_side_by_side.py runs it beside PyTorch and prints the ratios.
 //
 //   gpu_bench --variants naive,flash --shapes 8x16x1024x64,4x16x4096x128 [--reps 30] [--json out.json]
+// A shape BxHxSxD is self-attention (seq_q = seq_k, one kv head per head); BxHxSqxDxHkvxSk is a
+// decode step against a KV cache (Hkv kv heads, Sk keys), run without the causal mask: the query
+// rows see every key, as PyTorch's is_causal=False (with Sq = 1 the same as causal bottom-right).
 // A suffix picks a kernel knob for one row (KernelOverrides, as `attnprof run` takes them):
 // flash@sm80 = --flash-schedule sm80 (the mma.sync kernel on a Hopper GPU; also sm90-cta-per-tile,
 // sm90-tile-counter); cudnn@n = --cudnn-engine n (the n-th engine config of cuDNN's heuristics).
@@ -19,6 +22,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fmt/format.h>
 #include <functional>
 #include <limits>
@@ -49,13 +53,21 @@ using bench::split;
 
 AttentionSpec parse_shape(const std::string& text, bool causal, DType dtype) {
   auto dims = split(text, 'x');
-  if (dims.size() != 4) throw UsageError(fmt::format("--shapes {}: expected BxHxSxD, e.g. 8x16x1024x64", text));
+  if (dims.size() != 4 && dims.size() != 6)
+    throw UsageError(fmt::format("--shapes {}: expected BxHxSxD (e.g. 8x16x1024x64) or BxHxSqxDxHkvxSk (e.g. "
+                                 "8x32x1x128x8x32768)", text));
   AttentionSpec s;
   s.batch = std::stoll(dims[0]);
   s.heads = s.kv_heads = std::stoll(dims[1]);
   s.seq_q = s.seq_k = std::stoll(dims[2]);
   s.head_dim = std::stoll(dims[3]);
   s.causal = causal;
+  if (dims.size() == 6) {
+    s.kv_heads = std::stoll(dims[4]);
+    s.seq_k = std::stoll(dims[5]);
+    s.causal = false;
+  }
+  s.validate();
   s.dtype = dtype;
   s.device = Device::cuda;
   return s;
@@ -91,21 +103,41 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
+// Normal values; past 2^24 elements (a KV cache of 2 GiB a tensor) one block of 2^24 repeated, so
+// making the inputs takes seconds, not minutes (the values only feed the timing and the error check).
+void fill_normal_fast(Tensor& host, std::uint64_t seed) {
+  constexpr std::int64_t kBlock = std::int64_t{1} << 24;
+  if (host.numel() <= kBlock) return fill_normal(host, seed);
+  Tensor block = Tensor::empty({kBlock}, host.dtype(), Device::cpu);
+  fill_normal(block, seed);
+  const std::size_t bytes = static_cast<std::size_t>(kBlock) * dtype_size(host.dtype());
+  char* dst = static_cast<char*>(host.raw());
+  const std::size_t total = static_cast<std::size_t>(host.numel()) * dtype_size(host.dtype());
+  for (std::size_t at = 0; at < total; at += bytes) std::memcpy(dst + at, block.raw(), std::min(bytes, total - at));
+}
+
 // Three input sets, rotated so repeated runs don't sit in L2; made once per shape and shared by
-// every variant of that shape (generating them dominated the run at the large anchors).
+// every variant of that shape (generating them dominated the run at the large anchors). K and V
+// past 256 MiB (a KV cache, several times L2) are one pair shared by the three sets.
 std::vector<Inputs> make_input_sets(const AttentionSpec& s) {
+  const bool share_kv = 2 * s.batch * s.kv_heads * s.seq_k * s.head_dim * static_cast<std::int64_t>(dtype_size(s.dtype)) >
+                        (std::int64_t{256} << 20);
   std::vector<Inputs> sets;
   for (std::uint64_t seed = 0; seed < 3; ++seed) {
     Inputs in;
     in.q_host = Tensor::empty({s.batch, s.heads, s.seq_q, s.head_dim}, s.dtype, Device::cpu);
-    in.k_host = Tensor::empty({s.batch, s.kv_heads, s.seq_k, s.head_dim}, s.dtype, Device::cpu);
-    in.v_host = Tensor::empty({s.batch, s.kv_heads, s.seq_k, s.head_dim}, s.dtype, Device::cpu);
-    fill_normal(in.q_host, 100 + seed * 3);
-    fill_normal(in.k_host, 101 + seed * 3);
-    fill_normal(in.v_host, 102 + seed * 3);
+    fill_normal_fast(in.q_host, 100 + seed * 3);
     in.q = to_device(in.q_host);
-    in.k = to_device(in.k_host);
-    in.v = to_device(in.v_host);
+    if (share_kv && seed > 0) {
+      in.k_host = sets[0].k_host, in.v_host = sets[0].v_host, in.k = sets[0].k, in.v = sets[0].v;
+    } else {
+      in.k_host = Tensor::empty({s.batch, s.kv_heads, s.seq_k, s.head_dim}, s.dtype, Device::cpu);
+      in.v_host = Tensor::empty({s.batch, s.kv_heads, s.seq_k, s.head_dim}, s.dtype, Device::cpu);
+      fill_normal_fast(in.k_host, 101 + seed * 3);
+      fill_normal_fast(in.v_host, 102 + seed * 3);
+      in.k = to_device(in.k_host);
+      in.v = to_device(in.v_host);
+    }
     sets.push_back(std::move(in));
   }
   return sets;
@@ -168,11 +200,15 @@ std::string run_one(Variant& variant, const AttentionSpec& s, const std::vector<
   for (std::size_t i = 0; i < static_cast<std::size_t>(reps); ++i) ms.push_back(events.elapsed_ms(i));
   const double med = median(ms);
   const double flops = 4.0 * s.batch * s.heads * static_cast<double>(s.seq_q) * s.seq_k * s.head_dim / (s.causal ? 2.0 : 1.0);
+  // The K and V bytes the forward must read, over its median time: a decode step's figure of merit.
+  const double kv_bytes = 2.0 * s.batch * s.kv_heads * static_cast<double>(s.seq_k) * s.head_dim * dtype_size(s.dtype);
   return fmt::format(
-      "{{\"variant\": \"{}\", \"B\": {}, \"H\": {}, \"S\": {}, \"D\": {}, \"causal\": {}, \"median_ms\": {:.4f}, "
+      "{{\"variant\": \"{}\", \"B\": {}, \"H\": {}, \"S\": {}, \"D\": {}, \"Hkv\": {}, \"Sk\": {}, \"causal\": {}, "
+      "\"median_ms\": {:.4f}, \"kv_tbps\": {:.3f}, "
       "\"min_ms\": {:.4f}, \"tflops\": {:.1f}, \"host_us_per_fwd\": {:.1f}, \"first_call_ms\": {:.1f}, \"prepare_ms\": {:.1f}, "
       "\"peak_extra_mib\": {:.1f}, \"rel_err_vs_fp64\": {:.2e}, \"unwritten\": {}}}",
-      variant.name(), s.batch, s.heads, s.seq_q, s.head_dim, s.causal ? "true" : "false", med, *std::min_element(ms.begin(), ms.end()),
+      variant.name(), s.batch, s.heads, s.seq_q, s.head_dim, s.kv_heads, s.seq_k, s.causal ? "true" : "false", med,
+      kv_bytes / (med * 1e-3) / 1e12, *std::min_element(ms.begin(), ms.end()),
       flops / (med * 1e-3) / 1e12, median(host_us), first_call_ms, prepare_ms, peak_extra_mib, ref.rel_error,
       ref.non_finite);
 }
@@ -218,8 +254,9 @@ int main(int argc, char** argv) {
         } catch (const Error& e) {
           std::string why = std::string(e.what()).substr(0, 300);
           std::replace(why.begin(), why.end(), '"', '\'');
-          line = fmt::format("{{\"variant\": \"{}\", \"B\": {}, \"H\": {}, \"S\": {}, \"D\": {}, \"error\": \"{}\"}}", name,
-                             s.batch, s.heads, s.seq_q, s.head_dim, why);
+          line = fmt::format(
+              "{{\"variant\": \"{}\", \"B\": {}, \"H\": {}, \"S\": {}, \"D\": {}, \"Hkv\": {}, \"Sk\": {}, \"error\": \"{}\"}}",
+              name, s.batch, s.heads, s.seq_q, s.head_dim, s.kv_heads, s.seq_k, why);
         }
         std::puts(line.c_str());
         std::fflush(stdout);

@@ -17,7 +17,7 @@ declare -A status
 summary() {
   echo
   echo "== gpu-check summary ($(date -u +%FT%TZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null))"
-  for k in configure build hopper hopper_sass tests_logic tests_gpu ctest compare traces preflight memcheck racecheck throughput bench bench_dims timeline cpu_tests cpu_variant_tests cpu_bench; do printf '%-12s %s\n' "$k" "${status[$k]:-not run}"; done
+  for k in configure build hopper hopper_sass tests_logic tests_gpu ctest compare traces decode preflight memcheck racecheck throughput bench bench_dims timeline cpu_tests cpu_variant_tests cpu_bench; do printf '%-12s %s\n' "$k" "${status[$k]:-not run}"; done
 }
 trap summary EXIT
 
@@ -87,6 +87,19 @@ if [ $build_rc -eq 0 ] && [ "${SKIP_COMPARE:-0}" != 1 ]; then
   fi
 fi
 
+# The decode path end to end (issue 21): compare at Llama's decode shape (one query row, 32 query
+# heads on 8 kv heads, 32768 keys) must run flash's split-KV kernels and explain them
+# (split_kv_decode; decode_bandwidth against the copy ceiling).
+if [ $build_rc -eq 0 ] && [ "${SKIP_COMPARE:-0}" != 1 ]; then
+  if "$BUILD/attnprof" compare --device cuda --batch 8 --heads 32 --kv-heads 8 --seq 1 --seq-k 32768 --head-dim 128 \
+       --causal-align bottom-right --variants efficient,flash,cudnn --out "$OUT/decode" 2>"$OUT/decode_compare.err" |
+       tee "$OUT/decode_compare.txt" && grep -q "split_kv_decode" "$OUT/decode_compare.txt"; then
+    status[decode]="ok (decode_compare.txt: split_kv_decode)"
+  else
+    status[decode]="FAILED (decode_compare.txt, decode_compare.err)"; tail -5 "$OUT/decode_compare.err"
+  fi
+fi
+
 # Memory preflight on the GPU (issue 8): a shape far beyond the card's memory must be refused with
 # the estimate and the largest S that fits, exit 2, before anything is allocated.
 "$BUILD/attnprof" run --device cuda --variant naive --batch 64 --heads 64 --seq 65536 --head-dim 64 \
@@ -99,9 +112,9 @@ else
 fi
 
 SAN=/usr/local/cuda/bin/compute-sanitizer
-FILTER='CudaPrimitives.*:CudaGemm.*:CudaFusedAttention.*:CudaFusedAttentionHeadDims.*:CudnnSdpa.*:BottomRightGpu.*:Hopper*:FlashHopper.*-FlashHopper.HundredRunsAreBitwiseIdentical'
+FILTER='CudaPrimitives.*:CudaGemm.*:CudaFusedAttention.*:CudaFusedAttentionHeadDims.*:CudaDecodeAttention.*:CudnnSdpa.*:BottomRightGpu.*:Hopper*:FlashHopper.*-FlashHopper.HundredRunsAreBitwiseIdentical'
 # racecheck: our kernels only (cuDNN's own wgmma kernels report hazards we cannot act on)
-RACE_FILTER='CudaPrimitives.*:CudaGemm.*:CudaFusedAttention.*:CudaFusedAttentionHeadDims.*:BottomRightGpu.ScaleMaskSoftmax*:BottomRightGpu.FusedKernels:Hopper*:FlashHopper.*-FlashHopper.HundredRunsAreBitwiseIdentical'
+RACE_FILTER='CudaPrimitives.*:CudaGemm.*:CudaFusedAttention.*:CudaFusedAttentionHeadDims.*:CudaDecodeAttention.*:BottomRightGpu.ScaleMaskSoftmax*:BottomRightGpu.FusedKernels:Hopper*:FlashHopper.*-FlashHopper.HundredRunsAreBitwiseIdentical'
 # memcheck and racecheck run side by side (each is CPU-bound in the tool; the GPU has room).
 for tool in $([ "${SKIP_SANITIZER:-0}" = 1 ] || echo memcheck racecheck); do
   filter=$FILTER

@@ -79,7 +79,7 @@ Command add_run(CLI::App& app) {
     }
     if (flags->format == "json") {
       nlohmann::json j = run_result_json(result, peak_tflops);
-      std::vector<report::Insight> insights = report::run_insights(result);
+      std::vector<report::Insight> insights = report::run_insights(result, ceilings);
       const std::string above = report::above_ceiling_note(ceilings, result.spec.dtype, result.tflops);
       if (!above.empty()) insights.push_back({"above_ceiling", above, {"attn_fwd"}});
       j["insights"] = report::insights_json(insights);
@@ -87,7 +87,7 @@ Command add_run(CLI::App& app) {
       fmt::print("{}\n", dump_json(j, 2));
     } else {
       print_text(result, peak_tflops);
-      std::vector<report::Insight> insights = report::run_insights(result);
+      std::vector<report::Insight> insights = report::run_insights(result, ceilings);
       if (!insights.empty()) fmt::print("  what the trace revealed\n");
       for (const report::Insight& insight : insights)
         fmt::print("    {:<24}{}\n", insight.code, printable(insight.text));

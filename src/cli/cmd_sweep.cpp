@@ -31,6 +31,7 @@ namespace {
 
 struct SweepArgs {
   std::string seqs = "512,1024,...,16384";
+  std::optional<std::string> seq_ks;  // absent: each point's seq_k is its seq
   std::string head_dims = "64";
   std::optional<std::string> variants;  // absent: every variant the device supports
   std::string device;    // empty: cuda when a GPU is present, else cpu
@@ -82,31 +83,38 @@ int run_sweep_command(const SweepArgs& args) {
   base.layout = parse_layout(args.layout);
 
   const std::vector<std::int64_t> seqs = report::parse_int_list(args.seqs, "seq_q");
+  const std::vector<std::int64_t> seq_ks =
+      args.seq_ks ? report::parse_int_list(*args.seq_ks, "seq_k") : std::vector<std::int64_t>{};
   const std::vector<std::int64_t> head_dims = report::parse_int_list(args.head_dims, "head_dim");
   std::vector<std::string> variants;
   if (args.variants) {
     variants = parse_variant_list(*args.variants);
   } else {
     AttentionSpec probe = base;
-    probe.seq_q = probe.seq_k = seqs.front();
+    probe.seq_q = seqs.front();
+    probe.seq_k = seq_ks.empty() ? seqs.front() : seq_ks.front();
     probe.head_dim = head_dims.front();
     for (Variant* v : all_variants()) {
       if (!v->refusal(probe)) variants.emplace_back(v->name());
     }
   }
   for (std::int64_t s : seqs) {
-    AttentionSpec check = base;
-    check.seq_q = check.seq_k = s;
-    for (std::int64_t d : head_dims) {
-      check.head_dim = d;
-      check.validate();
+    for (std::int64_t k : seq_ks.empty() ? std::vector<std::int64_t>{s} : seq_ks) {
+      AttentionSpec check = base;
+      check.seq_q = s;
+      check.seq_k = k;
+      for (std::int64_t d : head_dims) {
+        check.head_dim = d;
+        check.validate();
+      }
     }
   }
-  const std::size_t grid = seqs.size() * head_dims.size() * std::max<std::size_t>(variants.size(), 1);
+  const std::size_t keys = std::max<std::size_t>(seq_ks.size(), 1);
+  const std::size_t grid = seqs.size() * keys * head_dims.size() * std::max<std::size_t>(variants.size(), 1);
   if (grid > report::kMaxSweepPoints) {
-    throw UsageError(fmt::format("--seq, --head-dim, --variants: {} values x {} x {} variants is {} points; allowed: at "
-                                 "most {} points in a sweep",
-                                 seqs.size(), head_dims.size(), variants.size(), grid, report::kMaxSweepPoints));
+    throw UsageError(fmt::format("--seq, --seq-k, --head-dim, --variants: {} values x {} x {} x {} variants is {} "
+                                 "points; allowed: at most {} points in a sweep",
+                                 seqs.size(), keys, head_dims.size(), variants.size(), grid, report::kMaxSweepPoints));
   }
   apply_threads(args.threads);
 
@@ -124,7 +132,8 @@ int run_sweep_command(const SweepArgs& args) {
   install_signal_cleanup();
   RunOptions named = options;
   named.spec = base;
-  const std::string stem = sweep_stem(named, seqs, head_dims, args.variants ? variants : std::vector<std::string>{});
+  const std::string stem =
+      sweep_stem(named, seqs, head_dims, args.variants ? variants : std::vector<std::string>{}, seq_ks);
 
   const report::Ceilings& ceilings = measured_ceilings(base.device);
   std::printf("ceilings: %s\n", report::ceilings_text(ceilings).c_str());
@@ -157,7 +166,7 @@ int run_sweep_command(const SweepArgs& args) {
     }
     std::fflush(terminal ? stderr : stdout);
   };
-  const auto points = report::sweep_grid(base, seqs, head_dims, variants);
+  const auto points = report::sweep_grid(base, seqs, head_dims, variants, seq_ks);
   const auto records = run_sweep(points, options, ceilings, hooks);
   if (records.empty()) report::write_sweep_files(args.out, records, ceilings, stem);
 
@@ -185,6 +194,9 @@ Command add_sweep(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("sweep", "Run variants over a grid of sequence lengths and head dims; CSV and JSON");
   sub->add_option("--seq", args->seqs, "Sequence lengths, e.g. 512,1024,...,16384 ('...' continues a doubling)")
       ->capture_default_str();
+  sub->add_option("--seq-k", args->seq_ks,
+                  "Key lengths, each run with every --seq (default: each point's --seq), e.g. --seq 1 --seq-k "
+                  "4096,8192,...,131072 for decode against a KV cache");
   sub->add_option("--head-dim", args->head_dims, "Head dims, e.g. 64,128")->capture_default_str();
   sub->add_option("--variants", args->variants, "Comma-separated variants (default: every one the device supports)");
   sub->add_option("--device", args->device, "cpu or cuda (default: cuda when a GPU is present)");

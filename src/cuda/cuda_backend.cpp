@@ -12,6 +12,7 @@
 #include "cuda/cudnn_sdpa.h"
 #include "cuda/problem_text.h"
 #include "cuda/tensor_layout.h"
+#include "cuda/decode_forward.h"
 #include "cuda/device_memory.h"
 #include "cuda/fused_attention.h"
 #include "cuda/fused_padding.h"
@@ -119,13 +120,20 @@ class CudaBackend final : public ops::Backend {
                        Tensor* lse) override {
     NvtxRange range("attention_flash");
     if (auto why = fused_attention_refusal(spec)) throw UsageError(*why);
+    if (const DecodePlan plan = flash_decode_plan(DecodeShape::of(spec)); plan.runs())  // few query rows, many keys
+      return launch_decode_attention(fused_attention_args(spec, out, q, k, v, lse), plan, stream_);
     run_fused_attention(spec, out, q, k, v, lse, launch_flash_attention, stream_);
   }
   std::optional<std::string> fused_refusal(const AttentionSpec& spec) const override {
     return fused_attention_refusal(spec);
   }
+  // The log-sum-exp, the padded copies of a head dim that is not a multiple of 8 (fused_padding.h)
+  // and, for flash's split-KV decode, its partial outputs (decode_plan.h).
   std::int64_t fused_workspace_bytes(const AttentionSpec& spec, bool flash) const override {
-    return sat_add(Backend::fused_workspace_bytes(spec, flash), padded_copy_bytes(spec));
+    const std::int64_t base = sat_add(Backend::fused_workspace_bytes(spec, flash), padded_copy_bytes(spec));
+    if (!flash || fused_attention_refusal(spec)) return base;
+    const DecodeShape shape = DecodeShape::of(spec);
+    return sat_add(base, flash_decode_plan(shape).workspace_bytes(shape));
   }
   std::optional<std::string> cudnn_sdpa_prepare(const AttentionSpec& spec) override {
     CudnnPlanInfo info = cuda::cudnn_sdpa_prepare(spec, false);

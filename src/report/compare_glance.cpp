@@ -1,5 +1,6 @@
 #include "report/compare_glance.h"
 
+#include "report/decode_insights.h"
 #include "report/results.h"
 
 namespace attnprof::report {
@@ -12,6 +13,8 @@ std::vector<GlanceRow> glance_rows(const std::vector<CompareRow>& rows, const Ce
       const std::string note = above_ceiling_note(ceilings, row.result->spec.dtype, row.result->tflops);
       // About the row's forwards (attn_fwd), whose measured rate passes the ceiling.
       if (!note.empty()) glance.back().insights.push_back(Insight{"above_ceiling", note, {"attn_fwd"}});
+      if (auto decode = decode_bandwidth(glance.back().insights, *row.result, ceilings))
+        glance.back().insights.push_back(*decode);
     } else {
       glance.push_back(refused_row(row.variant, row.summary, row.refusal));
     }
@@ -28,11 +31,16 @@ void write_compare_results(const std::string& dir, const std::string& stem, cons
   write_compare_json(dir + "/" + stem + ".json", glance, results, ceilings, parameter);
 }
 
-std::vector<Insight> run_insights(const RunResult& result) {
-  if (result.trace) return derive_insights(*result.trace, run_facts(result));
-  // No trace (--no-profile): the facts alone still say when the output holds NaN.
-  if (auto nan = rules::nan_output(run_facts(result))) return {*nan};
-  return {};
+std::vector<Insight> run_insights(const RunResult& result, const Ceilings& ceilings) {
+  std::vector<Insight> insights;
+  if (result.trace) {
+    insights = derive_insights(*result.trace, run_facts(result));
+  } else if (auto nan = rules::nan_output(run_facts(result))) {
+    // No trace (--no-profile): the facts alone still say when the output holds NaN.
+    insights.push_back(*nan);
+  }
+  if (auto decode = decode_bandwidth(insights, result, ceilings)) insights.push_back(*decode);
+  return insights;
 }
 
 }  // namespace attnprof::report

@@ -19,7 +19,7 @@ void write_compare_results(const std::string& dir, const std::string& stem, cons
                            const std::vector<GlanceRow>& glance, const Ceilings& ceilings, std::string_view parameter = "out_dir");
 
 // A run's insights as compare computes them (for `attnprof run`): from the trace, or without one
-// (--no-profile) only nan_output when the output holds NaN.
-std::vector<Insight> run_insights(const RunResult& result);
+// (--no-profile) only nan_output when the output holds NaN; then decode_bandwidth against `ceilings`.
+std::vector<Insight> run_insights(const RunResult& result, const Ceilings& ceilings);
 
 }  // namespace attnprof::report

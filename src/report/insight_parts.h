@@ -28,6 +28,11 @@ inline std::vector<std::string> about_of(std::vector<std::string> calls, const s
   return calls;
 }
 
+// The forwards a per-forward average divides by (1 for a trace without any).
+inline double forwards_count(const TraceWork& work) {
+  return work.forwards.empty() ? 1.0 : static_cast<double>(work.forwards.size());
+}
+
 inline bool is_kernel_with_footprint(const WorkItem& w) {
   return w.event->category == trace::Category::kernel && w.event->launch.has_value();
 }

@@ -87,8 +87,6 @@ std::string share_text(double part_ns, double whole_ns) {
   return fmt::format(", {:.0f}% of the forward's work", percent);
 }
 
-double forwards_count(const TraceWork& work) { return work.forwards.empty() ? 1.0 : static_cast<double>(work.forwards.size()); }
-
 bool name_or_ops_have(const WorkItem& w, std::string_view token) {
   if (has_name_token(w.event->name, token)) return true;
   return std::any_of(w.ops.begin(), w.ops.end(), [&](const trace::Event* op) { return has_name_token(op->name, token); });
@@ -523,6 +521,7 @@ std::vector<Insight> derive_insights(const trace::Trace& trace, const RunFacts& 
   add(rules::low_occupancy(trace, work));
   add(rules::driver_api_launch(trace, work));
   add(rules::warp_specialized(trace, attention));
+  add(rules::split_kv_decode(attention, known));
   // CPU against GPU time per forward says "the GPU waits for launches" only of the named ranges: a
   // model's step also holds data loading, Python and the profiler's own overhead.
   if (ranges || facts.cpu_ns_per_forward) add(rules::cpu_bound(work, known));

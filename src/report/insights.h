@@ -20,8 +20,8 @@ namespace attnprof::report {
 struct Insight {
   std::string code;  // hidden_copy, fp32_gemm_cuda_cores, mask_rebuilt, safe_softmax, s2_materialized,
                      // single_fused_kernel, low_occupancy_by_design, low_occupancy, driver_api_launch,
-                     // warp_specialized, cpu_bound, nan_output, one_time_setup (from the run, not the trace),
-                     // above_ceiling (from the ceilings)
+                     // warp_specialized, split_kv_decode, cpu_bound, nan_output, one_time_setup (from the
+                     // run, not the trace), above_ceiling and decode_bandwidth (from the ceilings)
   std::string text;
   // What it is about: the calls (the ranges or attention calls it read, by name) and the kernels
   // (full names) it speaks of. Empty only for the run's own facts (nan_output, one_time_setup).
@@ -63,6 +63,12 @@ std::optional<Insight> driver_api_launch(const trace::Trace& trace, const TraceW
 // A Hopper attention kernel of several 128-thread warpgroups (FA3-style warp specialisation): the
 // registers per thread the trace shows are the launch's average that setmaxnreg redistributes.
 std::optional<Insight> warp_specialized(const trace::Trace& trace, const TraceWork& work);
+// Split-KV decoding (few query rows, keys split across CTAs, partial outputs merged by their LSE):
+// an attention kernel named splitkv/split_kv (attnprof's flash_decode_splitkv_kernel,
+// FlashAttention 2's flash_fwd_splitkv_kernel) — the split count from its grid's y where that grid
+// is known (both of those), its combine kernel and share of the forward, and with the shape the
+// K/V bytes read per forward and their rate (decode_kv_bytes).
+std::optional<Insight> split_kv_decode(const TraceWork& work, const RunFacts& facts);
 std::optional<Insight> cpu_bound(const TraceWork& work, const RunFacts& facts);
 std::optional<Insight> nan_output(const RunFacts& facts);
 // A run's one-time setup (Variant::prepare, RunResult::setup_ns) when it reaches
@@ -77,6 +83,10 @@ inline constexpr double kNotableSetupNs = 1e6;  // 1 ms
 // attention kernels, cuDNN's fused attention, FlashAttention (2 and 3, PyTorch's copy included),
 // CUTLASS memory-efficient attention and cuBLAS's nvjet GEMMs; nullopt for any other kernel.
 std::optional<std::string> known_kernel_design(const std::string& kernel_name);
+
+// The K and V bytes a forward of this shape must read: 2 · B · Hkv · keys · D · element size, with
+// keys those the last query row sees (all of seq_k unless causal).
+double decode_kv_bytes(const AttentionSpec& spec);
 
 // Occupancy at or below this is "low" (a quarter of the SM's warps).
 inline constexpr double kLowOccupancyPercent = 25.0;

@@ -78,6 +78,10 @@ std::optional<Insight> low_occupancy_of(const trace::Trace& trace, const TraceWo
 std::optional<std::string> known_kernel_design(const std::string& kernel_name) {
   std::string name = kernel_name;
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (contains(name, "attnprof::") && contains(name, "flash_decode_splitkv"))
+    return "attnprof's split-KV decode streams K and V through 3 shared-memory stages per warp (~100 KiB a CTA) "
+           "and keeps its 16 packed query rows and their output accumulator in registers: 2 CTAs per SM, enough "
+           "bytes in flight to keep HBM busy";
   if (contains(name, "attnprof::") && (contains(name, "attention_forward_kernel") || contains(name, "flash_forward_sm90")))
     return "attnprof's fused attention keeps a Q tile, its scores and the output accumulator on chip per CTA";
   if (contains(name, "cudnn") && (contains(name, "sdpa") || contains(name, "fmha") || contains(name, "flash")))

@@ -34,7 +34,7 @@ std::vector<std::int64_t> parse_int_list(std::string_view text, std::string_view
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
-  const char* example = parameter == "seq_q" ? "512,1024,...,16384" : "64,128";
+  const char* example = parameter == "seq_q" || parameter == "seq_k" ? "512,1024,...,16384" : "64,128";
   auto bad = [&](const std::string& why) {
     return UsageError(fmt::format("{}: {} in '{}'; allowed: positive integers in increasing order, comma-separated, "
                                   "'...' continuing a doubling (e.g. {})",
@@ -97,16 +97,19 @@ std::optional<std::string> memory_skip_reason(std::int64_t needed, std::optional
 }
 
 std::vector<SweepPoint> sweep_grid(const AttentionSpec& base, const std::vector<std::int64_t>& seqs,
-                                   const std::vector<std::int64_t>& head_dims, const std::vector<std::string>& variants) {
+                                   const std::vector<std::int64_t>& head_dims, const std::vector<std::string>& variants,
+                                   const std::vector<std::int64_t>& seq_ks) {
   std::vector<SweepPoint> points;
   for (std::int64_t s : seqs) {
-    for (std::int64_t d : head_dims) {
-      for (const std::string& v : variants) {
-        SweepPoint p{base, v};
-        p.spec.seq_q = s;
-        p.spec.seq_k = s;
-        p.spec.head_dim = d;
-        points.push_back(p);
+    for (std::int64_t k : seq_ks.empty() ? std::vector<std::int64_t>{s} : seq_ks) {
+      for (std::int64_t d : head_dims) {
+        for (const std::string& v : variants) {
+          SweepPoint p{base, v};
+          p.spec.seq_q = s;
+          p.spec.seq_k = k;
+          p.spec.head_dim = d;
+          points.push_back(p);
+        }
       }
     }
   }
@@ -295,7 +298,8 @@ void write_sweep_files(const std::string& dir, const std::vector<SweepRecord>& r
 
 std::string progress_line(std::size_t done, std::size_t total, const SweepRecord& r, bool terminal, int width) {
   const AttentionSpec& s = r.point.spec;
-  std::string what = fmt::format("{} S={} D={}", r.point.variant, s.seq_q, s.head_dim);
+  std::string what = s.seq_k == s.seq_q ? fmt::format("{} S={} D={}", r.point.variant, s.seq_q, s.head_dim)
+                                        : fmt::format("{} S={} Sk={} D={}", r.point.variant, s.seq_q, s.seq_k, s.head_dim);
   std::string outcome = r.status == "ok" ? fmt::format("{} ms ({}), {}", ms_text(r.device_ms), spread_text(r.time),
                                                        format_tflops(r.tflops))
                                          : fmt::format("{}: {}", r.status, printable(r.reason));

@@ -36,9 +36,11 @@ struct SweepPoint {
   AttentionSpec spec;
   std::string variant;
 };
-// Variants vary fastest, then head dims, then sequence lengths (seq_q = seq_k = S).
+// Variants vary fastest, then head dims, then key lengths, then sequence lengths: seq_q = S, and
+// seq_k = S when `seq_ks` is empty, else each of them (a decode sweep: --seq 1 --seq-k 4096,...).
 std::vector<SweepPoint> sweep_grid(const AttentionSpec& base, const std::vector<std::int64_t>& seqs,
-                                   const std::vector<std::int64_t>& head_dims, const std::vector<std::string>& variants);
+                                   const std::vector<std::int64_t>& head_dims, const std::vector<std::string>& variants,
+                                   const std::vector<std::int64_t>& seq_ks = {});
 
 struct SweepRecord {
   SweepPoint point;

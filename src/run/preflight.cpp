@@ -155,12 +155,10 @@ std::optional<std::int64_t> free_device_bytes(Device device) {
   return limit->bytes;
 }
 
-std::int64_t largest_fitting_seq(const AttentionSpec& spec, const Variant& variant, std::int64_t free_bytes) {
-  auto fits = [&](std::int64_t s) {
-    AttentionSpec probe = spec;
-    probe.seq_q = probe.seq_k = s;
-    return estimate_run_bytes(probe, variant) <= free_bytes;
-  };
+namespace {
+// The largest S ≥ 1 with fits(S) (fits is monotonic), 0 if none.
+template <class Fits>
+std::int64_t largest_fitting(const Fits& fits) {
   if (!fits(1)) return 0;
   std::int64_t lo = 1, hi = 2;
   while (hi < (std::int64_t{1} << 40) && fits(hi)) {
@@ -173,20 +171,44 @@ std::int64_t largest_fitting_seq(const AttentionSpec& spec, const Variant& varia
   }
   return lo;
 }
+}  // namespace
+
+std::int64_t largest_fitting_seq(const AttentionSpec& spec, const Variant& variant, std::int64_t free_bytes) {
+  return largest_fitting([&](std::int64_t s) {
+    AttentionSpec probe = spec;
+    probe.seq_q = probe.seq_k = s;
+    return estimate_run_bytes(probe, variant) <= free_bytes;
+  });
+}
+
+std::int64_t largest_fitting_seq_k(const AttentionSpec& spec, const Variant& variant, std::int64_t free_bytes) {
+  return largest_fitting([&](std::int64_t s) {
+    AttentionSpec probe = spec;
+    probe.seq_k = s;
+    return estimate_run_bytes(probe, variant) <= free_bytes;
+  });
+}
 
 void preflight_memory(const AttentionSpec& spec, const Variant& variant) {
   std::optional<MemoryLimit> limit = memory_limit(spec.device);
   if (!limit) return;
   std::int64_t needed = estimate_run_bytes(spec, variant);
   if (needed <= limit->bytes) return;
-  std::int64_t largest = largest_fitting_seq(spec, variant, limit->bytes);
   const std::string needed_text = needed == std::numeric_limits<std::int64_t>::max()
                                       ? std::string("more than 8 EiB")
                                       : "about " + format_bytes(static_cast<double>(needed));
+  // Fewer query rows than keys (a decode step against a KV cache): the keys are what to cut.
+  if (spec.seq_q < spec.seq_k)
+    throw UsageError(fmt::format(
+        "seq_k: {} {} needs {} on {} but only {} is free ({}); the largest seq_k that fits with seq_q {} and these "
+        "other sizes is {}",
+        variant.name(), spec.shape_string(), needed_text, device_name(spec.device),
+        format_bytes(static_cast<double>(limit->bytes)), limit->source, spec.seq_q,
+        largest_fitting_seq_k(spec, variant, limit->bytes)));
   throw UsageError(fmt::format(
       "seq_q: {} {} needs {} on {} but only {} is free ({}); the largest seq_q that fits with these other sizes is {}",
       variant.name(), spec.shape_string(), needed_text, device_name(spec.device),
-      format_bytes(static_cast<double>(limit->bytes)), limit->source, largest));
+      format_bytes(static_cast<double>(limit->bytes)), limit->source, largest_fitting_seq(spec, variant, limit->bytes)));
 }
 
 }  // namespace attnprof

@@ -42,6 +42,9 @@ std::optional<MemoryLimit> memory_limit(Device device);
 std::optional<std::int64_t> free_device_bytes(Device device);
 // The largest S (seq_q = seq_k = S, other sizes kept) whose estimate fits in `free_bytes`; 0 if none.
 std::int64_t largest_fitting_seq(const AttentionSpec& spec, const Variant& variant, std::int64_t free_bytes);
+// The largest seq_k (seq_q and the other sizes kept) whose estimate fits; 0 if none. preflight_memory
+// names it for a shape with fewer query rows than keys (decode against a KV cache).
+std::int64_t largest_fitting_seq_k(const AttentionSpec& spec, const Variant& variant, std::int64_t free_bytes);
 // Throws UsageError when the estimate exceeds the memory limit, naming the limit.
 void preflight_memory(const AttentionSpec& spec, const Variant& variant);
 

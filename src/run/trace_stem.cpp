@@ -89,11 +89,14 @@ std::string compare_stem(const RunOptions& o, const std::vector<std::string>& va
 }
 
 std::string sweep_stem(const RunOptions& o, const std::vector<std::int64_t>& seqs,
-                       const std::vector<std::int64_t>& head_dims, const std::vector<std::string>& variants) {
+                       const std::vector<std::int64_t>& head_dims, const std::vector<std::string>& variants,
+                       const std::vector<std::int64_t>& seq_ks) {
   const AttentionSpec& s = o.spec;
   std::string stem = fmt::format("sweep_{}_{}_{}", s.batch, s.heads, device_name(s.device)) + config_tokens(o);
   if (!o.profile) stem += "_noprofile";
-  stem += list_token('s', numbers(seqs)) + list_token('d', numbers(head_dims));
+  stem += list_token('s', numbers(seqs));
+  if (!seq_ks.empty()) stem += list_token('k', numbers(seq_ks));
+  stem += list_token('d', numbers(head_dims));
   if (!variants.empty()) stem += list_token('v', variants);  // last: a variant's name cannot imitate a token
   return stem;
 }

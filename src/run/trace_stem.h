@@ -35,8 +35,10 @@ std::string trace_stem(const RunOptions& options);
 std::string compare_stem(const RunOptions& options, const std::vector<std::string>& variants);
 // The stem of sweep's results (STEM.csv and STEM.json in --out): "sweep_<B>_<H>_<device>",
 // trace_stem's tokens of options (sched<...> for --forwards other than 10), noprofile for
-// --no-profile, s<seqs joined by '+'>, d<head dims>, and v<variants> for an explicit --variants.
+// --no-profile, s<seqs joined by '+'>, k<key lengths> for an explicit --seq-k, d<head dims>, and
+// v<variants> for an explicit --variants.
 std::string sweep_stem(const RunOptions& options, const std::vector<std::int64_t>& seqs,
-                       const std::vector<std::int64_t>& head_dims, const std::vector<std::string>& variants);
+                       const std::vector<std::int64_t>& head_dims, const std::vector<std::string>& variants,
+                       const std::vector<std::int64_t>& seq_ks = {});
 
 }  // namespace attnprof

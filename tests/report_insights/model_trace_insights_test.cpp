@@ -14,8 +14,9 @@
 namespace attnprof::report {
 namespace {
 
-const std::set<std::string> kAttentionRules = {"hidden_copy",    "mask_rebuilt",       "safe_softmax",
-                                                "s2_materialized", "single_fused_kernel", "warp_specialized"};
+const std::set<std::string> kAttentionRules = {"hidden_copy",      "mask_rebuilt",       "safe_softmax",
+                                                "s2_materialized",  "single_fused_kernel", "warp_specialized",
+                                                "split_kv_decode"};
 
 std::string source_dir() {
   const char* dir = std::getenv("ATTNPROF_SOURCE_DIR");

@@ -60,6 +60,33 @@ TEST(Preflight, RefusesAShapeBeyondTheMachineNamingTheLargestSeq) {
   }
 }
 
+TEST(Preflight, ADecodeShapeBeyondTheMachineNamesTheLargestSeqK) {
+  AttentionSpec spec;
+  spec.batch = 4096;
+  spec.heads = 64;
+  spec.kv_heads = 8;
+  spec.seq_q = 1;
+  spec.seq_k = std::int64_t{1} << 28;  // K and V: 2·4096·8·2^28·64·2 B = 2 PiB
+  Variant* flash = find_variant("flash");
+  try {
+    preflight_memory(spec, *flash);
+    FAIL() << "a 2 PiB run passed the preflight";
+  } catch (const UsageError& e) {
+    std::string text = e.what();
+    EXPECT_EQ(text.rfind("seq_k: flash", 0), 0u) << text;
+    EXPECT_NE(text.find("the largest seq_k that fits with seq_q 1 and these other sizes is "), std::string::npos) << text;
+  }
+  // The number it names is the boundary, with seq_q kept at 1.
+  const std::int64_t budget = std::int64_t{1} << 30;
+  const std::int64_t s = largest_fitting_seq_k(spec, *flash, budget);
+  ASSERT_GT(s, 0);
+  AttentionSpec fits = spec, over = spec;
+  fits.seq_k = s;
+  over.seq_k = s + 1;
+  EXPECT_LE(estimate_run_bytes(fits, *flash), budget);
+  EXPECT_GT(estimate_run_bytes(over, *flash), budget);
+}
+
 // The estimates saturate where int64 wrapped: math keeps 9·S² + 6·S² bytes (past INT64_MAX at
 // S = 8e8 in bf16), naive and inplace 2·4·S² + S² in fp32 (past it at S = 1.05e9).
 TEST(Preflight, EstimatesSaturateInsteadOfWrapping) {

@@ -1,0 +1,375 @@
+#pragma once
+// The split-KV ("flash-decoding") forward for few query rows against a long KV cache: the kernels
+// behind launch_decode_attention (decode_forward.h), chosen by plan_decode (decode_plan.h).
+//
+// Rows: the query heads of one kv head × seq_q, packed (row p = head-in-group · seq_q + query
+// row) into the 16 M rows of one mma.sync m16n8k16 tile (a CTA per 16 packed rows; rows past the
+// packed count are zero-filled and never stored), so one read of a kv head's K and V serves its
+// whole GQA group: at seq_q 1 with 4 query heads per kv head, 4 rows of 16.
+// flash_decode_splitkv_kernel: one CTA per (batch, kv head, row block) × split (grid x, y); the
+// split's keys, whole 128-key multiples but the last, are dealt to 4 warps in warp tiles of 16
+// keys (D 128) or 32 (D 64), 8 KiB of K and V a tile. Each warp streams its own tiles through its
+// own 3-stage cp.async pipeline (16-byte copies, XOR-swizzled rows for conflict-free ldmatrix),
+// with no CTA barrier in the key loop: 2 tiles of each warp in flight while it computes a third,
+// 64 KiB per CTA, 2 CTAs per SM. Per tile: S = Q·Kᵀ (Q's A fragments held in registers), a mask
+// only on tiles reaching past the split's end or a row's causal limit, an online softmax in base 2
+// (rescaled every tile: the arithmetic is far below the memory time), O += P·V with P repacked in
+// registers. The 4 warps' (max, sum, O) are merged through shared memory; with one split the CTA
+// writes O (and the LSE) itself, else O normalised and its natural-log LSE, fp32, to the
+// workspace: [B·H·Sq rows][splits][D] and [B·H·Sq rows][splits].
+// flash_decode_splitkv_combine_kernel: one warp per output row merges the splits by their LSE,
+// lse = log Σ exp(lse_i), O = Σ exp(lse_i − lse) O_i, and writes O (and the LSE).
+// A row that sees no key (a causal offset below 0) comes out as zeros with LSE −inf; a split
+// holding no key of a row gives that row a −inf partial LSE and weight 0.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "cuda/attention_kernel.cuh"
+#include "cuda/decode_plan.h"
+#include "cuda/device_types.cuh"
+#include "cuda/fused_attention.h"
+
+namespace attnprof::cuda::decode {
+
+struct DecodeParams {
+  int splits = 1;
+  int keys_per_split = 0;  // a multiple of kDecodeSplitAlign
+  int keys = 0;            // keys the last query row sees: the splits cover [0, keys)
+  int rows = 0;            // packed rows of one kv head
+  int row_blocks = 1;
+  int group = 1;           // query heads per kv head
+  float* partial_o = nullptr;    // splits > 1: [B·H·Sq][splits][D]
+  float* partial_lse = nullptr;  // splits > 1: [B·H·Sq][splits]
+};
+
+template <int kHeadDim_>
+struct DecodeTraits {
+  static constexpr int kHeadDim = kHeadDim_;  // attention::swizzle reads it
+  static constexpr int kWarps = 4;
+  static constexpr int kThreads = kWarps * 32;
+  static constexpr int kRows = static_cast<int>(kDecodeRowsPerCta);
+  static constexpr int kWarpKeys = kHeadDim <= 64 ? 32 : 16;  // 8 KiB of K and V a warp tile
+  static constexpr int kStages = 3;
+  static constexpr int kChunks = kHeadDim / 8;  // 16-byte chunks per row
+  static constexpr int kRowBytes = kHeadDim * 2;
+  static constexpr int kKTiles = kWarpKeys / 8;   // n-tiles of S
+  static constexpr int kDTiles = kHeadDim / 8;    // n-tiles of O
+  static constexpr int kKSteps = kHeadDim / 16;   // k-steps of Q·Kᵀ
+  static constexpr int kPSteps = kWarpKeys / 16;  // k-steps of P·V
+  static constexpr int kTileBytes = kWarpKeys * kRowBytes;  // K (or V) of one warp tile
+  static constexpr int kStageBytes = 2 * kTileBytes;
+  static constexpr int kCopyRows = 32 / kChunks;  // rows a warp's 32 lanes copy per pass
+  // Shared memory: Q (16 rows), then each warp's kStages stages of K and V. After the key loop the
+  // stages hold the merge: each warp's O (rows padded by 8 floats against bank conflicts), then its
+  // scaled row maxima and its row sums.
+  static constexpr int kOffStages = kRows * kRowBytes;
+  static constexpr int kSmemBytes = kOffStages + kWarps * kStages * kStageBytes;
+  static constexpr int kMergeStride = kHeadDim + 8;
+  static constexpr int kOffMergeMax = kOffStages + kWarps * kRows * kMergeStride * 4;
+  static constexpr int kOffMergeSum = kOffMergeMax + kWarps * kRows * 4;
+  static constexpr int kMergeCols = kHeadDim / (kThreads / kRows);  // O columns a thread merges
+  static_assert(kHeadDim == 64 || kHeadDim == 128, "plan_decode runs head dims 64 and 128");
+  static_assert(kDecodeSplitAlign % (kWarps * kWarpKeys) == 0, "a split is whole warp tiles of every warp");
+  static_assert(kWarpKeys % kCopyRows == 0 && kKTiles % 2 == 0 && kDTiles % 2 == 0, "tile geometry");
+  static_assert(kOffMergeSum + kWarps * kRows * 4 <= kSmemBytes, "the merge fits in the stages");
+  static_assert(kMergeCols % 8 == 0, "16-byte output stores");
+};
+
+template <int N>
+__device__ __forceinline__ void cp_async_wait_group() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+constexpr float kLn2 = 0.6931471805599453f;
+
+template <int D, class T>
+__global__ void __launch_bounds__(DecodeTraits<D>::kThreads, 2)
+    flash_decode_splitkv_kernel(FusedAttentionArgs args, DecodeParams p) {
+  using Tr = DecodeTraits<D>;
+  using Mma = attention::MmaType<T>;
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  const std::uint32_t smem = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
+  const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
+  const int kv_heads = static_cast<int>(args.kv_heads), seq_q = static_cast<int>(args.seq_q);
+  const int row_block = static_cast<int>(blockIdx.x) % p.row_blocks;
+  const int pair = static_cast<int>(blockIdx.x) / p.row_blocks;
+  const int b = pair / kv_heads, kvh = pair % kv_heads;
+  const int split = static_cast<int>(blockIdx.y);
+  const int split_begin = split * p.keys_per_split;
+  const int split_end = min(split_begin + p.keys_per_split, p.keys);
+  const int first_row = row_block * Tr::kRows;
+
+  // Q's 16 packed rows, zero-filled past the packed count.
+  for (int c = tid; c < Tr::kRows * Tr::kChunks; c += Tr::kThreads) {
+    const int r = c / Tr::kChunks, chunk = c % Tr::kChunks, packed = first_row + r;
+    const bool valid = packed < p.rows;
+    const T* src = static_cast<const T*>(args.q);
+    if (valid)
+      src += b * args.q_stride[0] + (kvh * p.group + packed / seq_q) * args.q_stride[1] +
+             static_cast<std::int64_t>(packed % seq_q) * args.q_stride[2] + chunk * 8;
+    attention::cp_async_16(smem + attention::swizzle<Tr>(r, chunk), src, valid);
+  }
+  attention::cp_async_commit();
+
+  // This warp's tiles: tile t of the split holds keys split_begin + t·kWarpKeys onwards; warp w
+  // takes t = w, w + 4, ...; its j-th goes to stage j % kStages of its own region.
+  const int split_tiles = (max(split_end - split_begin, 0) + Tr::kWarpKeys - 1) / Tr::kWarpKeys;
+  const int my_tiles = split_tiles > warp ? (split_tiles - warp + Tr::kWarps - 1) / Tr::kWarps : 0;
+  const std::uint32_t warp_stages = smem + Tr::kOffStages + warp * Tr::kStages * Tr::kStageBytes;
+  const T* k_head = static_cast<const T*>(args.k) + b * args.k_stride[0] + kvh * args.k_stride[1];
+  const T* v_head = static_cast<const T*>(args.v) + b * args.v_stride[0] + kvh * args.v_stride[1];
+  const int copy_chunk = lane % Tr::kChunks, copy_row0 = lane / Tr::kChunks;
+  auto load_tile = [&](int j, std::uint32_t stage) {
+    const int key0 = split_begin + (warp + j * Tr::kWarps) * Tr::kWarpKeys;
+#pragma unroll
+    for (int pass = 0; pass < Tr::kWarpKeys / Tr::kCopyRows; ++pass) {
+      const int row = copy_row0 + pass * Tr::kCopyRows, key = key0 + row;
+      const bool valid = key < split_end;  // keys of the next split are not this CTA's to read
+      const std::uint32_t dst = stage + attention::swizzle<Tr>(row, copy_chunk);
+      // A zero-filled copy reads nothing; its address stays inside the tensor.
+      attention::cp_async_16(dst, valid ? k_head + key * args.k_stride[2] + copy_chunk * 8 : static_cast<const T*>(args.k),
+                             valid);
+      attention::cp_async_16(dst + Tr::kTileBytes,
+                             valid ? v_head + key * args.v_stride[2] + copy_chunk * 8 : static_cast<const T*>(args.v), valid);
+    }
+  };
+#pragma unroll
+  for (int s = 0; s < Tr::kStages - 1; ++s) {
+    if (s < my_tiles) load_tile(s, warp_stages + s * Tr::kStageBytes);
+    attention::cp_async_commit();  // empty groups too: the group count stays uniform
+  }
+
+  // Q is the oldest group: with kStages − 1 younger ones pending it has landed; the barrier makes
+  // every thread's share visible, then each warp keeps Q's A fragments in registers.
+  cp_async_wait_group<Tr::kStages - 1>();
+  __syncthreads();
+  std::uint32_t q_frag[Tr::kKSteps][4];
+  {
+    const std::uint32_t q_lane = attention::swizzle<Tr>(((lane / 8) % 2) * 8 + lane % 8, lane / 16);
+#pragma unroll
+    for (int ks = 0; ks < Tr::kKSteps; ++ks) attention::ldmatrix_x4<false>(q_frag[ks], smem, q_lane, ks << 5, 0);
+  }
+
+  // Keys each of this thread's two rows (lane / 4, + 8) may see in this split: [.., row_end).
+  // Causal: query row i sees key j iff j <= i + causal_offset (the launcher clamps the offset).
+  int row_end[2];
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int packed = first_row + lane / 4 + half * 8;
+    row_end[half] = split_end;
+    if (args.causal && packed < p.rows)
+      row_end[half] = min(split_end, max(packed % seq_q + static_cast<int>(args.causal_offset) + 1, 0));
+  }
+  // Tiles ending at or before every row's end need no mask.
+  const int mask_from = __reduce_min_sync(0xffffffffu, min(row_end[0], row_end[1]));
+
+  const float scale_log2 = args.softmax_scale * attention::kLog2e;
+  float acc_o[Tr::kDTiles][4];
+#pragma unroll
+  for (int dt = 0; dt < Tr::kDTiles; ++dt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc_o[dt][e] = 0.0f;
+  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
+  const std::uint32_t k_lane = attention::swizzle<Tr>((lane / 16) * 8 + lane % 8, (lane / 8) % 2);
+  const std::uint32_t v_lane = attention::swizzle<Tr>(((lane / 8) % 2) * 8 + lane % 8, lane / 16);
+  int read_stage = 0, write_stage = Tr::kStages - 1;
+  for (int j = 0; j < my_tiles; ++j) {
+    __syncwarp();  // every lane is done reading the stage refilled next (tile j − 1's)
+    if (j + Tr::kStages - 1 < my_tiles) load_tile(j + Tr::kStages - 1, warp_stages + write_stage * Tr::kStageBytes);
+    attention::cp_async_commit();
+    cp_async_wait_group<Tr::kStages - 1>();  // tile j has landed (this lane's copies)
+    __syncwarp();                            // ... and every lane's
+    const std::uint32_t k_tile = warp_stages + read_stage * Tr::kStageBytes, v_tile = k_tile + Tr::kTileBytes;
+    read_stage = read_stage + 1 == Tr::kStages ? 0 : read_stage + 1;
+    write_stage = write_stage + 1 == Tr::kStages ? 0 : write_stage + 1;
+
+    float acc_s[Tr::kKTiles][4];
+#pragma unroll
+    for (int ks = 0; ks < Tr::kKSteps; ++ks)
+#pragma unroll
+      for (int nt = 0; nt < Tr::kKTiles; nt += 2) {
+        std::uint32_t bk[4];
+        attention::ldmatrix_x4<false>(bk, k_tile, k_lane, ks << 5, nt * 8 * Tr::kRowBytes);
+        if (ks == 0) {
+          Mma::mma_first(acc_s[nt], q_frag[ks], bk[0], bk[1]);
+          Mma::mma_first(acc_s[nt + 1], q_frag[ks], bk[2], bk[3]);
+        } else {
+          Mma::mma(acc_s[nt], q_frag[ks], bk[0], bk[1]);
+          Mma::mma(acc_s[nt + 1], q_frag[ks], bk[2], bk[3]);
+        }
+      }
+
+    const int key0 = split_begin + (warp + j * Tr::kWarps) * Tr::kWarpKeys;
+    if (key0 + Tr::kWarpKeys > mask_from) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int limit = row_end[half] - key0 - (lane % 4) * 2;  // keys seen from this thread's first column
+#pragma unroll
+        for (int nt = 0; nt < Tr::kKTiles; ++nt) {
+          if (nt * 8 >= limit) acc_s[nt][half * 2] = -INFINITY;
+          if (nt * 8 + 1 >= limit) acc_s[nt][half * 2 + 1] = -INFINITY;
+        }
+      }
+    }
+
+    // Online softmax in base 2 over the quad of threads holding a row.
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      float mx = row_max[half];
+#pragma unroll
+      for (int nt = 0; nt < Tr::kKTiles; ++nt) mx = fmaxf(mx, fmaxf(acc_s[nt][half * 2], acc_s[nt][half * 2 + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      // A row that has seen no key keeps −inf; its scaled max is taken as 0 so exp2 gives 0, not NaN.
+      const float max_scaled = mx == -INFINITY ? 0.0f : mx * scale_log2;
+      const float rescale = attention::fast_exp2(row_max[half] * scale_log2 - max_scaled);
+      row_max[half] = mx;
+      float sum = 0.0f;
+#pragma unroll
+      for (int nt = 0; nt < Tr::kKTiles; ++nt) {
+        const float p0 = attention::fast_exp2(acc_s[nt][half * 2] * scale_log2 - max_scaled);
+        const float p1 = attention::fast_exp2(acc_s[nt][half * 2 + 1] * scale_log2 - max_scaled);
+        acc_s[nt][half * 2] = p0;
+        acc_s[nt][half * 2 + 1] = p1;
+        sum += p0 + p1;
+      }
+      row_sum[half] = row_sum[half] * rescale + sum;  // this thread's columns; the quad is summed at the end
+#pragma unroll
+      for (int dt = 0; dt < Tr::kDTiles; ++dt) {
+        acc_o[dt][half * 2] *= rescale;
+        acc_o[dt][half * 2 + 1] *= rescale;
+      }
+    }
+
+    // O += P · V, P repacked from the S accumulators as the A operand.
+#pragma unroll
+    for (int kp = 0; kp < Tr::kPSteps; ++kp) {
+      const std::uint32_t a[4] = {Mma::pack(acc_s[2 * kp][0], acc_s[2 * kp][1]), Mma::pack(acc_s[2 * kp][2], acc_s[2 * kp][3]),
+                                  Mma::pack(acc_s[2 * kp + 1][0], acc_s[2 * kp + 1][1]),
+                                  Mma::pack(acc_s[2 * kp + 1][2], acc_s[2 * kp + 1][3])};
+#pragma unroll
+      for (int dt = 0; dt < Tr::kDTiles; dt += 2) {
+        std::uint32_t bv[4];
+        attention::ldmatrix_x4<true>(bv, v_tile, v_lane, dt << 4, kp * 16 * Tr::kRowBytes);
+        Mma::mma(acc_o[dt], a, bv[0], bv[1]);
+        Mma::mma(acc_o[dt + 1], a, bv[2], bv[3]);
+      }
+    }
+  }
+
+  // Merge the warps: each writes its O, scaled max and sum over the stages (once every warp is
+  // done with them), then each thread merges 1/8 of a row's columns.
+  attention::cp_async_wait_all();
+  __syncthreads();
+  float* merge_o = reinterpret_cast<float*>(smem_raw + Tr::kOffStages);
+  float* merge_max = reinterpret_cast<float*>(smem_raw + Tr::kOffMergeMax);
+  float* merge_sum = reinterpret_cast<float*>(smem_raw + Tr::kOffMergeSum);
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    float sum = row_sum[half];
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    const int row = warp * Tr::kRows + lane / 4 + half * 8;
+    if (lane % 4 == 0) {
+      merge_max[row] = row_max[half] == -INFINITY ? -INFINITY : row_max[half] * scale_log2;
+      merge_sum[row] = sum;
+    }
+#pragma unroll
+    for (int dt = 0; dt < Tr::kDTiles; ++dt)
+      *reinterpret_cast<float2*>(merge_o + row * Tr::kMergeStride + dt * 8 + (lane % 4) * 2) =
+          make_float2(acc_o[dt][half * 2], acc_o[dt][half * 2 + 1]);
+  }
+  __syncthreads();
+
+  const int row = tid / (Tr::kThreads / Tr::kRows), col0 = (tid % (Tr::kThreads / Tr::kRows)) * Tr::kMergeCols;
+  float top = -INFINITY;
+#pragma unroll
+  for (int w = 0; w < Tr::kWarps; ++w) top = fmaxf(top, merge_max[w * Tr::kRows + row]);
+  float weight[Tr::kWarps], total = 0.0f;
+#pragma unroll
+  for (int w = 0; w < Tr::kWarps; ++w) {
+    weight[w] = top == -INFINITY ? 0.0f : attention::fast_exp2(merge_max[w * Tr::kRows + row] - top);
+    total += weight[w] * merge_sum[w * Tr::kRows + row];
+  }
+  const float inv = total > 0.0f ? 1.0f / total : 0.0f;
+  float o[Tr::kMergeCols / 8][8];  // whole 16-byte stores of T
+#pragma unroll
+  for (int c = 0; c < Tr::kMergeCols; c += 4) {
+    float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+    for (int w = 0; w < Tr::kWarps; ++w) {
+      const float4 part = *reinterpret_cast<const float4*>(merge_o + (w * Tr::kRows + row) * Tr::kMergeStride + col0 + c);
+      acc.x += weight[w] * part.x;
+      acc.y += weight[w] * part.y;
+      acc.z += weight[w] * part.z;
+      acc.w += weight[w] * part.w;
+    }
+    o[c / 8][c % 8] = acc.x * inv;
+    o[c / 8][c % 8 + 1] = acc.y * inv;
+    o[c / 8][c % 8 + 2] = acc.z * inv;
+    o[c / 8][c % 8 + 3] = acc.w * inv;
+  }
+  const int packed = first_row + row;
+  if (packed >= p.rows) return;
+  const int h = kvh * p.group + packed / seq_q, i = packed % seq_q;
+  const float lse = total > 0.0f ? top * kLn2 + logf(total) : -INFINITY;
+  const std::int64_t row_id = (static_cast<std::int64_t>(b) * args.heads + h) * args.seq_q + i;  // [B, H, Sq]
+  const bool row_leader = tid % (Tr::kThreads / Tr::kRows) == 0;
+  if (p.splits == 1) {
+    T* out = static_cast<T*>(args.o) + b * args.o_stride[0] + h * args.o_stride[1] + i * args.o_stride[2] + col0;
+#pragma unroll
+    for (int c = 0; c < Tr::kMergeCols / 8; ++c) store_floats<T, 8>(out + c * 8, o[c]);
+    if (args.lse != nullptr && row_leader) args.lse[row_id] = lse;
+  } else {
+    float* out = p.partial_o + (row_id * p.splits + split) * D + col0;
+#pragma unroll
+    for (int c = 0; c < Tr::kMergeCols; c += 4)
+      *reinterpret_cast<float4*>(out + c) = make_float4(o[c / 8][c % 8], o[c / 8][c % 8 + 1], o[c / 8][c % 8 + 2], o[c / 8][c % 8 + 3]);
+    if (row_leader) p.partial_lse[row_id * p.splits + split] = lse;
+  }
+}
+
+// One warp per output row ([B·H·Sq] in LSE order), 4 rows a CTA: lanes read the splits' LSEs,
+// then D/32 columns of every split's O.
+template <int D, class T>
+__global__ void __launch_bounds__(128) flash_decode_splitkv_combine_kernel(FusedAttentionArgs args, DecodeParams p) {
+  constexpr int kCols = D / 32;
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const std::int64_t row_id = static_cast<std::int64_t>(blockIdx.x) * 4 + warp;
+  if (row_id >= args.batch * args.heads * args.seq_q) return;
+  const float* lse_of = p.partial_lse + row_id * p.splits;
+  float top = -INFINITY;
+  for (int s = lane; s < p.splits; s += 32) top = fmaxf(top, lse_of[s]);
+#pragma unroll
+  for (int m = 16; m > 0; m /= 2) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, m));
+  float sum = 0.0f;
+  if (top != -INFINITY)
+    for (int s = lane; s < p.splits; s += 32) sum += expf(lse_of[s] - top);
+#pragma unroll
+  for (int m = 16; m > 0; m /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, m);
+  const float lse = sum > 0.0f ? top + logf(sum) : -INFINITY;
+  float acc[kCols];
+#pragma unroll
+  for (int c = 0; c < kCols; ++c) acc[c] = 0.0f;
+  if (sum > 0.0f) {
+    const float* o_of = p.partial_o + row_id * p.splits * D + lane * kCols;
+    // Unrolled so 8 splits' loads are in flight together, not one round trip per split.
+#pragma unroll 8
+    for (int s = 0; s < p.splits; ++s) {
+      const float weight = expf(lse_of[s] - lse);  // 0 for a split that saw none of the row's keys
+      float part[kCols];
+      load_floats<float, kCols>(part, o_of + static_cast<std::int64_t>(s) * D);
+#pragma unroll
+      for (int c = 0; c < kCols; ++c) acc[c] += weight * part[c];
+    }
+  }
+  const std::int64_t i = row_id % args.seq_q, bh = row_id / args.seq_q;
+  const std::int64_t h = bh % args.heads, b = bh / args.heads;
+  T* out = static_cast<T*>(args.o) + b * args.o_stride[0] + h * args.o_stride[1] + i * args.o_stride[2] + lane * kCols;
+  store_floats<T, kCols>(out, acc);
+  if (args.lse != nullptr && lane == 0) args.lse[row_id] = lse;
+}
+
+}  // namespace attnprof::cuda::decode

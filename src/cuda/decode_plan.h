@@ -1,0 +1,74 @@
+#pragma once
+// Whether a forward runs the split-KV decode kernels (decode_forward.h) and with how many splits:
+// host arithmetic only, tested without a GPU (tests/cuda/decode_plan_test.cpp).
+#include <attnprof/attention.h>
+
+#include <cstdint>
+
+#include "cuda/fused_attention.h"
+
+namespace attnprof::cuda {
+
+// The shape fields the choice reads (from a FusedAttentionArgs or an AttentionSpec).
+struct DecodeShape {
+  std::int64_t batch = 0, heads = 0, kv_heads = 0, seq_q = 0, seq_k = 0, head_dim = 0;
+  bool causal = false;
+  std::int64_t causal_offset = 0;  // row i sees key j iff j <= i + causal_offset (causal only)
+  static DecodeShape of(const FusedAttentionArgs& args);
+  static DecodeShape of(const AttentionSpec& spec);
+};
+
+// The kernels' fixed geometry, which the plan's arithmetic depends on (decode_kernel.cuh asserts
+// the same numbers).
+inline constexpr std::int64_t kDecodeRowsPerCta = 16;   // one m16 MMA tile of packed (head, query) rows
+inline constexpr std::int64_t kDecodeMaxSeqQ = 16;
+inline constexpr std::int64_t kDecodeMaxRowBlocks = 4;  // CTAs of one (batch, kv head, split) over its rows
+inline constexpr std::int64_t kDecodeMinKeys = 512;     // visible keys below which the tile kernels run
+inline constexpr std::int64_t kDecodeSplitAlign = 128;  // keys: a split is whole warp tiles of every warp
+// 512 keys: 32 warp tiles a CTA, so its prologue and merge stay a small part of its time; and the
+// workspace, splits · (D + 1) fp32 a row, stays under one bf16 row of scores (Sk · 2 bytes): the
+// trace never shows more extra memory than the S×S matrix the kernel does without.
+inline constexpr std::int64_t kDecodeMinKeysPerSplit = 512;
+inline constexpr std::int64_t kDecodeMaxSplits = 128;
+inline constexpr std::int64_t kDecodeCtasPerSm = 2;     // ~100 KiB of shared memory each
+inline constexpr std::int64_t kDecodeWaves = 3;
+
+struct DecodePlan {
+  int splits = 0;                  // 0: the decode kernels do not run; 1: no combine kernel
+  int row_blocks = 0;              // CTAs per (batch, kv head, split) along the packed rows
+  std::int64_t rows = 0;           // packed rows of one kv head: (heads / kv_heads) · seq_q
+  std::int64_t keys = 0;           // keys the last query row sees (all of seq_k unless causal)
+  std::int64_t keys_per_split = 0; // a multiple of kDecodeSplitAlign; the last split may hold fewer
+  bool runs() const { return splits > 0; }
+  // The fp32 partial outputs and log-sum-exps of every split (0 when splits <= 1).
+  std::int64_t workspace_bytes(const DecodeShape& shape) const;
+  // This plan is decode_plan_with_splits(shape, splits): the launcher runs no other.
+  bool fits(const DecodeShape& shape) const;
+};
+
+// The plan for `shape` with about `splits` splits (clamped to 1..kDecodeMaxSplits; fewer when
+// whole 128-key multiples per split leave the last ones empty), whatever the cost model says; no
+// plan for a shape the kernels do not take (head dim, seq_q, row blocks, grid). plan_decode's
+// arithmetic, and how a test forces a split count.
+DecodePlan decode_plan_with_splits(const DecodeShape& shape, std::int64_t splits);
+
+// The cost model: decoding is a read of K and V (B·Hkv·Sk·D·2 elements) with next to no
+// arithmetic (16 packed rows per MMA), so the forward is as fast as the bytes in flight keep HBM
+// busy. One CTA per (batch, kv head, row block, split) keeps (stages − 1) · 4 warps · 8 KiB = 64 KiB
+// of K/V in flight and 2 fit an SM (~100 KiB of shared memory each): H200's 4.8 TB/s at ~1 µs of
+// latency needs ~5 MB in flight, ~80 resident CTAs, so a grid of kDecodeWaves × SMs × 2 CTAs keeps
+// every SM streaming to the end. Equal CTAs run in waves of SMs × 2, and a last wave that is
+// mostly empty streams with too few bytes in flight: from the fewest splits that reach that many
+// CTAs to twice as many, the count whose last wave is fullest (fewest on a tie); at most
+// kDecodeMaxSplits (the combine kernel reads splits × D floats a row) and at least
+// kDecodeMinKeysPerSplit keys each. The decode kernels run when:
+// - seq_q is 1..16 and the query heads of one kv head, × seq_q, fill at most kDecodeMaxRowBlocks
+//   16-row tiles (each row block reads its K/V again, from L2; more and the 128-row tile
+//   kernels' reuse wins);
+// - the last query row sees at least kDecodeMinKeys keys (causal top-left with few rows sees few:
+//   the tile kernels skip the rest);
+// - head_dim is 64 or 128 (the instantiated kernels).
+// With one split (the grid already full without splitting) the kernel writes O itself.
+DecodePlan plan_decode(const DecodeShape& shape, int sm_count);
+
+}  // namespace attnprof::cuda

@@ -1,0 +1,120 @@
+// The insights about split-KV decoding: rules::split_kv_decode (from the trace) and
+// decode_bandwidth (the run's K/V rate against the copy ceiling).
+#include "report/decode_insights.h"
+
+#include <attnprof/dtype.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "report/insight_parts.h"
+#include "report/kernel_class.h"
+#include "report/occupancy.h"
+
+namespace attnprof::report {
+namespace {
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+bool is_split_kv(const std::string& name) {
+  const std::string n = lower(name);
+  return classify_kernel(name) == KernelClass::attention &&
+         (n.find("splitkv") != std::string::npos || n.find("split_kv") != std::string::npos);
+}
+
+bool is_combine(const std::string& name) { return lower(name).find("combine") != std::string::npos; }
+
+// The split count, from the grid's y, for the kernels whose grid is known to put it there:
+// attnprof's (x: batch · kv head · row block, y: split) and FlashAttention 2's (x: query block, y:
+// split, z: batch · head, when it splits at all).
+std::optional<std::int64_t> splits_of(const trace::Event& kernel) {
+  if (!kernel.launch) return std::nullopt;
+  const std::string n = lower(kernel.name);
+  if (n.find("attnprof::") == std::string::npos && n.find("flash_fwd_splitkv_kernel") == std::string::npos)
+    return std::nullopt;
+  return kernel.launch->grid[1];
+}
+
+std::string rate_text(double bytes, double ns) { return fmt::format("{:.2f} TB/s", bytes / ns / 1e3); }
+
+}  // namespace
+
+double decode_kv_bytes(const AttentionSpec& s) {
+  const std::int64_t keys = s.causal ? std::clamp<std::int64_t>(s.seq_q + s.causal_offset(), 0, s.seq_k) : s.seq_k;
+  return 2.0 * static_cast<double>(s.batch) * static_cast<double>(s.kv_heads) * static_cast<double>(keys) *
+         static_cast<double>(s.head_dim) * static_cast<double>(dtype_size(s.dtype));
+}
+
+namespace rules {
+
+std::optional<Insight> split_kv_decode(const TraceWork& work, const RunFacts& facts) {
+  const trace::Event* split = nullptr;
+  const trace::Event* combine = nullptr;
+  double split_ns = 0, combine_ns = 0;
+  std::vector<std::string> calls, kernels;
+  for (const Forward& f : work.forwards) {
+    bool here = false;
+    for (const WorkItem& w : f.work) {
+      if (w.event->category != trace::Category::kernel || !is_split_kv(w.event->name)) continue;
+      here = true;
+      add_unique(kernels, w.event->name);
+      if (is_combine(w.event->name)) {
+        if (!combine) combine = w.event;
+        combine_ns += static_cast<double>(w.event->dur_ns);
+      } else {
+        if (!split) split = w.event;
+        split_ns += static_cast<double>(w.event->dur_ns);
+      }
+    }
+    if (here) add_call(calls, f);
+  }
+  if (!split) return std::nullopt;
+  const double n = forwards_count(work);
+  const double forward_ns = facts.device_ns_per_forward.value_or(work.work_ns_per_forward());
+  std::string text = short_kernel_name(split->name, 60) + ": split-KV decoding";
+  if (auto splits = splits_of(*split)) {
+    const auto& g = split->launch->grid;
+    const auto& b = split->launch->block;
+    text += fmt::format(", the keys in {} split{} (the grid's y), {} CTAs of {} threads", *splits, *splits == 1 ? "" : "s",
+                        group_digits(g[0] * g[1] * g[2]), b[0] * b[1] * b[2]);
+  }
+  text += fmt::format(" ({} per forward)", format_duration_ns(split_ns / n));
+  if (combine) {
+    text += fmt::format("; {} merges the splits' partial outputs by their log-sum-exp ({} per forward{})",
+                        short_kernel_name(combine->name, 60), format_duration_ns(combine_ns / n),
+                        forward_ns > 0 ? fmt::format(", {}% of the forward", format_percent(100.0 * combine_ns / n / forward_ns))
+                                       : std::string());
+  } else {
+    text += "; no combine kernel: each CTA wrote its rows of O itself";
+  }
+  if (facts.spec && forward_ns > 0 && split_ns > 0) {
+    const double bytes = decode_kv_bytes(*facts.spec);
+    text += fmt::format("; K and V, {} per forward, read at {} over the forward ({} in the split kernel alone)",
+                        format_bytes(bytes), rate_text(bytes, forward_ns), rate_text(bytes, split_ns / n));
+  }
+  return Insight{"split_kv_decode", text, about_of(calls, kernels)};
+}
+
+}  // namespace rules
+
+std::optional<Insight> decode_bandwidth(const std::vector<Insight>& insights, const RunResult& result,
+                                        const Ceilings& ceilings) {
+  const bool decode = std::any_of(insights.begin(), insights.end(),
+                                  [](const Insight& i) { return i.code == "split_kv_decode"; });
+  if (!decode || ceilings.copy_gbps <= 0 || result.median_ns <= 0) return std::nullopt;
+  const double bytes = decode_kv_bytes(result.spec);
+  const double gbps = bytes / result.median_ns;
+  return Insight{"decode_bandwidth",
+                 fmt::format("K and V ({} per forward) read at {:.0f} GB/s over the median forward of {}: {}% of the "
+                             "measured copy ceiling, {:.0f} GB/s ({}, read + write)",
+                             format_bytes(bytes), gbps, format_duration_ns(result.median_ns),
+                             format_percent(100.0 * gbps / ceilings.copy_gbps), ceilings.copy_gbps, ceilings.copy_what),
+                 {}};
+}
+
+}  // namespace attnprof::report

@@ -1,0 +1,151 @@
+// plan_decode (src/cuda/decode_plan.h): whether the split-KV decode kernels run and with how many
+// splits, against counts worked out by hand from the cost model (from the fewest splits giving 3
+// waves of SMs × 2 CTAs to twice as many, the fullest last wave, fewest on a tie; at least 512 keys
+// and at most 128 splits; 128-key multiples per split).
+#include <gtest/gtest.h>
+
+#include "cuda/decode_plan.h"
+
+using namespace attnprof::cuda;
+
+namespace {
+
+constexpr int kH200Sms = 132;
+
+// Llama-style decode: 32 query heads on 8 kv heads, one query row, D 128, causal bottom-right.
+DecodeShape decode_shape(std::int64_t batch, std::int64_t seq_k) {
+  DecodeShape s;
+  s.batch = batch;
+  s.heads = 32;
+  s.kv_heads = 8;
+  s.seq_q = 1;
+  s.seq_k = seq_k;
+  s.head_dim = 128;
+  s.causal = true;
+  s.causal_offset = seq_k - 1;  // bottom-right: the one row sees every key
+  return s;
+}
+
+}  // namespace
+
+TEST(DecodePlan, Llama8BatchSplitsToFillWholeWavesOfTheH200) {
+  // 8·8 = 64 CTAs per split, waves of 132·2 = 264; 3 waves want 13 splits (832 CTAs: the 4th
+  // wave 15% full, 832 / 1056); 14 → 896 / 1056, 15 → 960 / 1056, 16 (2048 keys each) → 1024 /
+  // 1056 = 32/33; 20 and 24 tie at 32/33 (1280 / 1320, 1536 / 1584), none of 13..26 does better:
+  // 16 splits.
+  const DecodeShape s = decode_shape(8, 32768);
+  const DecodePlan p = plan_decode(s, kH200Sms);
+  ASSERT_TRUE(p.runs());
+  EXPECT_EQ(p.splits, 16);
+  EXPECT_EQ(p.keys_per_split, 2048);
+  EXPECT_EQ(p.rows, 4);  // 4 query heads × 1 row in one 16-row tile
+  EXPECT_EQ(p.row_blocks, 1);
+  EXPECT_EQ(p.keys, 32768);
+  // 8·32·1 rows × 16 splits × (128 + 1) floats × 4 B
+  EXPECT_EQ(p.workspace_bytes(s), 8 * 32 * 16 * 129 * 4);
+  EXPECT_TRUE(p.fits(s));
+}
+
+TEST(DecodePlan, RoundingSplitsToWhole128KeyMultiplesCanLeaveFewer) {
+  // 13 splits of 4096 keys round to 384 keys a split: 11 splits.
+  EXPECT_EQ(decode_plan_with_splits(decode_shape(8, 4096), 13).splits, 11);
+  // plan_decode: at most 4096 / 512 = 8 splits, of 512 keys (512 CTAs, 512 / 528).
+  const DecodePlan p = plan_decode(decode_shape(8, 4096), kH200Sms);
+  EXPECT_EQ(p.splits, 8);
+  EXPECT_EQ(p.keys_per_split, 512);
+  // 131072: 13 → 10112 (79·128) keys, 13 splits (832 / 1056); 16 → 8192 keys (1024 / 1056).
+  EXPECT_EQ(decode_plan_with_splits(decode_shape(8, 131072), 13).keys_per_split, 10112);
+  const DecodePlan long_cache = plan_decode(decode_shape(8, 131072), kH200Sms);
+  EXPECT_EQ(long_cache.splits, 16);
+  EXPECT_EQ(long_cache.keys_per_split, 8192);
+}
+
+TEST(DecodePlan, LargeBatchesSplitLessAndAFullGridNotAtAll) {
+  // 64·8 = 512 CTAs per split: 792 / 512 → 2 splits of 4096 (1024 / 1056); 3 and 4 tie (1536 /
+  // 1584, 2048 / 2112): 2.
+  const DecodePlan two = plan_decode(decode_shape(64, 8192), kH200Sms);
+  EXPECT_EQ(two.splits, 2);
+  EXPECT_EQ(two.keys_per_split, 4096);
+  // 128·8 = 1024 CTAs ≥ 792: one split (1024 / 1056; 2 ties), the kernel writes O itself, no workspace.
+  const DecodeShape full = decode_shape(128, 8192);
+  const DecodePlan one = plan_decode(full, kH200Sms);
+  ASSERT_TRUE(one.runs());
+  EXPECT_EQ(one.splits, 1);
+  EXPECT_EQ(one.workspace_bytes(full), 0);
+}
+
+TEST(DecodePlan, FewerSmsWantFewerSplits) {
+  // Waves of 66·2 = 132: 3 waves want 7 splits (448 CTAs of 528); 8 splits: 512 / 528.
+  EXPECT_EQ(plan_decode(decode_shape(8, 32768), 66).splits, 8);
+}
+
+TEST(DecodePlan, ShortCachesAreCappedAt512KeysASplit) {
+  // 512 keys: one split, whatever the grid wants; 1024: at most 2; 1535: still 2 (1535 / 512 = 2).
+  const DecodePlan p = plan_decode(decode_shape(8, 512), kH200Sms);
+  EXPECT_EQ(p.splits, 1);
+  EXPECT_EQ(p.keys_per_split, 512);
+  EXPECT_EQ(plan_decode(decode_shape(8, 1024), kH200Sms).splits, 2);
+  EXPECT_EQ(plan_decode(decode_shape(8, 1535), kH200Sms).splits, 2);
+  EXPECT_FALSE(plan_decode(decode_shape(8, 511), kH200Sms).runs());  // below 512 keys: the tile kernels
+  // The workspace stays under one bf16 score row per query row: at 1024 keys, 2 · 129 · 4 = 1032 B
+  // against 1024 · 2 = 2048 B.
+  const DecodeShape s = decode_shape(8, 1024);
+  EXPECT_LT(plan_decode(s, kH200Sms).workspace_bytes(s), s.batch * s.heads * s.seq_q * s.seq_k * 2);
+}
+
+TEST(DecodePlan, RunsOnlyForFewRowsManyKeysAndTheInstantiatedHeadDims) {
+  DecodeShape s = decode_shape(8, 4096);
+  s.seq_q = 16;
+  s.causal_offset = s.seq_k - s.seq_q;
+  EXPECT_TRUE(plan_decode(s, kH200Sms).runs());  // 4 heads × 16 rows = 64 rows: 4 row blocks
+  EXPECT_EQ(plan_decode(s, kH200Sms).row_blocks, 4);
+  s.seq_q = 17;
+  s.causal_offset = s.seq_k - s.seq_q;
+  EXPECT_FALSE(plan_decode(s, kH200Sms).runs());  // more than 16 query rows
+  s = decode_shape(8, 4096);
+  s.kv_heads = 1;  // MQA: 32 rows per query row
+  s.seq_q = 2;
+  EXPECT_EQ(plan_decode(s, kH200Sms).row_blocks, 4);
+  s.seq_q = 3;  // 96 rows: 6 row blocks, each reading K/V again
+  EXPECT_FALSE(plan_decode(s, kH200Sms).runs());
+  s = decode_shape(8, 4096);
+  s.head_dim = 64;
+  EXPECT_TRUE(plan_decode(s, kH200Sms).runs());
+  s.head_dim = 96;
+  EXPECT_FALSE(plan_decode(s, kH200Sms).runs());
+}
+
+TEST(DecodePlan, CountsTheKeysTheLastRowSees) {
+  DecodeShape s = decode_shape(8, 4096);
+  s.seq_q = 4;
+  s.causal_offset = 0;  // top-left: the last of 4 rows sees 4 keys
+  EXPECT_FALSE(plan_decode(s, kH200Sms).runs());
+  s.causal_offset = 600 - 4;  // the last row sees 600 keys of 4096
+  const DecodePlan p = plan_decode(s, kH200Sms);
+  ASSERT_TRUE(p.runs());
+  EXPECT_EQ(p.keys, 600);
+  EXPECT_EQ(p.splits, 1);  // 600 / 512 → at most 1 split
+  s.causal = false;        // not causal: the offset means nothing
+  EXPECT_EQ(plan_decode(s, kH200Sms).keys, 4096);
+  s.causal = true;
+  s.causal_offset = -10;  // no row sees a key
+  EXPECT_FALSE(plan_decode(s, kH200Sms).runs());
+}
+
+TEST(DecodePlan, ForcedSplitCountsAreClampedAndPlansCheckTheirShape) {
+  const DecodeShape s = decode_shape(2, 32768);
+  const DecodePlan most = decode_plan_with_splits(s, 1000);
+  EXPECT_EQ(most.splits, 128);
+  EXPECT_EQ(most.keys_per_split, 256);
+  EXPECT_EQ(decode_plan_with_splits(s, 0).splits, 1);
+  // 3 splits of 32768: 10923 → 11008 (86·128) keys a split → still 3.
+  EXPECT_EQ(decode_plan_with_splits(s, 3).keys_per_split, 11008);
+  DecodePlan wrong = decode_plan_with_splits(s, 3);
+  wrong.keys_per_split = 1024;  // 32 splits' worth: not the plan for 3
+  EXPECT_FALSE(wrong.fits(s));
+  DecodeShape other = s;
+  other.seq_k = 32769;
+  other.causal_offset = 32768;  // the row sees 32769 keys: the same splits, other keys
+  EXPECT_FALSE(decode_plan_with_splits(s, 3).fits(other));
+  EXPECT_FALSE(DecodePlan{}.fits(s));
+}

@@ -1,0 +1,211 @@
+// The split-KV decode forward (src/cuda/decode_forward.h) against fp64: seq_q 1..16 against
+// seq_k 239 / 512 / 799 / 4096 / 32771 (the first 4 heads checked there), MHA, GQA 4:1 and MQA (query heads packed into 16-row
+// tiles, up to 4 row blocks), causal bottom-right and not, D 64 and 128, bf16 and fp16, bhsd and
+// bshd, split counts from 1 to 128 (forced, and the device's own plan), rows that see no key
+// (a negative causal offset), NaN-poisoned O and LSE (every element must be written); then
+// `flash` through the CUDA backend, which must take the decode path on decode shapes.
+#include <attnprof/error.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuda/attention_reference.h"
+#include "cuda/decode_forward.h"
+#include "cuda/fused_attention.h"
+
+using namespace attnprof;
+using namespace attnprof::cuda::gpu_testing;
+
+namespace {
+
+struct Case {
+  std::int64_t B, H, Hkv, Sq, Sk, D;
+  bool causal;
+  Layout layout;
+  DType dtype;
+  int splits;  // forced split count; 0: the device's plan (flash_decode_plan)
+  std::optional<std::int64_t> causal_offset = std::nullopt;  // else bottom-right, Sk − Sq
+};
+
+std::string describe(const Case& c, const cuda::DecodePlan& plan) {
+  return "B" + std::to_string(c.B) + " H" + std::to_string(c.H) + "/" + std::to_string(c.Hkv) + " Sq" +
+         std::to_string(c.Sq) + " Sk" + std::to_string(c.Sk) + " D" + std::to_string(c.D) +
+         (c.causal ? " causal offset " + std::to_string(c.causal_offset.value_or(c.Sk - c.Sq)) : std::string(" full")) +
+         " " + std::string(c.layout == Layout::bhsd ? "bhsd" : "bshd") + " " + std::string(dtype_name(c.dtype)) +
+         " splits " + std::to_string(plan.splits) + " of " + std::to_string(plan.keys_per_split) + " keys, " +
+         std::to_string(plan.row_blocks) + " row block(s)";
+}
+
+AttentionSpec spec_of(const Case& c) {
+  AttentionSpec s;
+  s.batch = c.B;
+  s.heads = c.H;
+  s.kv_heads = c.Hkv;
+  s.seq_q = c.Sq;
+  s.seq_k = c.Sk;
+  s.head_dim = c.D;
+  s.causal = c.causal;
+  s.causal_align = CausalAlign::bottom_right;
+  s.layout = c.layout;
+  s.dtype = c.dtype;
+  s.device = Device::cuda;
+  return s;
+}
+
+// Heads: MHA 2/2, GQA 8/2 (4 query heads a kv head), MQA 4/1.
+constexpr std::int64_t kHeads[3][2] = {{2, 2}, {8, 2}, {4, 1}};
+constexpr int kForcedSplits[] = {1, 2, 7, 128};
+
+std::vector<Case> small_cases() {
+  std::vector<Case> all;
+  int n = 0;
+  for (std::int64_t sk : {239, 512, 799})
+    for (std::int64_t sq = 1; sq <= 16; ++sq)
+      for (const auto& heads : kHeads)
+        for (bool causal : {true, false})
+          for (std::int64_t d : {64, 128}) {
+            const Layout layout = n % 3 == 2 ? Layout::bshd : Layout::bhsd;
+            const DType dtype = n % 5 == 4 ? DType::fp16 : DType::bf16;
+            all.push_back({1, heads[0], heads[1], sq, sk, d, causal, layout, dtype, kForcedSplits[n % 4]});
+            ++n;
+          }
+  return all;
+}
+
+std::vector<Case> long_cases() {
+  std::vector<Case> all;
+  int n = 0;
+  for (std::int64_t sq : {1, 2, 7, 16})
+    for (const auto& heads : kHeads)
+      for (bool causal : {true, false})
+        for (std::int64_t d : {64, 128}) {
+          all.push_back({1, heads[0], heads[1], sq, 4096, d, causal, n % 2 ? Layout::bshd : Layout::bhsd,
+                         n % 3 == 0 ? DType::fp16 : DType::bf16, n % 4 == 0 ? 0 : kForcedSplits[n % 4]});
+          ++n;
+        }
+  for (std::int64_t sq : {1, 16})
+    for (const auto& heads : kHeads)
+      for (bool causal : {true, false})
+        all.push_back({1, heads[0], heads[1], sq, 32771, 128, causal, Layout::bhsd, DType::bf16, causal ? 0 : 128});
+  return all;
+}
+
+// Rows that see no key: causal offsets below Sk − Sq, some negative.
+std::vector<Case> offset_cases() {
+  return {
+      {1, 8, 2, 16, 1000, 128, true, Layout::bhsd, DType::bf16, 1, -8},   // rows 0-7 see nothing, 8-15 one to 8 keys
+      {1, 8, 2, 16, 1000, 64, true, Layout::bshd, DType::fp16, 3, 300},   // 3 splits of 128: the last rows reach the third
+      {2, 4, 1, 5, 4096, 128, true, Layout::bhsd, DType::bf16, 7, -3},    // rows 0-2 see nothing
+      {1, 2, 2, 16, 600, 64, true, Layout::bhsd, DType::bf16, 128, 100},  // more splits asked than 128-key blocks
+  };
+}
+
+// Launches the decode kernels directly with the case's plan and checks O and the LSE against fp64.
+void check(const Case& c) {
+  const AttentionSpec spec = spec_of(c);
+  Tensor qh = random_host({c.B, c.H, c.Sq, c.D}, c.dtype, 41), kh = random_host({c.B, c.Hkv, c.Sk, c.D}, c.dtype, 42),
+         vh = random_host({c.B, c.Hkv, c.Sk, c.D}, c.dtype, 43);
+  Tensor q = in_layout(qh, c.layout), k = in_layout(kh, c.layout), v = in_layout(vh, c.layout);
+  Tensor out = empty_in_layout({c.B, c.H, c.Sq, c.D}, c.dtype, c.layout);
+  Tensor lse = Tensor::empty({c.B, c.H, c.Sq}, DType::fp32, Device::cuda);
+  poison(out);
+  poison(lse);
+  cuda::FusedAttentionArgs args = cuda::fused_attention_args(spec, out, q, k, v, &lse);
+  if (c.causal_offset) args.causal_offset = *c.causal_offset;
+  const cuda::DecodeShape shape = cuda::DecodeShape::of(args);
+  const cuda::DecodePlan plan =
+      c.splits == 0 ? cuda::flash_decode_plan(shape) : cuda::decode_plan_with_splits(shape, c.splits);
+  const std::string what = describe(c, plan);
+  ASSERT_TRUE(plan.runs()) << what << ": no decode plan";
+  gpu().synchronize();
+  cuda::launch_decode_attention(args, plan, cuda::backend_stream());
+  gpu().synchronize();
+  const Tensor lse_host = to_host(lse);
+  // Past 4096 keys the fp64 reference checks the first 4 heads (a whole GQA group) to bound its time.
+  const ReferenceResult r =
+      compare_with_fp64(spec, qh, kh, vh, to_host(out), &lse_host, c.Sk > 4096 ? 4 : -1, args.causal_offset);
+  EXPECT_EQ(r.non_finite, 0) << what << ": elements left NaN or non-finite";
+  EXPECT_EQ(r.masked_nonzero, 0) << what << ": " << r.masked_rows << " rows see no key and must be zeros";
+  if (r.masked_rows == c.Sq) {
+    EXPECT_EQ(r.lse_max_abs_error, 0.0) << what << ": rows that see no key need LSE -inf";
+    return;
+  }
+  // Within twice an fp64 reference that rounds P and O to the dtype, as the tile kernels' tests.
+  EXPECT_LE(r.rel_error, 2.0 * r.baseline_rel_error + 2e-4)
+      << what << ": relative error " << r.rel_error << " against a low-precision baseline of " << r.baseline_rel_error;
+  EXPECT_LE(r.rel_error, 1e-2) << what;
+  EXPECT_LE(r.lse_max_abs_error, 1e-3) << what << ": LSE off by " << r.lse_max_abs_error;
+  std::printf("%s: rel err %.2e (baseline %.2e), lse err %.1e\n", what.c_str(), r.rel_error, r.baseline_rel_error,
+              r.lse_max_abs_error);
+}
+
+bool quick() { return std::getenv("ATTNPROF_QUICK") != nullptr; }  // under compute-sanitizer
+
+}  // namespace
+
+TEST(CudaDecodeAttention, ShortCachesMatchFp64AtEverySplitCount) {
+  ATTNPROF_REQUIRE_GPU();
+  std::vector<Case> all = small_cases();
+  for (std::size_t i = 0; i < all.size(); i += quick() ? 7 : 1) check(all[i]);
+}
+
+TEST(CudaDecodeAttention, LongCachesMatchFp64) {
+  ATTNPROF_REQUIRE_GPU();
+  // Under compute-sanitizer: every 6th case up to 4096 keys.
+  std::vector<Case> all = long_cases();
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (!quick() || (all[i].Sk <= 4096 && i % 6 == 0)) check(all[i]);
+}
+
+TEST(CudaDecodeAttention, RowsThatSeeNoKeyAreZerosWithLseMinusInfinity) {
+  ATTNPROF_REQUIRE_GPU();
+  for (const Case& c : offset_cases()) check(c);
+}
+
+// flash through the backend on decode shapes (Llama's 32 query heads on 8 kv heads, one query
+// row): the device's plan must run the decode kernels, and the result match fp64.
+TEST(CudaDecodeAttention, FlashTakesTheDecodePathOnDecodeShapes) {
+  ATTNPROF_REQUIRE_GPU();
+  for (std::int64_t sk : {512, 4097}) {
+    const Case c{2, 32, 8, 1, sk, 128, true, Layout::bhsd, DType::bf16, 0};
+    const AttentionSpec spec = spec_of(c);
+    const cuda::DecodeShape shape = cuda::DecodeShape::of(spec);
+    const cuda::DecodePlan plan = cuda::flash_decode_plan(shape);
+    ASSERT_TRUE(plan.runs()) << describe(c, plan) << ": flash would not run the decode kernels";
+    EXPECT_EQ(gpu().fused_workspace_bytes(spec, true), ops::Backend::log_sum_exp_bytes(spec) + plan.workspace_bytes(shape))
+        << "the decode workspace must be counted";
+    EXPECT_EQ(gpu().fused_workspace_bytes(spec, false), ops::Backend::log_sum_exp_bytes(spec))
+        << "efficient runs its own kernel, with no decode workspace";
+    Tensor qh = random_host({c.B, c.H, c.Sq, c.D}, c.dtype, 51), kh = random_host({c.B, c.Hkv, c.Sk, c.D}, c.dtype, 52),
+           vh = random_host({c.B, c.Hkv, c.Sk, c.D}, c.dtype, 53);
+    Tensor q = to_device(qh), k = to_device(kh), v = to_device(vh);
+    Tensor out = Tensor::empty({c.B, c.H, c.Sq, c.D}, c.dtype, Device::cuda);
+    Tensor lse = Tensor::empty({c.B, c.H, c.Sq}, DType::fp32, Device::cuda);
+    poison(out);
+    poison(lse);
+    gpu().attention_flash(spec, out, q, k, v, &lse);
+    gpu().synchronize();
+    const Tensor lse_host = to_host(lse);
+    const ReferenceResult r = compare_with_fp64(spec, qh, kh, vh, to_host(out), &lse_host);
+    EXPECT_EQ(r.non_finite, 0) << describe(c, plan);
+    EXPECT_LE(r.rel_error, 2.0 * r.baseline_rel_error + 2e-4) << describe(c, plan) << " baseline " << r.baseline_rel_error;
+    EXPECT_LE(r.lse_max_abs_error, 1e-3) << describe(c, plan);
+  }
+}
+
+TEST(CudaDecodeAttention, APlanForAnotherShapeIsRefused) {
+  ATTNPROF_REQUIRE_GPU();
+  const Case c{1, 2, 2, 1, 1024, 64, false, Layout::bhsd, DType::bf16, 2};
+  const AttentionSpec spec = spec_of(c);
+  Tensor q = Tensor::empty({1, 2, 1, 64}, DType::bf16, Device::cuda), k = Tensor::empty({1, 2, 1024, 64}, DType::bf16, Device::cuda);
+  Tensor out = Tensor::empty({1, 2, 1, 64}, DType::bf16, Device::cuda);
+  const cuda::FusedAttentionArgs args = cuda::fused_attention_args(spec, out, q, k, k, nullptr);
+  cuda::DecodeShape other = cuda::DecodeShape::of(args);
+  other.seq_k = 4096;
+  EXPECT_THROW(cuda::launch_decode_attention(args, cuda::decode_plan_with_splits(other, 2), cuda::backend_stream()),
+               Error);
+}

@@ -1,0 +1,158 @@
+// split_kv_decode and decode_bandwidth (src/report/decode_insights.cpp): they fire on a trace of
+// attnprof's and FlashAttention 2's split-KV kernels, with the numbers worked out by hand, and stay
+// silent on decode without split-KV (cuDNN's kernel in a model's KV-cache decode), on PyTorch's flash
+// forward and on cuBLAS's split-K GEMM reductions (tests/report_insights/model_trace_insights_test.cpp
+// adds the public traces of other models).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "report/decode_insights.h"
+#include "report/insights.h"
+#include "report_insights/synthetic_trace.h"
+#include "trace/reader.h"
+
+namespace attnprof::report {
+namespace {
+
+const Insight* find(const std::vector<Insight>& insights, const std::string& code) {
+  for (const Insight& i : insights)
+    if (i.code == code) return &i;
+  return nullptr;
+}
+
+std::string source_dir() {
+  const char* dir = std::getenv("ATTNPROF_SOURCE_DIR");
+  return dir ? dir : ATTNPROF_TEST_SOURCE_DIR;
+}
+
+// Llama decode: batch 8, 32 query heads on 8 kv heads, one row, seq-k 32768, D 128, bf16,
+// causal bottom-right: K and V are 2 · 8 · 8 · 32768 · 128 · 2 B = 1 GiB.
+AttentionSpec llama_decode() {
+  AttentionSpec s;
+  s.batch = 8;
+  s.heads = 32;
+  s.kv_heads = 8;
+  s.seq_q = 1;
+  s.seq_k = 32768;
+  s.head_dim = 128;
+  s.dtype = DType::bf16;
+  s.causal = true;
+  s.causal_align = CausalAlign::bottom_right;
+  s.device = Device::cuda;
+  return s;
+}
+
+// Three forwards of a split kernel (230 µs, grid {64, 13, 1}) and, when named, its combine kernel (4 µs).
+trace::Trace split_trace(const std::string& split, const std::string& combine, std::array<std::int64_t, 3> grid) {
+  testing::TraceBuilder b;
+  b.add_h200();
+  for (std::int64_t t0 : {0, 1000000, 2000000}) {
+    b.forward(t0, 300000);
+    b.op("aten::_scaled_dot_product_flash_attention", t0 + 10, 200);
+    trace::KernelLaunch launch = testing::footprint(179, 128, 102400);
+    launch.grid = grid;
+    b.kernel(split, t0 + 40, t0 + 1000, 230000).launch = launch;
+    if (!combine.empty()) b.kernel(combine, t0 + 60, t0 + 231000, 4000).launch = testing::footprint(32, 128, 0);
+  }
+  return b.trace;
+}
+
+const char* kOurSplit =
+    "void attnprof::cuda::decode::flash_decode_splitkv_kernel<128, __nv_bfloat16>(attnprof::cuda::FusedAttentionArgs, "
+    "attnprof::cuda::decode::DecodeParams)";
+const char* kOurCombine =
+    "void attnprof::cuda::decode::flash_decode_splitkv_combine_kernel<128, __nv_bfloat16>(attnprof::cuda::"
+    "FusedAttentionArgs, attnprof::cuda::decode::DecodeParams)";
+
+TEST(SplitKvDecode, NamesTheSplitsTheCombineKernelAndTheKvRate) {
+  RunFacts facts;
+  facts.spec = llama_decode();
+  const auto insights = derive_insights(split_trace(kOurSplit, kOurCombine, {64, 13, 1}), facts);
+  const Insight* decode = find(insights, "split_kv_decode");
+  ASSERT_NE(decode, nullptr);
+  const std::string& text = decode->text;
+  // 64 · 13 = 832 CTAs; the combine's 4 µs of the forward's 234 µs = 1.71%; 1 GiB over 234 µs =
+  // 4.59 TB/s, over the split kernel's 230 µs = 4.67 TB/s.
+  EXPECT_NE(text.find("flash_decode_splitkv_kernel: split-KV decoding, the keys in 13 splits (the grid's y), 832 CTAs "
+                      "of 128 threads (230.0 µs per forward)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("flash_decode_splitkv_combine_kernel merges the splits' partial outputs by their log-sum-exp "
+                      "(4.0 µs per forward, 1.71% of the forward)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("K and V, 1.00 GiB per forward, read at 4.59 TB/s over the forward (4.67 TB/s in the split "
+                      "kernel alone)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(decode->about.size(), 3u);  // the forward range and both kernels
+  // The split kernel's occupancy (2 CTAs of 4 warps per SM) is its design, not a finding.
+  const Insight* by_design = find(insights, "low_occupancy_by_design");
+  ASSERT_NE(by_design, nullptr);
+  EXPECT_NE(by_design->text.find("attnprof's split-KV decode"), std::string::npos) << by_design->text;
+  const Insight* plain = find(insights, "low_occupancy");
+  EXPECT_TRUE(plain == nullptr || plain->text.find("splitkv") == std::string::npos) << plain->text;
+}
+
+TEST(SplitKvDecode, OneSplitHasNoCombineAndFlashAttention2sGridIsRead) {
+  const auto one = derive_insights(split_trace(kOurSplit, "", {512, 1, 1}), {});
+  const Insight* decode = find(one, "split_kv_decode");
+  ASSERT_NE(decode, nullptr);
+  EXPECT_NE(decode->text.find("the keys in 1 split (the grid's y), 512 CTAs"), std::string::npos) << decode->text;
+  EXPECT_NE(decode->text.find("no combine kernel"), std::string::npos) << decode->text;
+  EXPECT_EQ(decode->text.find("TB/s"), std::string::npos) << "no shape, no bytes: " << decode->text;
+  // FlashAttention 2: grid (query blocks, splits, batch · heads).
+  const auto fa2 = derive_insights(
+      split_trace("void flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4, false, false, "
+                  "cutlass::bfloat16_t>, false, false, false, false, true, false, true, false>(Flash_fwd_params)",
+                  "void flash::flash_fwd_splitkv_combine_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4, false, false, "
+                  "cutlass::bfloat16_t>, 4, 5, false>(Flash_fwd_params)",
+                  {1, 9, 256}),
+      {});
+  decode = find(fa2, "split_kv_decode");
+  ASSERT_NE(decode, nullptr);
+  EXPECT_NE(decode->text.find("flash::flash_fwd_splitkv_kernel: split-KV decoding, the keys in 9 splits (the grid's "
+                              "y), 2,304 CTAs"),
+            std::string::npos)
+      << decode->text;
+  EXPECT_NE(decode->text.find("flash::flash_fwd_splitkv_combine_kernel merges"), std::string::npos) << decode->text;
+}
+
+TEST(SplitKvDecode, SilentWithoutASplitKvAttentionKernel) {
+  // cuBLAS's split-K reduction is a GEMM's, not attention's.
+  testing::TraceBuilder b;
+  b.add_h200();
+  b.forward(0, 1000);
+  b.kernel("void cublasLt::splitKreduce_kernel<32, 16, int, float, float, float, float, true, false, false>("
+           "cublasLt::cublasSplitKParams<float>, float const*, float const*, float*, float const*, float const*, "
+           "float const*, float const*, float*, void*, long, float*, int*)",
+           10, 100, 50);
+  EXPECT_EQ(find(derive_insights(b.trace, {}), "split_kv_decode"), nullptr);
+  // A model's KV-cache decode on cuDNN's kernel (16-row tiles, no split), and PyTorch's flash forward.
+  for (const std::string path : {source_dir() + "/tests/data/model-traces/gpt_decode_kvcache_gqa.json.gz",
+                                 source_dir() + "/tests/data/pytorch-traces/8_16_1024_64_flash.json.gz"})
+    EXPECT_EQ(find(derive_insights(trace::read_trace_file(path), {}), "split_kv_decode"), nullptr) << path;
+}
+
+TEST(DecodeBandwidth, TheRunsKvRateAgainstTheCopyCeiling) {
+  RunResult result;
+  result.spec = llama_decode();
+  result.median_ns = 240000;
+  Ceilings ceilings;
+  ceilings.copy_gbps = 4800;
+  ceilings.copy_what = "cudaMemcpy of 1 GiB";
+  const std::vector<Insight> decode = {Insight{"split_kv_decode", "", {}}};
+  // 1 GiB / 240 µs = 4474 GB/s = 93.21% of 4800.
+  const auto note = decode_bandwidth(decode, result, ceilings);
+  ASSERT_TRUE(note);
+  EXPECT_EQ(note->text, "K and V (1.00 GiB per forward) read at 4474 GB/s over the median forward of 240.0 µs: 93.21% "
+                        "of the measured copy ceiling, 4800 GB/s (cudaMemcpy of 1 GiB, read + write)");
+  EXPECT_FALSE(decode_bandwidth({}, result, ceilings)) << "no split-KV kernel ran";
+  EXPECT_FALSE(decode_bandwidth(decode, result, Ceilings{})) << "no ceiling measured";
+}
+
+}  // namespace
+}  // namespace attnprof::report
