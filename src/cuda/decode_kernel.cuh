@@ -53,6 +53,7 @@ struct DecodeTraits {
   static constexpr int kWarpKeys = kHeadDim <= 64 ? 32 : 16;  // 8 KiB of K and V a warp tile
   static constexpr int kStages = 3;
   static constexpr int kChunks = kHeadDim / 8;  // 16-byte chunks per row
+  static constexpr bool kSwizzle8 = true;       // attention::swizzle's 8-chunk XOR (8 or 16 chunks a row)
   static constexpr int kRowBytes = kHeadDim * 2;
   static constexpr int kKTiles = kWarpKeys / 8;   // n-tiles of S
   static constexpr int kDTiles = kHeadDim / 8;    // n-tiles of O
@@ -71,6 +72,7 @@ struct DecodeTraits {
   static constexpr int kOffMergeSum = kOffMergeMax + kWarps * kRows * 4;
   static constexpr int kMergeCols = kHeadDim / (kThreads / kRows);  // O columns a thread merges
   static_assert(kHeadDim == 64 || kHeadDim == 128, "plan_decode runs head dims 64 and 128");
+  static_assert(kChunks % 8 == 0, "the 8-chunk swizzle permutes whole groups of 8 chunks");
   static_assert(kDecodeSplitAlign % (kWarps * kWarpKeys) == 0, "a split is whole warp tiles of every warp");
   static_assert(kWarpKeys % kCopyRows == 0 && kKTiles % 2 == 0 && kDTiles % 2 == 0, "tile geometry");
   static_assert(kOffMergeSum + kWarps * kRows * 4 <= kSmemBytes, "the merge fits in the stages");
