@@ -1,6 +1,7 @@
 // The CPU Backend: each call is one piece of work, recorded as one `cpu_kernel` range whose name
 // says what ran (gemm, mul, copy, fill, masked_fill, where, tril, triu, logical_not, isneginf,
-// all, add, softmax, scale_mask_softmax, flash_attention, efficient_attention) and in which dtype.
+// all, add, softmax, scale_mask_softmax, softmax_backward, scale_softmax_backward,
+// sum_head_groups, flash_attention, efficient_attention) and in which dtype.
 #include "cpu/cpu_backend.h"
 
 #include <attnprof/error.h>
@@ -181,6 +182,16 @@ class CpuBackend final : public ops::Backend {
     require_cpu("scale_mask_softmax", {&dst, &src});
     KernelRange r(named("scale_mask_softmax", dst.dtype()));
     kernels::scale_mask_softmax(dst, src, scale, causal, causal_offset);
+  }
+  void softmax_backward(Tensor& dst, const Tensor& grad, const Tensor& probs, double scale) override {
+    require_cpu("softmax_backward", {&dst, &grad, &probs});
+    KernelRange r(named(scale == 1.0 ? "softmax_backward" : "scale_softmax_backward", dst.dtype()));
+    kernels::softmax_backward(dst, grad, probs, scale);
+  }
+  void sum_head_groups(Tensor& dst, const Tensor& src) override {
+    require_cpu("sum_head_groups", {&dst, &src});
+    KernelRange r(named("sum_head_groups", dst.dtype()));
+    kernels::sum_head_groups(dst, src);
   }
   void attention_efficient(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
                            Tensor* lse) override {

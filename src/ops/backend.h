@@ -50,6 +50,14 @@ class Backend {
   virtual void scale_mask_softmax(Tensor& dst, const Tensor& src, double scale, bool causal,
                                   std::int64_t causal_offset = 0) = 0;
 
+  // The softmax's backward over the last dim: dst = scale · probs ⊙ (grad − rowsum(grad ⊙ probs))
+  // (scale 1: PyTorch's _softmax_backward_data; the scores' scale folded in: torch.compile's one
+  // kernel). dst may alias grad. By default: throws UsageError (the device has no such kernel).
+  virtual void softmax_backward(Tensor& dst, const Tensor& grad, const Tensor& probs, double scale);
+  // dst [B,G,S,D] = the sums of src [B,H,S,D] over each group of H/G consecutive heads (GQA's
+  // dK and dV). By default: throws UsageError (the device has no such kernel).
+  virtual void sum_head_groups(Tensor& dst, const Tensor& src);
+
   // Single-kernel fused attention. out/q/k/v as in AttentionSpec; lse (optional, fp32 [B,H,Sq])
   // receives the natural-log log-sum-exp of each row. Fully masked rows give zeros.
   virtual void attention_efficient(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k,

@@ -72,6 +72,11 @@ Tensor mul(const Tensor& src, double scalar) {
   return out;
 }
 
+void mul_out(Tensor& dst, const Tensor& src, double scalar) {
+  Range r(Category::cpu_op, "aten::mul", {&src});
+  backend(src.device()).mul_scalar(dst, src, scalar);
+}
+
 void mul_(Tensor& self, double scalar) {
   Range r(Category::cpu_op, "aten::mul_", {&self});
   backend(self.device()).mul_scalar(self, self, scalar);

@@ -3,8 +3,10 @@
 // Each opens a `cpu_op` range, allocates its output through the device allocator, and runs one
 // or more backend calls (pieces of device work) on the inputs' device.
 #include <attnprof/attention.h>
+#include <attnprof/profiler.h>
 #include <attnprof/tensor.h>
 
+#include <string_view>
 #include <vector>
 
 #include "ops/backend.h"
@@ -16,6 +18,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_b, bool allow_ten
 // matmul into a caller's destination (the final GEMM writes the output in its layout).
 void matmul_out(Tensor& dst, const Tensor& a, const Tensor& b, bool transpose_b, bool allow_tensor_cores = true);
 Tensor mul(const Tensor& src, double scalar);
+void mul_out(Tensor& dst, const Tensor& src, double scalar);  // aten::mul into a caller's buffer
 void mul_(Tensor& self, double scalar);
 void add_(Tensor& self, const Tensor& other);
 // Out-of-place: a clone (one copy) then the fill, as PyTorch's masked_fill does.
@@ -48,5 +51,34 @@ void efficient_attention_out(const AttentionSpec& spec, Tensor& out, const Tenso
 
 // A stride-0 view of `small` (the trailing dims of `like`) broadcast to like's shape.
 Tensor broadcast_to(const Tensor& small, const std::vector<std::int64_t>& shape);
+
+// ---- The backward's ops (ops_backward.cpp), named as PyTorch's autograd runs them. ----
+
+// One autograd node of a backward: the two nested `cpu_op` ranges torch.profiler shows for it,
+// "autograd::engine::evaluate_function: <node>" around "<node>" (node: "BmmBackward0", ...).
+class AutogradNode {
+ public:
+  explicit AutogradNode(std::string_view node);
+  AutogradNode(const AutogradNode&) = delete;
+  AutogradNode& operator=(const AutogradNode&) = delete;
+
+ private:
+  profiler::Range evaluate_;
+  profiler::Range node_;
+};
+
+// The last two dims swapped, a view (aten::transpose does no work).
+Tensor transpose_last2(const Tensor& src);
+// aten::bmm, as the backward of a matmul calls it: as matmul (a may be a transposed view).
+Tensor bmm(const Tensor& a, const Tensor& b, bool transpose_b, bool allow_tensor_cores = true);
+void bmm_out(Tensor& dst, const Tensor& a, const Tensor& b, bool transpose_b, bool allow_tensor_cores = true);
+// aten::_softmax_backward_data: grad_in = probs ⊙ (grad − rowsum(grad ⊙ probs)), a new tensor.
+Tensor softmax_backward_data(const Tensor& grad, const Tensor& probs);
+// torch.compile's one kernel for the backward of scale → mask → softmax: grad becomes
+// scale · probs ⊙ (grad − rowsum(grad ⊙ probs)) in place (masked keys have probability 0).
+void scale_mask_softmax_backward_(Tensor& grad, const Tensor& probs, double scale);
+// aten::sum over the groups of query heads that share a key/value head (the backward of GQA's
+// repeat_interleave): dst [B,Hkv,S,D] from src [B,H,S,D].
+void sum_head_groups_out(Tensor& dst, const Tensor& src);
 
 }  // namespace attnprof::ops
