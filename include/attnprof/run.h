@@ -15,6 +15,10 @@ namespace attnprof {
 struct RunOptions {
   AttentionSpec spec;
   std::string variant = "flash";
+  // What is measured (--pass): one forward; the backward of a forward run outside the measured
+  // region; or a training step, the forward then its backward. The per-forward times, work and
+  // memory of RunResult are then per measured pass.
+  Pass pass = Pass::forward;
   int threads = 0;               // 0: all cores
   std::uint64_t seed = 0;
   bool profile = true;           // false: time without recording (--no-profile)
@@ -24,7 +28,7 @@ struct RunOptions {
   bool record_shapes = true;
   bool profile_memory = true;
   std::string out_dir = "traces";  // empty: write no files
-  std::string dump_dir;            // --dump: q.npy, k.npy, v.npy, out.npy
+  std::string dump_dir;            // --dump: q.npy, k.npy, v.npy, out.npy (+ do, dq, dk, dv.npy for a backward pass)
   int determinism_runs = -1;       // -1: 10 on a GPU, 0 on the CPU (its unit tests check it)
   KernelOverrides kernels;         // installed for the process before the run (set_kernel_overrides)
   // The kept forwards (schedule.active, or timed_forwards) are measured over this many calls of
@@ -32,7 +36,8 @@ struct RunOptions {
   int rounds = 1;
 };
 
-// Throws UsageError for a variant that refuses the spec, naming the reason.
+// Throws UsageError for a variant that refuses the spec, or has no backward for a backward or
+// train pass, naming the reason and what is allowed.
 RunResult run_variant(const RunOptions& options);
 
 // The options of a later round of `options`' run: the same forwards, measured again on fresh
