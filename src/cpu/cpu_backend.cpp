@@ -60,7 +60,7 @@ constexpr TileConfig kFlashTiles{64, 256, true};
 constexpr TileConfig kEfficientTiles{64, 64, false};
 // The backward's (attention_backward_tiles.h): a work item owns block_k keys' dK/dV and walks the
 // group's q-blocks of block_q rows.
-constexpr BackwardTiles kFlashBackwardTiles{64, 64};
+constexpr BackwardTiles kFlashBackwardTiles{64, 128};
 constexpr BackwardTiles kEfficientBackwardTiles{64, 64};
 // The AMX path (attention_amx.cpp) tiles 32 × 32: both configurations must divide into it.
 static_assert(kFlashTiles.block_q % 32 == 0 && kFlashTiles.block_k % 32 == 0);
