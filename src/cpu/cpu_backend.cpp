@@ -298,7 +298,7 @@ class CpuBackend final : public ops::Backend {
     const BackwardWorkspace ws = backward_workspace(problem, tiles, threads);
     // Workspace through the allocator, so peak-memory statistics see it.
     Tensor shared = Tensor::empty({ws.shared_bytes}, DType::boolean, Device::cpu);
-    Tensor scratch = Tensor::empty({threads * ws.per_thread_bytes}, DType::boolean, Device::cpu);
+    Tensor scratch = Tensor::empty({sat_mul(threads, ws.per_thread_bytes)}, DType::boolean, Device::cpu);
     attention_backward(problem, tiles, isa, shared.raw(), scratch.raw(), threads);
   }
 };
