@@ -118,6 +118,18 @@ class CudaBackend final : public ops::Backend {
     if (auto why = fused_attention_refusal(spec)) throw UsageError(*why);
     launch_flash_attention(fused_attention_args(spec, out, q, k, v, lse), stream_);
   }
+  void attention_efficient_backward(const AttentionSpec& spec, Tensor& dq, Tensor& dk, Tensor& dv, const Tensor& q,
+                                    const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
+                                    const Tensor& dout) override {
+    (void)spec, (void)dq, (void)dk, (void)dv, (void)q, (void)k, (void)v, (void)out, (void)lse, (void)dout;
+    throw UsageError(ops::kNoGpuFusedBackward);
+  }
+  void attention_flash_backward(const AttentionSpec& spec, Tensor& dq, Tensor& dk, Tensor& dv, const Tensor& q,
+                                const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
+                                const Tensor& dout) override {
+    (void)spec, (void)dq, (void)dk, (void)dv, (void)q, (void)k, (void)v, (void)out, (void)lse, (void)dout;
+    throw UsageError(ops::kNoGpuFusedBackward);
+  }
   std::optional<std::string> fused_refusal(const AttentionSpec& spec) const override {
     return fused_attention_refusal(spec);
   }

@@ -59,6 +59,15 @@ std::int64_t Backend::fused_workspace_bytes(const AttentionSpec& spec, bool flas
   return log_sum_exp_bytes(spec);
 }
 
+std::int64_t Backend::flash_backward_default_bytes(const AttentionSpec& spec) {
+  return sat_add(log_sum_exp_bytes(spec), sat_product({spec.batch, spec.heads, spec.seq_q, spec.head_dim, 4}));
+}
+
+std::int64_t Backend::fused_backward_workspace_bytes(const AttentionSpec& spec, bool flash) const {
+  (void)flash;
+  return flash_backward_default_bytes(spec);
+}
+
 void install_backend(Device device, Backend* backend) {
   std::lock_guard lock(install_mutex());
   installed()[static_cast<std::size_t>(device)] = backend;

@@ -49,6 +49,20 @@ void flash_attention_out(const AttentionSpec& spec, Tensor& out, const Tensor& q
 void efficient_attention_out(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k,
                              const Tensor& v, Tensor* lse = nullptr);
 
+// Their backward (FlashAttention-2: Δ = rowsum(dO ⊙ O), then dQ, dK, dV with the scores recomputed
+// from q, k and the saved lse) into dq [B,H,Sq,D], dk and dv [B,Hkv,Sk,D], each in the spec's
+// dtype (any strides). out and lse are the forward's (lse: fp32 [B,H,Sq], natural log). GQA sums
+// dK/dV over the query heads of each group; rows that saw no key contribute nothing (dq = 0).
+void flash_attention_backward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v,
+                              const Tensor& out, const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk,
+                              Tensor& dv);
+void efficient_attention_backward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v,
+                                  const Tensor& out, const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk,
+                                  Tensor& dv);
+// Bytes that backward allocates beyond its inputs and gradients, on the spec's device (the default
+// FlashAttention-2 estimate where the device has no backend).
+std::int64_t fused_backward_workspace_bytes(const AttentionSpec& spec, bool flash);
+
 // A stride-0 view of `small` (the trailing dims of `like`) broadcast to like's shape.
 Tensor broadcast_to(const Tensor& small, const std::vector<std::int64_t>& shape);
 
