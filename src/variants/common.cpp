@@ -20,14 +20,16 @@ std::optional<std::string> common_refusal(std::string_view variant, const Attent
   return std::nullopt;
 }
 
+std::optional<std::string> cpu_only_backward_refusal(std::string_view variant, const AttentionSpec& spec,
+                                                     std::string_view missing) {
+  if (spec.device == Device::cpu) return std::nullopt;
+  return fmt::format("device {}: the {} variant's backward runs on the CPU only (the {} backend has no {} yet)",
+                     device_name(spec.device), variant, device_name(spec.device), missing);
+}
+
 std::optional<std::string> op_sequence_backward_refusal(std::string_view variant, const AttentionSpec& spec) {
   if (auto why = common_refusal(variant, spec)) return why;
-  if (spec.device != Device::cpu) {
-    return fmt::format("device {}: the {} variant's backward runs on the CPU only (the {} backend has no "
-                       "softmax-backward kernel yet); allowed: cpu",
-                       device_name(spec.device), variant, device_name(spec.device));
-  }
-  return std::nullopt;
+  return cpu_only_backward_refusal(variant, spec, "softmax-backward kernel");
 }
 
 Tensor kv_grad_target(const AttentionSpec& spec, const Tensor& grad, DType dtype) {

@@ -26,8 +26,7 @@ void ensure_builtins() {
 }  // namespace
 
 std::optional<std::string> Variant::backward_refusal(const AttentionSpec& spec) const {
-  return fmt::format("device {}: the {} variant has no backward on device {}", device_name(spec.device), name(),
-                     device_name(spec.device));
+  return fmt::format("device {}: the {} variant has no backward on this device", device_name(spec.device), name());
 }
 
 void Variant::backward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,

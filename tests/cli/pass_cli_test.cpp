@@ -49,14 +49,15 @@ TEST(PassCli, UnknownPassIsRefusedOnRunCompareAndSweep) {
   expect_one_line_refusal(s, {"--pass", "'fwd'", "forward, backward, train"});
 }
 
-// flash has no backward on the CPU here: one line naming the pass, the variant, the device and
-// what is allowed (the forward pass, or the variants with a backward), exit 2, no files.
-TEST(PassCli, VariantWithoutBackwardIsRefusedInOneLine) {
-  CliResult r = run_cli(tiny({"run", "--variant", "flash", "--pass", "backward", "--out", "{work}/t"}));
-  expect_one_line_refusal(r, {"--pass backward", "flash", "device cpu", "--pass forward",
-                              "--variant naive|inplace|math|fused"});
-  CliResult train = run_cli(tiny({"run", "--variant", "efficient", "--pass", "train", "--dump", "{work}/d"}));
-  expect_one_line_refusal(train, {"--pass train", "efficient", "device cpu"});
+// A backward or train run of a variant that refuses the spec fails as its forward run does: one
+// line naming the flag, exit 2, no files (the refusal of a variant without a backward is
+// tests/run/run_pass_test.cpp's and, through the binary with a plug-in, tests/install's).
+TEST(PassCli, RefusedSpecIsOneLineForEveryPass) {
+  for (const char* pass : {"backward", "train"}) {
+    CliResult r = run_cli({"run", "--device", "cpu", "--batch", "1", "--heads", "2", "--seq", "16", "--variant",
+                           "flash", "--pass", pass, "--head-dim", "600", "--dump", "{work}/d", "--out", "{work}/t"});
+    expect_one_line_refusal(r, {"--head-dim 600"});
+  }
 }
 
 TEST(PassCli, BackwardDumpMatchesNumpyGradients) {
@@ -114,14 +115,15 @@ TEST(PassCli, JsonHasThePassAndGradientErrors) {
 }
 
 TEST(PassCli, CompareTableHeaderShowsThePass) {
-  CliResult r = run_cli(tiny({"compare", "--variants", "naive,fused,flash", "--pass", "backward", "--rounds", "1",
-                              "--out", "{work}/c"}));
+  CliResult r = run_cli(tiny({"compare", "--variants", "naive,fused,flash,cudnn", "--pass", "backward", "--rounds",
+                              "1", "--out", "{work}/c"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string header = r.out.substr(0, r.out.find("variant"));
   EXPECT_NE(header.find("pass backward"), std::string::npos) << r.out;
   EXPECT_NE(header.find("backwards"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("grad err"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("flash refused: --pass backward"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cudnn refused"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("flash refused"), std::string::npos) << r.out;
   const std::string results = results_path(r.work_dir + "/c", "compare", "json");
   EXPECT_NE(results.find("_backward"), std::string::npos) << results;
   CliResult fwd = run_cli(tiny({"compare", "--variants", "naive", "--rounds", "1", "--out", "{work}/c"}));
@@ -142,9 +144,9 @@ TEST(PassCli, SweepRunsTheBackwardOfVariantsThatHaveOne) {
   for (const auto& row : j.at("rows")) {
     if (row.at("status") == "ok") ran.push_back(row.at("variant").get<std::string>());
   }
-  // naive, inplace, math, fused at each of the two lengths; no variant without a backward.
-  EXPECT_EQ(ran.size(), 8u) << j.dump();
-  EXPECT_EQ(std::count(ran.begin(), ran.end(), "flash"), 0);
+  // naive, inplace, math, fused, efficient, flash at each of the two lengths; not cudnn (no CPU forward).
+  EXPECT_EQ(ran.size(), 12u) << j.dump();
+  EXPECT_EQ(std::count(ran.begin(), ran.end(), "flash"), 2);
 }
 
 }  // namespace

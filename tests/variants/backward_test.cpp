@@ -1,5 +1,6 @@
-// The backward of every op-sequence variant (naive, inplace, math, fused) on the CPU against the
-// fp64 reference gradients (reference_backward.h): ‖x − ref‖/‖ref‖ ≤ 1e-5 (fp32) or 1e-2
+// The backward of every CPU variant (the op sequences of naive, inplace, math, fused; the
+// FlashAttention-2 kernels of efficient and flash, kept log-sum-exp in between) against the fp64
+// reference gradients (reference_backward.h): ‖x − ref‖/‖ref‖ ≤ 1e-5 (fp32) or 1e-2
 // (bf16, fp16) for each of dQ, dK, dV.
 //
 // Coverage: every variant × dtype × (Sq, Sk) ∈ {(1, 1), (17, 17), (77, 77), (77, 128), (128, 77)}
@@ -10,7 +11,7 @@
 // Causal bottom-right with Sq > Sk leaves the first Sq − Sk query rows without a key. naive and
 // inplace then have NaN probabilities in those rows, as PyTorch's naive module does: their dQ and
 // dK are still exact (the masked_fill backward zeroes those rows' dS) and dV = Pᵀ·dO is all NaN,
-// PyTorch's answer too. math and fused give 0 probabilities there, and all three match.
+// PyTorch's answer too. The others give 0 probabilities there, and all three match.
 #include <attnprof/attention.h>
 #include <attnprof/error.h>
 #include <attnprof/variant.h>
@@ -47,7 +48,7 @@ std::vector<Case> all_cases() {
   const std::vector<std::int64_t> kv_heads{4, 2, 1};
   std::vector<Case> cases;
   std::size_t rotate = 0;
-  for (const char* variant : {"naive", "inplace", "math", "fused"}) {
+  for (const char* variant : {"naive", "inplace", "math", "fused", "efficient", "flash"}) {
     for (DType dtype : {DType::bf16, DType::fp16, DType::fp32}) {
       for (auto [sq, sk] : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {17, 17}, {77, 77}, {77, 128},
                                                                              {128, 77}}) {
@@ -128,7 +129,7 @@ INSTANTIATE_TEST_SUITE_P(Cpu, VariantBackward, ::testing::ValuesIn(all_cases()),
 // with a message saying what must come first, not run on stale or missing probabilities.
 TEST(VariantBackward, NeedsForwardForBackwardFirst) {
   AttentionSpec spec = spec_of({"naive", DType::fp32, Layout::bhsd, true, CausalAlign::top_left, 4, 17, 17, 32});
-  for (const char* name : {"naive", "inplace", "math", "fused"}) {
+  for (const char* name : {"naive", "inplace", "math", "fused", "efficient", "flash"}) {
     Variant* variant = find_variant(name);
     const AttentionInputs in = make_inputs(spec, 1);
     const Tensor dout = make_output_grad(spec, 1);
@@ -146,12 +147,12 @@ TEST(VariantBackward, NeedsForwardForBackwardFirst) {
   }
 }
 
-// The variants without a backward here say so, naming the device; the op-sequence ones refuse a
-// CUDA spec (no softmax-backward kernel there) and take a CPU one.
+// Every CPU variant has a backward on the CPU; cudnn (no CPU forward either) says it has none,
+// naming the device; the others refuse a CUDA spec (their backward kernels are the CPU's).
 TEST(VariantBackward, Refusals) {
   AttentionSpec spec;
   spec.device = Device::cpu;
-  for (const char* name : {"naive", "inplace", "math", "fused"}) {
+  for (const char* name : {"naive", "inplace", "math", "fused", "efficient", "flash"}) {
     EXPECT_FALSE(find_variant(name)->backward_refusal(spec).has_value()) << name;
   }
   const std::optional<std::string> cudnn = find_variant("cudnn")->backward_refusal(spec);
@@ -159,9 +160,11 @@ TEST(VariantBackward, Refusals) {
   EXPECT_NE(cudnn->find("cudnn"), std::string::npos) << *cudnn;
   EXPECT_NE(cudnn->find("device cpu"), std::string::npos) << *cudnn;
   spec.device = Device::cuda;
-  const std::optional<std::string> naive_gpu = find_variant("naive")->backward_refusal(spec);
-  ASSERT_TRUE(naive_gpu.has_value());
-  EXPECT_EQ(naive_gpu->rfind("device cuda:", 0), 0u) << *naive_gpu;
+  for (const char* name : {"naive", "inplace", "math", "fused", "efficient", "flash"}) {
+    const std::optional<std::string> gpu = find_variant(name)->backward_refusal(spec);
+    ASSERT_TRUE(gpu.has_value()) << name;
+    EXPECT_EQ(gpu->rfind("device cuda:", 0), 0u) << *gpu;
+  }
 }
 
 }  // namespace
