@@ -30,6 +30,9 @@ struct RunOptions {
   std::string out_dir = "traces";  // empty: write no files
   std::string dump_dir;            // --dump: q.npy, k.npy, v.npy, out.npy (+ do, dq, dk, dv.npy for a backward pass)
   int determinism_runs = -1;       // -1: 10 on a GPU, 0 on the CPU (its unit tests check it)
+  // Backward and train: dq, dk, dv checked against the fp64 reference gradients (all rows) before
+  // timing; later rounds keep the first round's check.
+  bool check_gradients = true;
   KernelOverrides kernels;         // installed for the process before the run (set_kernel_overrides)
   // The kept forwards (schedule.active, or timed_forwards) are measured over this many calls of
   // run_variant (compare's rounds, compare.cpp); one call measures ceil(kept / rounds) of them.
@@ -41,7 +44,8 @@ struct RunOptions {
 RunResult run_variant(const RunOptions& options);
 
 // The options of a later round of `options`' run: the same forwards, measured again on fresh
-// inputs and output, writing no files and checking no determinism (the first round did both).
+// inputs and output, writing no files and checking no determinism or gradients (the first round
+// did those).
 RunOptions later_round(const RunOptions& options);
 // Adds a later round's samples to `into` (its times, their spread and its rate follow); the
 // trace, correctness and memory stay the first round's.

@@ -112,6 +112,17 @@ TEST(RunPass, TrainStepCountsForwardAndBackward) {
   EXPECT_GT(wall.median_ns, 0.0);
 }
 
+// compare's later rounds measure again without the fp64 gradient check (the first round's stands);
+// a dump still gets checked gradients.
+TEST(RunPass, LaterRoundsSkipTheGradientCheck) {
+  const RunOptions first = naive_options(Pass::backward, 2);
+  RunOptions later = later_round(first);
+  EXPECT_FALSE(later.check_gradients);
+  const RunResult result = run_variant(later);
+  EXPECT_EQ(result.grad_rel_err, 0.0);
+  EXPECT_EQ(result.time.count, 2);
+}
+
 // A forward run is unchanged: no gradient check, the forward's work.
 TEST(RunPass, ForwardRunHasNoGradients) {
   const RunResult result = run_variant(naive_options(Pass::forward, 2));
