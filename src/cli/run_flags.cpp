@@ -60,6 +60,11 @@ RunOptions RunFlags::to_options() const {
   for (const std::string& plugin : plugins) load_plugin(plugin);
   if (!expect.empty() && no_profile) throw UsageError("--expect: needs a trace; it cannot be used with --no-profile");
   if (!expect.empty()) (void)report::parse_expect(expect);  // an unknown word fails before the run
+  // --expect reads the attn_fwd ranges: a guess checked against a forward would pass for a backward's.
+  if (!expect.empty() && parse_pass(pass) != Pass::forward) {
+    throw UsageError(fmt::format("--expect: guesses one forward's work; allowed with --pass forward only (got --pass {})",
+                                 pass));
+  }
   if (format != "text" && format != "json") {
     throw UsageError(fmt::format("--format: unknown format '{}'; allowed: text, json", format));
   }

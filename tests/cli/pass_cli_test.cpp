@@ -60,6 +60,14 @@ TEST(PassCli, RefusedSpecIsOneLineForEveryPass) {
   }
 }
 
+// --expect checks a forward's work: with a backward pass it is refused, not checked against the
+// forward that ran outside the measured range.
+TEST(PassCli, ExpectNeedsTheForwardPass) {
+  CliResult r = run_cli(tiny({"run", "--variant", "naive", "--pass", "backward", "--expect", "gemm,gemm", "--out",
+                              "{work}/t"}));
+  expect_one_line_refusal(r, {"--expect", "--pass forward only", "--pass backward"});
+}
+
 TEST(PassCli, BackwardDumpMatchesNumpyGradients) {
   for (const char* dtype : {"fp32", "bf16"}) {
     for (const char* layout : {"bhsd", "bshd"}) {
