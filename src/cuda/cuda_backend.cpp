@@ -106,6 +106,14 @@ class CudaBackend final : public ops::Backend {
     NvtxRange range("scale_mask_softmax");
     launch_scale_mask_softmax(make_arg(dst), make_arg(src), static_cast<float>(scale), causal, causal_offset, stream_);
   }
+  void softmax_backward(Tensor& dst, const Tensor& grad, const Tensor& probs, double scale) override {
+    NvtxRange range("softmax_backward");
+    launch_softmax_backward(make_arg(dst), make_arg(grad), make_arg(probs), static_cast<float>(scale), stream_);
+  }
+  void sum_head_groups(Tensor& dst, const Tensor& src) override {
+    NvtxRange range("sum_head_groups");
+    launch_sum_head_groups(make_arg(dst), make_arg(src), stream_);
+  }
   void attention_efficient(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
                            Tensor* lse) override {
     NvtxRange range("attention_efficient");

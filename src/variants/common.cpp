@@ -28,8 +28,7 @@ std::optional<std::string> cpu_only_backward_refusal(std::string_view variant, c
 }
 
 std::optional<std::string> op_sequence_backward_refusal(std::string_view variant, const AttentionSpec& spec) {
-  if (auto why = common_refusal(variant, spec)) return why;
-  return cpu_only_backward_refusal(variant, spec, "softmax-backward kernel");
+  return common_refusal(variant, spec);
 }
 
 Tensor kv_grad_target(const AttentionSpec& spec, const Tensor& grad, DType dtype) {

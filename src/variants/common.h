@@ -22,8 +22,7 @@ std::optional<std::string> common_refusal(std::string_view variant, const Attent
 std::optional<std::string> cpu_only_backward_refusal(std::string_view variant, const AttentionSpec& spec,
                                                      std::string_view missing);
 // The backward refusal of a variant whose backward is a sequence of ops (naive, inplace, math,
-// fused): common_refusal, then the device must have the softmax-backward and head-group-sum
-// kernels (the CPU has them; the CUDA backend has none yet).
+// fused): common_refusal's (both backends have the softmax-backward and head-group-sum kernels).
 std::optional<std::string> op_sequence_backward_refusal(std::string_view variant, const AttentionSpec& spec);
 // Where the backward's GEMM writes the gradient of k or v: `grad` itself (when its dtype is
 // `dtype`, and without GQA), else a new [B, H, Sk, D] (GQA: one per query head, as PyTorch's
