@@ -48,18 +48,17 @@ void poison_pattern(Tensor& dev) {
 }
 
 void check_backward(const std::string& name, DType dtype, const Shape& s) {
-  AttentionSpec spec;
-  spec.batch = 2;
-  spec.heads = 4;
-  spec.kv_heads = s.kv_heads;
-  spec.seq_q = s.seq_q;
-  spec.seq_k = s.seq_k;
-  spec.head_dim = s.head_dim;
-  spec.dtype = dtype;
-  spec.causal = s.causal;
-  spec.causal_align = s.align;
-  spec.layout = s.layout;
-  spec.device = Device::cuda;
+  const AttentionSpec spec{.batch = 2,
+                           .heads = 4,
+                           .kv_heads = s.kv_heads,
+                           .seq_q = s.seq_q,
+                           .seq_k = s.seq_k,
+                           .head_dim = s.head_dim,
+                           .dtype = dtype,
+                           .causal = s.causal,
+                           .causal_align = s.align,
+                           .layout = s.layout,
+                           .device = Device::cuda};
   Variant* variant = find_variant(name);
   ASSERT_NE(variant, nullptr) << name;
   ASSERT_FALSE(variant->backward_refusal(spec).has_value()) << name << ": " << *variant->backward_refusal(spec);
