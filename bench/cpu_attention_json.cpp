@@ -17,46 +17,21 @@
 #include <string>
 #include <vector>
 
+#include "bench_options.h"
 #include "cpu/cpu_features.h"
 #include "cpu/fused_attention.h"
 #include "variants/reference.h"
 
-namespace {
-
-long option(int argc, char** argv, const char* name, long fallback) {
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], name) == 0) return std::stol(argv[i + 1]);
-  }
-  return fallback;
-}
-std::string text_option(int argc, char** argv, const char* name, const char* fallback) {
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], name) == 0) return argv[i + 1];
-  }
-  return fallback;
-}
-
-}  // namespace
+using attnprof::bench::option;
+using attnprof::bench::text_option;
 
 int main(int argc, char** argv) {
   using namespace attnprof;
-  try {
-    AttentionSpec spec;
-    spec.batch = option(argc, argv, "--batch", 1);
-    spec.heads = option(argc, argv, "--heads", 16);
-    spec.kv_heads = option(argc, argv, "--kv-heads", spec.heads);
-    spec.seq_q = spec.seq_k = option(argc, argv, "--seq", 1024);
-    spec.head_dim = option(argc, argv, "--head-dim", 64);
-    spec.dtype = parse_dtype(text_option(argc, argv, "--dtype", "bf16"));
-    spec.causal = option(argc, argv, "--causal", 1) != 0;
-    spec.validate();
-    const int threads = static_cast<int>(option(argc, argv, "--threads", omp_get_max_threads()));
+  return bench::guarded_main([&] {
+    const AttentionSpec spec = bench::spec_option(argc, argv, 16, "bf16");
+    const int threads = bench::apply_thread_and_isa_options(argc, argv);
     const int reps = static_cast<int>(option(argc, argv, "--reps", 5));
-    omp_set_num_threads(threads);
     const std::string name = text_option(argc, argv, "--variant", "flash");
-    KernelOverrides overrides;
-    overrides.cpu_isa = text_option(argc, argv, "--cpu-isa", "");
-    set_kernel_overrides(overrides);  // an unknown ISA: UsageError naming the allowed ones
     Variant* variant = find_variant(name);
     if (variant == nullptr) throw UsageError("--variant: unknown '" + name + "'; allowed: " + variant_names());
     if (auto why = variant->refusal(spec)) throw UsageError(*why);
@@ -83,11 +58,5 @@ int main(int argc, char** argv) {
         cpu::isa_name(cpu::fused_isa(spec.dtype, cpu::kernel_isa())), median,
         ms.front(), spec.flops() / median / 1e6, err.rel_err, err.scope().c_str());
     return 0;
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 1;
-  }
+  });
 }

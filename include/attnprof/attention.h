@@ -22,6 +22,12 @@ enum class CausalAlign { top_left, bottom_right };
 std::string_view causal_align_name(CausalAlign align);
 CausalAlign parse_causal_align(std::string_view name);  // throws UsageError naming top-left|bottom-right
 
+// What a run measures: the forward, the backward of a forward done outside the measured region
+// (as torch.profiler shows `loss.backward()`), or one training step (the forward, then its backward).
+enum class Pass { forward, backward, train };
+std::string_view pass_name(Pass pass);  // "forward", "backward", "train"
+Pass parse_pass(std::string_view name);  // throws UsageError naming forward|backward|train
+
 struct AttentionSpec {
   std::int64_t batch = 8;
   std::int64_t heads = 16;
@@ -59,5 +65,18 @@ struct AttentionInputs {
 AttentionInputs make_inputs(const AttentionSpec& spec, std::uint64_t seed);
 // An output tensor [B,H,Sq,D] in the spec's layout, dtype and device.
 Tensor make_output(const AttentionSpec& spec);
+// dO, the gradient of the output: [B,H,Sq,D] like make_output, filled with seeded normal values
+// from a stream of its own (q, k and v stay what make_inputs gives for the same seed).
+Tensor make_output_grad(const AttentionSpec& spec, std::uint64_t seed);
+// Gradient buffers: dq [B,H,Sq,D], dk and dv [B,Hkv,Sk,D], in the spec's layout, dtype and device
+// (unfilled: a backward writes every element).
+struct AttentionGrads {
+  Tensor dq, dk, dv;
+};
+AttentionGrads make_grads(const AttentionSpec& spec);
+// FLOPs of one pass: the forward's flops(); a backward counts 2.5× (FlashAttention's convention:
+// five S×S×D GEMMs, the scores recomputed, dP, dV, dQ and dK, against the forward's two), a
+// training step 3.5×.
+double pass_flops(const AttentionSpec& spec, Pass pass);
 
 }  // namespace attnprof

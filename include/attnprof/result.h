@@ -16,6 +16,9 @@ struct RunResult {
   std::string variant;
   std::string summary;           // the variant's one line
   AttentionSpec spec;
+  // What was measured (RunOptions::pass). "Per forward" below means per measured pass: one
+  // forward, one backward (the attn_bwd range) or one training step (attn_fwd + attn_bwd).
+  Pass pass = Pass::forward;
   double median_ns = 0;          // per forward: device time on the GPU (kernels), wall time on the CPU
   double cpu_ns = 0;             // CPU time per forward (the attn_fwd range)
   TimeStats time;                // the per-forward samples behind median_ns (ns): count, spread
@@ -37,6 +40,10 @@ struct RunResult {
   // NaN only in fully masked rows: the expected PyTorch behaviour of a softmax over an all −inf
   // row, not a failure (rel_err is then a number, over the defined rows).
   bool nan_only_in_masked_rows = false;
+  // Backward and train passes: ‖x − ref‖/‖ref‖ of dq, dk and dv against the fp64 reference
+  // gradients (NaN when the gradient holds a NaN), and the worst of the three.
+  double grad_rel_err = 0;
+  double grad_rel_err_dq = 0, grad_rel_err_dk = 0, grad_rel_err_dv = 0;
   double kernels_per_forward = 0;
   double memcpy_per_forward = 0;
   double memset_per_forward = 0;

@@ -18,6 +18,10 @@ inline constexpr int kMaxKeptForwards = 1000;
 struct RunOptions {
   AttentionSpec spec;
   std::string variant = "flash";
+  // What is measured (--pass): one forward; the backward of a forward run outside the measured
+  // region; or a training step, the forward then its backward. The per-forward times, work and
+  // memory of RunResult are then per measured pass.
+  Pass pass = Pass::forward;
   int threads = 0;               // 0: all cores
   std::uint64_t seed = 0;
   bool profile = true;           // false: time without recording (--no-profile)
@@ -27,8 +31,11 @@ struct RunOptions {
   bool record_shapes = true;
   bool profile_memory = true;
   std::string out_dir = "traces";  // empty: write no files
-  std::string dump_dir;            // --dump: q.npy, k.npy, v.npy, out.npy
+  std::string dump_dir;            // --dump: q.npy, k.npy, v.npy, out.npy (+ do, dq, dk, dv.npy for a backward pass)
   int determinism_runs = -1;       // -1: 10 on a GPU, 0 on the CPU (its unit tests check it)
+  // Backward and train: dq, dk, dv checked against the fp64 reference gradients (all rows) before
+  // timing; later rounds keep the first round's check.
+  bool check_gradients = true;
   KernelOverrides kernels;         // installed for the process before the run (set_kernel_overrides)
   // The kept forwards (schedule.active, or timed_forwards) are measured over this many calls of
   // run_variant (compare's rounds, compare.cpp); one call measures ceil(kept / rounds) of them.
@@ -42,11 +49,13 @@ struct RunOptions {
 // min_time_s at most to kMaxKeptForwards (never below count).
 int kept_forwards(int count, double min_time_s, double one_forward_ns);
 
-// Throws UsageError for a variant that refuses the spec, naming the reason.
+// Throws UsageError for a variant that refuses the spec, or has no backward for a backward or
+// train pass, naming the reason and what is allowed.
 RunResult run_variant(const RunOptions& options);
 
 // The options of a later round of `options`' run: the same forwards, measured again on fresh
-// inputs and output, writing no files and checking no determinism (the first round did both).
+// inputs and output, writing no files and checking no determinism or gradients (the first round
+// did those).
 RunOptions later_round(const RunOptions& options);
 // Adds a later round's samples to `into` (its times, their spread and its rate follow); the
 // trace, correctness and memory stay the first round's.

@@ -31,6 +31,33 @@ class Variant {
                        Tensor& out) = 0;
   // Bytes this variant needs beyond q, k, v and out for one forward (S×S buffers included).
   virtual std::int64_t workspace_estimate(const AttentionSpec& spec) const = 0;
+
+  // The backward pass (docs/backward.md). A run of --pass backward calls forward_for_backward()
+  // outside the measured region, then backward() inside it; --pass train measures both.
+  //
+  // nullopt when backward() can run this spec (refusal() permitting); otherwise the reason, worded
+  // as refusal()'s. By default: this variant has no backward on the spec's device.
+  virtual std::optional<std::string> backward_refusal(const AttentionSpec& spec) const;
+  // forward(), keeping what backward() reads (naive: the probabilities; a fused kernel: the
+  // log-sum-exp) until the next forward_for_backward() or release_saved(). forward() keeps
+  // nothing, so a forward pass allocates what it always did. By default: forward().
+  virtual void forward_for_backward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v,
+                                    Tensor& out) {
+    forward(spec, q, k, v, out);
+  }
+  // dq ([B,H,Sq,D]), dk and dv ([B,Hkv,Sk,D]), in spec.layout, from dout ([B,H,Sq,D]) and what the
+  // last forward_for_backward() of these q, k, v kept (out is its output). Every element of dq,
+  // dk and dv must be written. By default: throws Error (backward_refusal() said why).
+  virtual void backward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v,
+                        const Tensor& out, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv);
+  // Drops what forward_for_backward() kept.
+  virtual void release_saved() {}
+  // Bytes a backward needs beyond q, k, v, out, dout, dq, dk and dv: what its forward kept plus
+  // the backward's own peak (the memory preflight of --pass backward|train). By default the
+  // forward's workspace_estimate().
+  virtual std::int64_t backward_workspace_estimate(const AttentionSpec& spec) const {
+    return workspace_estimate(spec);
+  }
 };
 
 // The registry of variants, built-in and out-of-tree, in registration order.

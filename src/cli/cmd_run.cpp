@@ -28,13 +28,15 @@ void print_text(const RunResult& r, double peak_tflops) {
                            : s.causal_align == CausalAlign::top_left
                                ? "causal"
                                : fmt::format("causal {}", causal_align_name(s.causal_align));
-  fmt::print("{} on {}: {} B={} H={} Hkv={} Sq={} Sk={} D={} {} {}\n", r.variant, device_name(s.device),
+  const std::string pass = r.pass == Pass::forward ? "" : fmt::format(" (pass {})", pass_name(r.pass));
+  fmt::print("{} on {}{}: {} B={} H={} Hkv={} Sq={} Sk={} D={} {} {}\n", r.variant, device_name(s.device), pass,
              dtype_name(s.dtype), s.batch, s.heads, s.kv_heads, s.seq_q, s.seq_k, s.head_dim, mask,
              layout_name(s.layout));
+  const std::string per = r.pass == Pass::forward ? "forward" : r.pass == Pass::backward ? "backward" : "train step";
   fmt::print("  {:<26}{}\n", "what it runs", r.summary);
-  fmt::print("  {:<26}{}  {}\n", "median time / forward", report::median_with_spread(r.time.scaled(1e-6)),
+  fmt::print("  {:<26}{}  {}\n", "median time / " + per, report::median_with_spread(r.time.scaled(1e-6), per),
              r.timing_source);
-  fmt::print("  {:<26}{}\n", "CPU time / forward", report::median_with_spread(r.cpu_time.scaled(1e-6)));
+  fmt::print("  {:<26}{}\n", "CPU time / " + per, report::median_with_spread(r.cpu_time.scaled(1e-6), per));
   fmt::print("  {:<26}{}  (prepare, once per shape, before the first forward)\n", "one-time setup",
              report::format_duration_ns(r.setup_ns));
   const double pct = report::pct_of_peak(r.tflops, peak_tflops);
@@ -47,11 +49,15 @@ void print_text(const RunResult& r, double peak_tflops) {
              r.nan_only_in_masked_rows ? "  NaN in the fully masked rows only (as PyTorch's naive module)"
              : r.nan_output            ? "  OUTPUT HOLDS NaN"
                                        : "");
+  if (r.pass != Pass::forward) {
+    fmt::print("  {:<26}{:.2e}  (dq {:.2e}, dk {:.2e}, dv {:.2e}; all rows)\n", "gradient error vs fp64", r.grad_rel_err,
+               r.grad_rel_err_dq, r.grad_rel_err_dk, r.grad_rel_err_dv);
+  }
   if (r.masked_rows > 0) {
     fmt::print("  {:<26}{} rows see no key: {} all NaN, {} all zero\n", "fully masked rows", r.masked_rows,
                r.masked_rows_nan, r.masked_rows_zero);
   }
-  fmt::print("  {:<26}{:g} kernels, {:g} memcpy, {:g} memset\n", "work / forward", r.kernels_per_forward,
+  fmt::print("  {:<26}{:g} kernels, {:g} memcpy, {:g} memset\n", "work / " + per, r.kernels_per_forward,
              r.memcpy_per_forward, r.memset_per_forward);
   if (r.determinism_runs > 0) {
     fmt::print("  {:<26}{}\n", "determinism",

@@ -17,6 +17,7 @@
 #include "cli/parameter_flags.h"
 #include "cli/run_flags.h"
 #include "run/preflight.h"
+#include "run/run_pass.h"
 #include "cli/shape_flags.h"
 #include "core/atomic_file.h"
 #include "core/utf8.h"
@@ -48,10 +49,11 @@ struct SweepArgs {
   int forwards = 10;  // measured per point: the profiler's active steps, or timed forwards with --no-profile
   double min_time = kDefaultMinTimeS;  // seconds a point's kept forwards fill at least
   std::string out = "sweep";
+  std::string pass = "forward";
 };
 
-// Unknown variant or its refusal → "refused"; over the free memory → "skipped".
-std::optional<report::SweepRecord> precheck_point(const report::SweepPoint& point) {
+// Unknown variant or its refusal (of the spec, or of the pass) → "refused"; over the free memory → "skipped".
+std::optional<report::SweepRecord> precheck_point(const report::SweepPoint& point, Pass pass) {
   const Variant* variant = find_variant(point.variant);
   if (!variant) {
     return report::record_not_run(point, "refused", fmt::format("unknown variant; allowed: {}", variant_names()));
@@ -59,7 +61,10 @@ std::optional<report::SweepRecord> precheck_point(const report::SweepPoint& poin
   if (auto refusal = variant->refusal(point.spec)) {
     return report::record_not_run(point, "refused", name_flags(*refusal));
   }
-  const std::int64_t needed = estimate_run_bytes(point.spec, *variant);
+  if (auto refusal = pass_refusal(*variant, point.spec, pass)) {
+    return report::record_not_run(point, "refused", name_flags(*refusal));
+  }
+  const std::int64_t needed = estimate_run_bytes(point.spec, *variant, pass);
   if (auto reason = report::memory_skip_reason(needed, free_device_bytes(point.spec.device))) {
     return report::record_not_run(point, "skipped", *reason);
   }
@@ -67,6 +72,7 @@ std::optional<report::SweepRecord> precheck_point(const report::SweepPoint& poin
 }
 
 int run_sweep_command(const SweepArgs& args) {
+  const Pass pass = parse_pass(args.pass);
   AttentionSpec base;
   base.device = args.device.empty() ? default_device() : parse_device(args.device);
   base.batch = args.batch.value_or(base.device == Device::cuda ? 8 : 1);
@@ -95,7 +101,7 @@ int run_sweep_command(const SweepArgs& args) {
     probe.seq_k = seq_ks.empty() ? seqs.front() : seq_ks.front();
     probe.head_dim = head_dims.front();
     for (Variant* v : all_variants()) {
-      if (!v->refusal(probe)) variants.emplace_back(v->name());
+      if (!v->refusal(probe) && !pass_refusal(*v, probe, pass)) variants.emplace_back(v->name());
     }
   }
   for (std::int64_t s : seqs) {
@@ -119,6 +125,7 @@ int run_sweep_command(const SweepArgs& args) {
   apply_threads(args.threads);
 
   RunOptions options;
+  options.pass = pass;
   options.threads = args.threads;
   options.seed = static_cast<std::uint64_t>(args.seed);
   options.profile = !args.no_profile;
@@ -147,7 +154,7 @@ int run_sweep_command(const SweepArgs& args) {
       throw UsageError(name_flags(e.what()));
     }
   };
-  hooks.precheck = precheck_point;
+  hooks.precheck = [pass](const report::SweepPoint& point) { return precheck_point(point, pass); };
   hooks.checkpoint = [&](const std::vector<report::SweepRecord>& records) {
     report::write_sweep_files(args.out, records, ceilings, stem);
   };
@@ -216,6 +223,7 @@ Command add_sweep(CLI::App& app) {
       ->capture_default_str()
       ->check(strict_integer());
   add_min_time_option(*sub, args->min_time);
+  add_pass_flag(*sub, args->pass);
   sub->add_option("--out", args->out, "Directory for the results (sweep_<configuration>.csv and .json), traces (.json.gz) and tables (.txt)")
       ->capture_default_str()
       ->check(non_empty_path());

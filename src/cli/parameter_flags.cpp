@@ -24,6 +24,7 @@ constexpr ParameterFlag kParameterFlags[] = {
     {"causal_align", "--causal-align"},
     {"variant", "--variant"},
     {"variants", "--variants"},
+    {"pass", "--pass"},
     {"plugin", "--plugin"},
     {"out_dir", "--out"},
     {"dump_dir", "--dump"},

@@ -10,16 +10,26 @@
 
 namespace attnprof::cli {
 
+void add_pass_flag(CLI::App& app, std::string& pass) {
+  app.add_option("--pass", pass,
+                 "forward, backward (the backward of a forward run outside the measured region) or train (a "
+                 "forward then its backward, measured as one step)")
+      ->capture_default_str();
+}
+
 void RunFlags::add_to(CLI::App& app, bool single_variant) {
   shape.add_to(app);
   kernels.add_to(app);
+  add_pass_flag(app, pass);
   app.add_option("--plugin", plugins,
                  "load out-of-tree variants from a shared library exporting attnprof_register_variants (repeatable)")
       ->check(non_empty_path());
   if (single_variant) {
     app.add_option("--variant,-v", variant, "naive, inplace, math, fused, efficient, flash or cudnn")
         ->capture_default_str();
-    app.add_option("--dump", dump, "write q.npy, k.npy, v.npy and out.npy (NumPy format) into this directory")
+    app.add_option("--dump", dump,
+                   "write q.npy, k.npy, v.npy and out.npy (NumPy format) into this directory; with --pass backward "
+                   "or train also do.npy, dq.npy, dk.npy and dv.npy")
         ->check(non_empty_path());
     app.add_option("--expect", expect,
                    "guess one forward's work first (e.g. gemm,mul,masked_fill,softmax,gemm); the trace checks it");
@@ -64,6 +74,11 @@ RunOptions RunFlags::to_options() const {
   for (const std::string& plugin : plugins) load_plugin(plugin);
   if (!expect.empty() && no_profile) throw UsageError("--expect: needs a trace; it cannot be used with --no-profile");
   if (!expect.empty()) (void)report::parse_expect(expect);  // an unknown word fails before the run
+  // --expect reads the attn_fwd ranges: a guess checked against a forward would pass for a backward's.
+  if (!expect.empty() && parse_pass(pass) != Pass::forward) {
+    throw UsageError(fmt::format("--expect: guesses one forward's work; allowed with --pass forward only (got --pass {})",
+                                 pass));
+  }
   if (format != "text" && format != "json") {
     throw UsageError(fmt::format("--format: unknown format '{}'; allowed: text, json", format));
   }
@@ -75,6 +90,7 @@ RunOptions RunFlags::to_options() const {
   apply_threads(shape.threads);
   if (shape.seed < 0) throw UsageError(fmt::format("--seed: must be a non-negative integer (got {})", shape.seed));
   RunOptions options;
+  options.pass = parse_pass(pass);
   options.spec = shape.to_spec(shape.device.empty() ? default_device() : parse_device(shape.device));
   options.variant = variant;
   options.threads = shape.threads;

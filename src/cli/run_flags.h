@@ -18,6 +18,7 @@ struct RunFlags {
   ShapeFlags shape;
   KernelFlags kernels;
   std::string variant = "flash";
+  std::string pass = "forward";  // --pass forward|backward|train
   std::optional<std::string> variants;  // compare: comma-separated; absent = every variant the device supports
   std::string format = "text";
   std::string out = "traces";
@@ -41,6 +42,9 @@ struct RunFlags {
 // else UsageError naming --min-time.
 void add_min_time_option(CLI::App& app, double& min_time);
 double checked_min_time(double seconds);
+
+// --pass on run, compare and sweep: `pass` receives the text, parse_pass reads it.
+void add_pass_flag(CLI::App& app, std::string& pass);
 
 // A --variants list ("flash,math"): each name known to the registry. Throws UsageError naming
 // --variants for an empty list, an empty item ("flash,") or an unknown name. compare and sweep

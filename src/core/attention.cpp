@@ -28,6 +28,22 @@ CausalAlign parse_causal_align(std::string_view name) {
   throw UsageError("causal_align: unknown alignment '" + std::string(name) + "'; allowed: top-left, bottom-right");
 }
 
+std::string_view pass_name(Pass pass) {
+  switch (pass) {
+    case Pass::forward: return "forward";
+    case Pass::backward: return "backward";
+    case Pass::train: return "train";
+  }
+  return "forward";
+}
+
+Pass parse_pass(std::string_view name) {
+  if (name == "forward") return Pass::forward;
+  if (name == "backward") return Pass::backward;
+  if (name == "train") return Pass::train;
+  throw UsageError("pass: unknown pass '" + std::string(name) + "'; allowed: forward, backward, train");
+}
+
 double AttentionSpec::softmax_scale() const { return 1.0 / std::sqrt(static_cast<double>(head_dim)); }
 
 namespace {
@@ -102,26 +118,54 @@ Tensor make_bhsd_view(std::int64_t b, std::int64_t h, std::int64_t s, std::int64
   if (layout == Layout::bhsd) return Tensor::empty({b, h, s, d}, dtype, device);
   return Tensor::empty_strided({b, h, s, d}, {s * h * d, d, h * d, 1}, dtype, device);
 }
+
+// A [B, h, s, D] tensor in the spec's layout on its device, seeded normal values drawn on the host.
+Tensor seeded_tensor(const AttentionSpec& spec, std::int64_t h, std::int64_t s, std::uint64_t stream_seed) {
+  Tensor host = make_bhsd_view(spec.batch, h, s, spec.head_dim, spec.dtype, spec.layout, Device::cpu);
+  fill_normal(host, stream_seed);
+  if (spec.device == Device::cpu) return host;
+  Tensor dev = make_bhsd_view(spec.batch, h, s, spec.head_dim, spec.dtype, spec.layout, spec.device);
+  memory::upload(dev, host);
+  return dev;
+}
 }  // namespace
 
 AttentionInputs make_inputs(const AttentionSpec& spec, std::uint64_t seed) {
-  auto make = [&](std::int64_t h, std::int64_t s, std::uint64_t stream) {
-    Tensor host = make_bhsd_view(spec.batch, h, s, spec.head_dim, spec.dtype, spec.layout, Device::cpu);
-    fill_normal(host, seed * 3 + stream);
-    if (spec.device == Device::cpu) return host;
-    Tensor dev = make_bhsd_view(spec.batch, h, s, spec.head_dim, spec.dtype, spec.layout, spec.device);
-    memory::upload(dev, host);
-    return dev;
-  };
   AttentionInputs in;
-  in.q = make(spec.heads, spec.seq_q, 0);
-  in.k = make(spec.kv_heads, spec.seq_k, 1);
-  in.v = make(spec.kv_heads, spec.seq_k, 2);
+  in.q = seeded_tensor(spec, spec.heads, spec.seq_q, seed * 3 + 0);
+  in.k = seeded_tensor(spec, spec.kv_heads, spec.seq_k, seed * 3 + 1);
+  in.v = seeded_tensor(spec, spec.kv_heads, spec.seq_k, seed * 3 + 2);
   return in;
 }
 
 Tensor make_output(const AttentionSpec& spec) {
   return make_bhsd_view(spec.batch, spec.heads, spec.seq_q, spec.head_dim, spec.dtype, spec.layout, spec.device);
+}
+
+Tensor make_output_grad(const AttentionSpec& spec, std::uint64_t seed) {
+  // seed·3 + {0, 1, 2} are q, k, v's streams (of this seed and its neighbours); dO's is the seed
+  // through splitmix64's mixer, which no small seed·3 + i reaches.
+  std::uint64_t z = seed + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return seeded_tensor(spec, spec.heads, spec.seq_q, z ^ (z >> 31));
+}
+
+AttentionGrads make_grads(const AttentionSpec& spec) {
+  AttentionGrads g;
+  g.dq = make_output(spec);
+  g.dk = make_bhsd_view(spec.batch, spec.kv_heads, spec.seq_k, spec.head_dim, spec.dtype, spec.layout, spec.device);
+  g.dv = make_bhsd_view(spec.batch, spec.kv_heads, spec.seq_k, spec.head_dim, spec.dtype, spec.layout, spec.device);
+  return g;
+}
+
+double pass_flops(const AttentionSpec& spec, Pass pass) {
+  switch (pass) {
+    case Pass::forward: return spec.flops();
+    case Pass::backward: return 2.5 * spec.flops();
+    case Pass::train: return 3.5 * spec.flops();
+  }
+  return spec.flops();
 }
 
 }  // namespace attnprof

@@ -2,8 +2,8 @@
 // AVX512_BF16: packing converts them to fp32). Compiled with AVX-512 flags; reached only through
 // fused_attention() when kernel_isa() allows it. Tiling, FLOPs and bytes: attention_tiles.h.
 //
-// Micro-kernel: C[R][16·NZ] (+)= A[R][K] · B[K][16·NZ], R ≤ 6, NZ ≤ 4: 24 zmm accumulators,
-// NZ loads and R broadcasts per k step. One kernel serves S = Q·Kᵀ (K = D) and O += P·V (K = keys).
+// Micro-kernel: microkernel_fp32_avx512.h, C[R][16·NZ] (+)= A[R][K] · B[K][16·NZ]. One kernel
+// serves S = Q·Kᵀ (K = D) and O += P·V (K = keys).
 //
 // Softmax row max and exp inlined, α for all rows in one vector pass; K packed d-outer with
 // vector packing (16×16 transposes, pair interleave); with ≥ 2 heads per thread each thread packs
@@ -12,36 +12,11 @@
 // Speed (Zen 5 development machine, 2 threads, causal, GFLOP/s per CPU-second, D=64 / D=128):
 // fp32 414 / 415, 78% of the 2-core FMA peak 528. The earlier versions: docs/history.md.
 #include "cpu/attention_tiles.h"
+#include "cpu/microkernel_fp32_avx512.h"
 #include "cpu/vec_avx512.h"
 
 namespace attnprof::cpu {
 namespace {
-
-template <int R, int NZ>
-void tile_fp32(float* c, std::int64_t ldc, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
-               std::int64_t k_count, const float* row_scale) {
-  __m512 acc[R][NZ];
-  avx512::load_accumulators(acc, c, ldc, row_scale);
-  for (std::int64_t k = 0; k < k_count; ++k) {
-    __m512 bv[NZ];
-#pragma GCC unroll 4
-    for (int z = 0; z < NZ; ++z) bv[z] = _mm512_loadu_ps(b + k * ldb + 16 * z);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      __m512 av = _mm512_set1_ps(a[r * lda + k]);
-#pragma GCC unroll 4
-      for (int z = 0; z < NZ; ++z) acc[r][z] = _mm512_fmadd_ps(av, bv[z], acc[r][z]);
-    }
-  }
-  avx512::store_accumulators(c, ldc, acc);
-}
-
-using TileFn = void (*)(float*, std::int64_t, const float*, std::int64_t, const float*, std::int64_t, std::int64_t,
-                        const float*);
-#define ATTNPROF_TILE_ROW(R) {&tile_fp32<R, 1>, &tile_fp32<R, 2>, &tile_fp32<R, 3>, &tile_fp32<R, 4>}
-const TileFn kTiles[6][4] = {ATTNPROF_TILE_ROW(1), ATTNPROF_TILE_ROW(2), ATTNPROF_TILE_ROW(3),
-                             ATTNPROF_TILE_ROW(4), ATTNPROF_TILE_ROW(5), ATTNPROF_TILE_ROW(6)};
-#undef ATTNPROF_TILE_ROW
 
 constexpr std::int64_t kMaxHeadDim = 512;  // cpu_backend.cpp's fused_refusal enforces it
 
@@ -99,7 +74,7 @@ struct PolicyAvx512Fp32 {
   }
   static void tile(int nr, int nz, float* c, std::int64_t ldc, const float* a, std::int64_t lda, const float* b,
                    std::int64_t ldb, std::int64_t k_count, const float* row_scale) {
-    kTiles[nr - 1][nz - 1](c, ldc, a, lda, b, ldb, k_count, row_scale);
+    tile_fp32_any(false, nr, nz, c, ldc, a, lda, b, ldb, k_count, row_scale);
   }
 };
 

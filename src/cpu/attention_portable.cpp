@@ -1,8 +1,9 @@
 // Fused attention with portable loops (any x86-64; used when AVX-512 is missing or
 // --cpu-isa portable). fp32 compute; bf16/fp16 inputs converted while packing.
-// Same tiling as the AVX-512 builds (attention_tiles.h); the micro-kernel is a plain loop over a
-// row of up to 64 accumulators that GCC vectorises at the baseline ISA.
+// Same tiling as the AVX-512 builds (attention_tiles.h); the micro-kernel (microkernel_portable.h)
+// is a plain loop over a row of up to 64 accumulators that GCC vectorises at the baseline ISA.
 #include "cpu/attention_tiles.h"
+#include "cpu/microkernel_portable.h"
 
 namespace attnprof::cpu {
 namespace {
@@ -25,18 +26,7 @@ struct PolicyPortable {
   }
   static void tile(int nr, int nz, float* c, std::int64_t ldc, const float* a, std::int64_t lda, const float* b,
                    std::int64_t ldb, std::int64_t k_count, const float* row_scale) {
-    const int width = 16 * nz;
-    for (int r = 0; r < nr; ++r) {
-      float acc[64];
-      const float sc = row_scale != nullptr ? row_scale[r] : 0.0f;
-      for (int j = 0; j < width; ++j) acc[j] = row_scale != nullptr ? c[r * ldc + j] * sc : 0.0f;
-      for (std::int64_t k = 0; k < k_count; ++k) {
-        const float av = a[r * lda + k];
-        const float* brow = b + k * ldb;
-        for (int j = 0; j < width; ++j) acc[j] += av * brow[j];
-      }
-      for (int j = 0; j < width; ++j) c[r * ldc + j] = acc[j];
-    }
+    tile_portable(false, nr, nz, c, ldc, a, lda, b, ldb, k_count, row_scale);
   }
 };
 

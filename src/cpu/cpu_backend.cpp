@@ -1,6 +1,7 @@
 // The CPU Backend: each call is one piece of work, recorded as one `cpu_kernel` range whose name
 // says what ran (gemm, mul, copy, fill, masked_fill, where, tril, triu, logical_not, isneginf,
-// all, add, softmax, scale_mask_softmax, flash_attention, efficient_attention) and in which dtype.
+// all, add, softmax, scale_mask_softmax, softmax_backward, scale_softmax_backward,
+// sum_head_groups, flash_attention, efficient_attention and their _backward) and in which dtype.
 #include "cpu/cpu_backend.h"
 
 #include <attnprof/error.h>
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "core/saturating.h"
+#include "cpu/attention_backward.h"
 #include "cpu/cpu_features.h"
 #include "cpu/elementwise.h"
 #include "cpu/fused_attention.h"
@@ -56,12 +58,16 @@ constexpr TileConfig kFlashTiles{64, 256, true};
 // efficient: xformers-style 64×64 tiles, K/V packed tile by tile as each q-block reaches them,
 // static schedule in memory order.
 constexpr TileConfig kEfficientTiles{64, 64, false};
+// The backward's (attention_backward_tiles.h): a work item owns block_k keys' dK/dV and walks the
+// group's q-blocks of block_q rows.
+constexpr BackwardTiles kFlashBackwardTiles{64, 128};
+constexpr BackwardTiles kEfficientBackwardTiles{64, 64};
 // The AMX path (attention_amx.cpp) tiles 32 × 32: both configurations must divide into it.
 static_assert(kFlashTiles.block_q % 32 == 0 && kFlashTiles.block_k % 32 == 0);
 static_assert(kEfficientTiles.block_q % 32 == 0 && kEfficientTiles.block_k % 32 == 0);
 
-FusedProblem fused_problem(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
-                           Tensor* lse) {
+// The spec's shape, scale and masking (no tensors yet).
+FusedProblem problem_shape(const AttentionSpec& spec) {
   FusedProblem p;
   p.dtype = spec.dtype;
   p.batch = spec.batch;
@@ -73,16 +79,25 @@ FusedProblem fused_problem(const AttentionSpec& spec, Tensor& out, const Tensor&
   p.scale = static_cast<float>(spec.softmax_scale());
   p.causal = spec.causal;
   p.causal_offset = spec.causal_offset();
+  return p;
+}
+
+void copy_strides(std::int64_t* dst, const Tensor& t) {
+  for (int d = 0; d < 4; ++d) dst[d] = t.stride(d);
+}
+
+// The backward reads out and lse through the same problem, so both are const here.
+FusedProblem fused_problem(const AttentionSpec& spec, const Tensor& out, const Tensor& q, const Tensor& k,
+                           const Tensor& v, const Tensor* lse) {
+  FusedProblem p = problem_shape(spec);
   p.q = q.raw();
   p.k = k.raw();
   p.v = v.raw();
   p.out = out.raw();
-  for (int d = 0; d < 4; ++d) {
-    p.q_strides[d] = q.stride(d);
-    p.k_strides[d] = k.stride(d);
-    p.v_strides[d] = v.stride(d);
-    p.out_strides[d] = out.stride(d);
-  }
+  copy_strides(p.q_strides, q);
+  copy_strides(p.k_strides, k);
+  copy_strides(p.v_strides, v);
+  copy_strides(p.out_strides, out);
   if (lse != nullptr) {
     if (lse->dtype() != DType::fp32 || !lse->is_contiguous() || lse->numel() != spec.batch * spec.heads * spec.seq_q) {
       throw Error("cpu attention: lse must be a contiguous fp32 [B, H, Sq] tensor, got " + lse->describe());
@@ -92,19 +107,53 @@ FusedProblem fused_problem(const AttentionSpec& spec, Tensor& out, const Tensor&
   return p;
 }
 
+void expect_operand(const AttentionSpec& spec, const Tensor& t, const char* what, std::int64_t heads,
+                    std::int64_t seq) {
+  const std::vector<std::int64_t> want{spec.batch, heads, seq, spec.head_dim};
+  if (t.rank() != 4 || t.shape() != want || t.dtype() != spec.dtype) {
+    throw Error(fmt::format("cpu attention: {} is {}, the spec needs {}[{}, {}, {}, {}]", what, t.describe(),
+                            dtype_name(spec.dtype), spec.batch, heads, seq, spec.head_dim));
+  }
+}
+
 void check_fused_operands(const AttentionSpec& spec, const Tensor& out, const Tensor& q, const Tensor& k,
                           const Tensor& v) {
-  auto expect = [&](const Tensor& t, const char* what, std::int64_t heads, std::int64_t seq) {
-    const std::vector<std::int64_t> want{spec.batch, heads, seq, spec.head_dim};
-    if (t.rank() != 4 || t.shape() != want || t.dtype() != spec.dtype) {
-      throw Error(fmt::format("cpu attention: {} is {}, the spec needs {}[{}, {}, {}, {}]", what, t.describe(),
-                              dtype_name(spec.dtype), spec.batch, heads, seq, spec.head_dim));
-    }
-  };
-  expect(q, "q", spec.heads, spec.seq_q);
-  expect(k, "k", spec.kv_heads, spec.seq_k);
-  expect(v, "v", spec.kv_heads, spec.seq_k);
-  expect(out, "out", spec.heads, spec.seq_q);
+  expect_operand(spec, q, "q", spec.heads, spec.seq_q);
+  expect_operand(spec, k, "k", spec.kv_heads, spec.seq_k);
+  expect_operand(spec, v, "v", spec.kv_heads, spec.seq_k);
+  expect_operand(spec, out, "out", spec.heads, spec.seq_q);
+}
+
+// The tensors of one backward, destinations first.
+struct BackwardOperands {
+  Tensor& dq;
+  Tensor& dk;
+  Tensor& dv;
+  const Tensor& q;
+  const Tensor& k;
+  const Tensor& v;
+  const Tensor& out;
+  const Tensor& lse;
+  const Tensor& dout;
+};
+
+BackwardProblem backward_problem(const AttentionSpec& spec, const BackwardOperands& o) {
+  check_fused_operands(spec, o.out, o.q, o.k, o.v);
+  expect_operand(spec, o.dout, "dout", spec.heads, spec.seq_q);
+  expect_operand(spec, o.dq, "dq", spec.heads, spec.seq_q);
+  expect_operand(spec, o.dk, "dk", spec.kv_heads, spec.seq_k);
+  expect_operand(spec, o.dv, "dv", spec.kv_heads, spec.seq_k);
+  BackwardProblem p;
+  p.forward = fused_problem(spec, o.out, o.q, o.k, o.v, &o.lse);
+  p.dout = o.dout.raw();
+  p.dq = o.dq.raw();
+  p.dk = o.dk.raw();
+  p.dv = o.dv.raw();
+  copy_strides(p.dout_strides, o.dout);
+  copy_strides(p.dq_strides, o.dq);
+  copy_strides(p.dk_strides, o.dk);
+  copy_strides(p.dv_strides, o.dv);
+  return p;
 }
 
 class CpuBackend final : public ops::Backend {
@@ -182,6 +231,16 @@ class CpuBackend final : public ops::Backend {
     KernelRange r(named("scale_mask_softmax", dst.dtype()));
     kernels::scale_mask_softmax(dst, src, scale, causal, causal_offset);
   }
+  void softmax_backward(Tensor& dst, const Tensor& grad, const Tensor& probs, double scale) override {
+    require_cpu("softmax_backward", {&dst, &grad, &probs});
+    KernelRange r(named(scale == 1.0 ? "softmax_backward" : "scale_softmax_backward", dst.dtype()));
+    kernels::softmax_backward(dst, grad, probs, scale);
+  }
+  void sum_head_groups(Tensor& dst, const Tensor& src) override {
+    require_cpu("sum_head_groups", {&dst, &src});
+    KernelRange r(named("sum_head_groups", dst.dtype()));
+    kernels::sum_head_groups(dst, src);
+  }
   void attention_efficient(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
                            Tensor* lse) override {
     run_fused("efficient_attention", kEfficientTiles, spec, out, q, k, v, lse);
@@ -190,8 +249,22 @@ class CpuBackend final : public ops::Backend {
                        Tensor* lse) override {
     run_fused("flash_attention", kFlashTiles, spec, out, q, k, v, lse);
   }
+  void attention_efficient_backward(const AttentionSpec& spec, Tensor& dq, Tensor& dk, Tensor& dv, const Tensor& q,
+                                    const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
+                                    const Tensor& dout) override {
+    run_fused_backward("efficient_attention_backward", kEfficientBackwardTiles, spec,
+                       {dq, dk, dv, q, k, v, out, lse, dout});
+  }
+  void attention_flash_backward(const AttentionSpec& spec, Tensor& dq, Tensor& dk, Tensor& dv, const Tensor& q,
+                                const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
+                                const Tensor& dout) override {
+    run_fused_backward("flash_attention_backward", kFlashBackwardTiles, spec, {dq, dk, dv, q, k, v, out, lse, dout});
+  }
   std::int64_t fused_workspace_bytes(const AttentionSpec& spec, bool flash) const override {
     return cpu::fused_workspace_bytes(spec, flash);
+  }
+  std::int64_t fused_backward_workspace_bytes(const AttentionSpec& spec, bool flash) const override {
+    return cpu::fused_backward_workspace_bytes(spec, flash);
   }
   std::optional<std::string> fused_refusal(const AttentionSpec& spec) const override {
     if (spec.dtype != DType::bf16 && spec.dtype != DType::fp16 && spec.dtype != DType::fp32) {
@@ -223,6 +296,21 @@ class CpuBackend final : public ops::Backend {
     scratch = Tensor::empty({threads * ws.per_thread_bytes}, DType::boolean, Device::cpu);
     fused_attention(problem, tiles, isa, prepack.defined() ? prepack.raw() : nullptr, scratch.raw(), threads);
   }
+
+  void run_fused_backward(const char* what, const BackwardTiles& tiles, const AttentionSpec& spec,
+                          const BackwardOperands& o) {
+    require_cpu(what, {&o.dq, &o.dk, &o.dv, &o.q, &o.k, &o.v, &o.out, &o.lse, &o.dout});
+    if (auto why = fused_refusal(spec)) throw UsageError(*why);
+    const BackwardProblem problem = backward_problem(spec, o);
+    const Isa isa = backward_isa(kernel_isa());
+    KernelRange r(fused_kernel_name(what, spec.dtype, isa));
+    const int threads = omp_get_max_threads();
+    const BackwardWorkspace ws = backward_workspace(problem, tiles, threads);
+    // Workspace through the allocator, so peak-memory statistics see it.
+    Tensor shared = Tensor::empty({ws.shared_bytes}, DType::boolean, Device::cpu);
+    Tensor scratch = Tensor::empty({sat_mul(threads, ws.per_thread_bytes)}, DType::boolean, Device::cpu);
+    attention_backward(problem, tiles, isa, shared.raw(), scratch.raw(), threads);
+  }
 };
 
 }  // namespace
@@ -236,19 +324,18 @@ ops::Backend& cpu_backend() {
 
 // Bytes the fused kernels allocate for one forward (variants' workspace_estimate uses it).
 std::int64_t fused_workspace_bytes(const AttentionSpec& spec, bool flash) {
-  FusedProblem p;
-  p.dtype = spec.dtype;
-  p.batch = spec.batch;
-  p.heads = spec.heads;
-  p.kv_heads = spec.kv_heads;
-  p.seq_q = spec.seq_q;
-  p.seq_k = spec.seq_k;
-  p.head_dim = spec.head_dim;
-  p.causal = spec.causal;
-  p.causal_offset = spec.causal_offset();
+  const FusedProblem p = problem_shape(spec);
   const FusedWorkspace ws = fused_workspace(p, flash ? kFlashTiles : kEfficientTiles, fused_isa(spec.dtype, kernel_isa()),
                                             omp_get_max_threads());
   return sat_add(ws.prepack_bytes, sat_mul(ws.per_thread_bytes, omp_get_max_threads()));
+}
+
+std::int64_t fused_backward_workspace_bytes(const AttentionSpec& spec, bool flash) {
+  BackwardProblem p;
+  p.forward = problem_shape(spec);
+  const BackwardWorkspace ws =
+      backward_workspace(p, flash ? kFlashBackwardTiles : kEfficientBackwardTiles, omp_get_max_threads());
+  return sat_add(ws.shared_bytes, sat_mul(ws.per_thread_bytes, omp_get_max_threads()));
 }
 
 }  // namespace attnprof::cpu

@@ -187,4 +187,26 @@ void all_lastdim(Tensor& dst, const Tensor& src) {
   });
 }
 
+void sum_head_groups(Tensor& dst, const Tensor& src) {
+  if (dst.rank() != 4 || src.rank() != 4 || dst.size(0) != src.size(0) || dst.size(2) != src.size(2) ||
+      dst.size(3) != src.size(3) || dst.size(1) == 0 || src.size(1) % dst.size(1) != 0) {
+    throw Error(fmt::format("cpu sum_head_groups: {} does not sum into {} by groups of heads", src.describe(),
+                            dst.describe()));
+  }
+  require_dtype("sum_head_groups", src, is_float16_or_32(src.dtype()), "bf16, fp16, fp32");
+  require_dtype("sum_head_groups", dst, is_float16_or_32(dst.dtype()), "bf16, fp16, fp32");
+  const Strided4 d = strided4(dst), s = strided4(src);
+  const std::int64_t n = d.shape[3], group = src.size(1) / dst.size(1);
+  for_each_row(d, [&](std::int64_t i0, std::int64_t i1, std::int64_t i2) {
+    float* acc = float_buffer(0, n);
+    float* row = float_buffer(1, n);
+    load_row(acc, s, s.row(i0, i1 * group, i2), n);
+    for (std::int64_t g = 1; g < group; ++g) {
+      load_row(row, s, s.row(i0, i1 * group + g, i2), n);
+      for (std::int64_t j = 0; j < n; ++j) acc[j] += row[j];
+    }
+    store_row(d, d.row(i0, i1, i2), acc, n);
+  });
+}
+
 }  // namespace attnprof::cpu::kernels

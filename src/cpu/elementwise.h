@@ -16,5 +16,8 @@ void isneginf(Tensor& dst, const Tensor& src);
 // keep (i, j) of the last two dims where j − i ≤ diagonal (lower) / j − i ≥ diagonal (upper), else 0
 void triangle(Tensor& dst, const Tensor& src, std::int64_t diagonal, bool upper);
 void all_lastdim(Tensor& dst, const Tensor& src);
+// dst[b, g] = Σ_{h in group g} src[b, h] over dim 1, the groups of H / G consecutive heads (the
+// backward of repeat_interleave(G heads → H)); fp32 accumulation, one rounding into dst.
+void sum_head_groups(Tensor& dst, const Tensor& src);
 
 }  // namespace attnprof::cpu::kernels

@@ -12,8 +12,10 @@
 
 namespace attnprof::cpu::kernels {
 namespace {
-float* row_buffer(std::int64_t n) {
-  thread_local std::vector<float> buffer;
+// Each thread's row buffers: `which` 0 for the row, 1 for a second operand's.
+float* row_buffer(std::int64_t n, int which = 0) {
+  thread_local std::vector<float> buffers[2];
+  std::vector<float>& buffer = buffers[which];
   if (static_cast<std::int64_t>(buffer.size()) < n) buffer.resize(static_cast<std::size_t>(n));
   return buffer.data();
 }
@@ -50,6 +52,23 @@ void scale_mask_softmax(Tensor& dst, const Tensor& src, double scale, bool causa
     rk.scale(x, sum > 0.0f ? 1.0f / sum : 0.0f, visible);
     for (std::int64_t j = visible; j < n; ++j) x[j] = 0.0f;
     store_row(d, d.row(i0, i1, i2), x, n);
+  });
+}
+
+void softmax_backward(Tensor& dst, const Tensor& grad, const Tensor& probs, double scale) {
+  require_same_shape("softmax_backward", dst, {&grad, &probs});
+  const Strided4 d = strided4(dst), g = strided4(grad), p = strided4(probs);
+  const std::int64_t n = d.shape[3];
+  const float s = static_cast<float>(scale);
+  for_each_row(d, [&](std::int64_t i0, std::int64_t i1, std::int64_t i2) {
+    float* dy = row_buffer(n, 0);
+    float* y = row_buffer(n, 1);
+    load_row(dy, g, g.row(i0, i1, i2), n);
+    load_row(y, p, p.row(i0, i1, i2), n);
+    float dot = 0.0f;
+    for (std::int64_t j = 0; j < n; ++j) dot += dy[j] * y[j];
+    for (std::int64_t j = 0; j < n; ++j) dy[j] = s * y[j] * (dy[j] - dot);
+    store_row(d, d.row(i0, i1, i2), dy, n);
   });
 }
 

@@ -110,6 +110,14 @@ class CudaBackend final : public ops::Backend {
     NvtxRange range("scale_mask_softmax");
     launch_scale_mask_softmax(make_arg(dst), make_arg(src), static_cast<float>(scale), causal, causal_offset, stream_);
   }
+  void softmax_backward(Tensor& dst, const Tensor& grad, const Tensor& probs, double scale) override {
+    NvtxRange range("softmax_backward");
+    launch_softmax_backward(make_arg(dst), make_arg(grad), make_arg(probs), static_cast<float>(scale), stream_);
+  }
+  void sum_head_groups(Tensor& dst, const Tensor& src) override {
+    NvtxRange range("sum_head_groups");
+    launch_sum_head_groups(make_arg(dst), make_arg(src), stream_);
+  }
   void attention_efficient(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
                            Tensor* lse) override {
     NvtxRange range("attention_efficient");
@@ -123,6 +131,18 @@ class CudaBackend final : public ops::Backend {
     if (const DecodePlan plan = flash_decode_plan(DecodeShape::of(spec)); plan.runs())  // few query rows, many keys
       return launch_decode_attention(fused_attention_args(spec, out, q, k, v, lse), plan, stream_);
     run_fused_attention(spec, out, q, k, v, lse, launch_flash_attention, stream_);
+  }
+  void attention_efficient_backward(const AttentionSpec& spec, Tensor& dq, Tensor& dk, Tensor& dv, const Tensor& q,
+                                    const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
+                                    const Tensor& dout) override {
+    (void)spec, (void)dq, (void)dk, (void)dv, (void)q, (void)k, (void)v, (void)out, (void)lse, (void)dout;
+    throw UsageError(ops::kNoGpuFusedBackward);
+  }
+  void attention_flash_backward(const AttentionSpec& spec, Tensor& dq, Tensor& dk, Tensor& dv, const Tensor& q,
+                                const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
+                                const Tensor& dout) override {
+    (void)spec, (void)dq, (void)dk, (void)dv, (void)q, (void)k, (void)v, (void)out, (void)lse, (void)dout;
+    throw UsageError(ops::kNoGpuFusedBackward);
   }
   std::optional<std::string> fused_refusal(const AttentionSpec& spec) const override {
     return fused_attention_refusal(spec);

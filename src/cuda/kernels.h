@@ -36,5 +36,10 @@ void launch_softmax_lastdim(const TensorArg& dst, const TensorArg& src, cudaStre
 // causal: column j of query row i is kept iff j <= i + causal_offset; a row keeping none gives zeros.
 void launch_scale_mask_softmax(const TensorArg& dst, const TensorArg& src, float scale, bool causal,
                                std::int64_t causal_offset, cudaStream_t stream);
+// dst = scale · probs ⊙ (grad − rowsum(grad ⊙ probs)) over the last dim; dst may alias grad.
+void launch_softmax_backward(const TensorArg& dst, const TensorArg& grad, const TensorArg& probs, float scale,
+                             cudaStream_t stream);
+// dst [B,G,S,D] = Σ over each group of H/G consecutive heads of src [B,H,S,D], in fp32.
+void launch_sum_head_groups(const TensorArg& dst, const TensorArg& src, cudaStream_t stream);
 
 }  // namespace attnprof::cuda

@@ -38,6 +38,18 @@ void Backend::cudnn_sdpa_forward(const AttentionSpec& spec, Tensor& out, const T
   throw_no_cudnn(spec);
 }
 
+void Backend::softmax_backward(Tensor& dst, const Tensor& grad, const Tensor& probs, double scale) {
+  (void)grad, (void)probs, (void)scale;
+  throw UsageError(fmt::format("device {}: no softmax backward kernel on this device; allowed: cpu",
+                               device_name(dst.device())));
+}
+
+void Backend::sum_head_groups(Tensor& dst, const Tensor& src) {
+  (void)src;
+  throw UsageError(fmt::format("device {}: no head-group sum kernel on this device; allowed: cpu",
+                               device_name(dst.device())));
+}
+
 std::int64_t Backend::log_sum_exp_bytes(const AttentionSpec& spec) {
   return sat_product({spec.batch, spec.heads, spec.seq_q, 4});
 }
@@ -45,6 +57,15 @@ std::int64_t Backend::log_sum_exp_bytes(const AttentionSpec& spec) {
 std::int64_t Backend::fused_workspace_bytes(const AttentionSpec& spec, bool flash) const {
   (void)flash;
   return log_sum_exp_bytes(spec);
+}
+
+std::int64_t Backend::flash_backward_default_bytes(const AttentionSpec& spec) {
+  return sat_add(log_sum_exp_bytes(spec), sat_product({spec.batch, spec.heads, spec.seq_q, spec.head_dim, 4}));
+}
+
+std::int64_t Backend::fused_backward_workspace_bytes(const AttentionSpec& spec, bool flash) const {
+  (void)flash;
+  return flash_backward_default_bytes(spec);
 }
 
 void install_backend(Device device, Backend* backend) {

@@ -50,18 +50,40 @@ class Backend {
   virtual void scale_mask_softmax(Tensor& dst, const Tensor& src, double scale, bool causal,
                                   std::int64_t causal_offset = 0) = 0;
 
+  // The softmax's backward over the last dim: dst = scale · probs ⊙ (grad − rowsum(grad ⊙ probs))
+  // (scale 1: PyTorch's _softmax_backward_data; the scores' scale folded in: torch.compile's one
+  // kernel). dst may alias grad. By default: throws UsageError (the device has no such kernel).
+  virtual void softmax_backward(Tensor& dst, const Tensor& grad, const Tensor& probs, double scale);
+  // dst [B,G,S,D] = the sums of src [B,H,S,D] over each group of H/G consecutive heads (GQA's
+  // dK and dV). By default: throws UsageError (the device has no such kernel).
+  virtual void sum_head_groups(Tensor& dst, const Tensor& src);
+
   // Single-kernel fused attention. out/q/k/v as in AttentionSpec; lse (optional, fp32 [B,H,Sq])
   // receives the natural-log log-sum-exp of each row. Fully masked rows give zeros.
   virtual void attention_efficient(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k,
                                    const Tensor& v, Tensor* lse) = 0;
   virtual void attention_flash(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k,
                                const Tensor& v, Tensor* lse) = 0;
+  // The FlashAttention-2 backward of those kernels: dq [B,H,Sq,D], dk and dv [B,Hkv,Sk,D] (the
+  // spec's dtype, any strides; dk/dv summed over the query heads of each group) from q, k, v, the
+  // forward's out and lse (fp32 [B,H,Sq], natural log) and dout [B,H,Sq,D]. Rows that saw no key
+  // (lse −inf) contribute nothing and get dq = 0.
+  virtual void attention_efficient_backward(const AttentionSpec& spec, Tensor& dq, Tensor& dk, Tensor& dv,
+                                            const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                                            const Tensor& lse, const Tensor& dout) = 0;
+  virtual void attention_flash_backward(const AttentionSpec& spec, Tensor& dq, Tensor& dk, Tensor& dv, const Tensor& q,
+                                        const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
+                                        const Tensor& dout) = 0;
   // nullopt when this backend's fused kernels take the spec; otherwise why not.
   virtual std::optional<std::string> fused_refusal(const AttentionSpec& spec) const = 0;
   // Bytes the fused kernels allocate for one forward beyond inputs and output (the variants'
   // workspace_estimate). By default the fp32 log-sum-exp per query row a GPU kernel keeps.
   virtual std::int64_t fused_workspace_bytes(const AttentionSpec& spec, bool flash) const;
   static std::int64_t log_sum_exp_bytes(const AttentionSpec& spec);
+  // Bytes the fused backward allocates beyond its inputs and gradients. By default what a GPU
+  // FlashAttention-2 backward keeps: Δ = rowsum(dO ⊙ O) per query row and an fp32 dQ accumulator.
+  virtual std::int64_t fused_backward_workspace_bytes(const AttentionSpec& spec, bool flash) const;
+  static std::int64_t flash_backward_default_bytes(const AttentionSpec& spec);
 
   // cuDNN's fused SDPA (the cudnn variant) on a device that has it; others throw UsageError.
   // prepare builds the plan for the spec outside the timed forward (cuDNN compiles its kernel then)

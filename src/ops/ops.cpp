@@ -72,6 +72,11 @@ Tensor mul(const Tensor& src, double scalar) {
   return out;
 }
 
+void mul_out(Tensor& dst, const Tensor& src, double scalar) {
+  Range r(Category::cpu_op, "aten::mul", {&src});
+  backend(src.device()).mul_scalar(dst, src, scalar);
+}
+
 void mul_(Tensor& self, double scalar) {
   Range r(Category::cpu_op, "aten::mul_", {&self});
   backend(self.device()).mul_scalar(self, self, scalar);
@@ -214,6 +219,34 @@ void efficient_attention_out(const AttentionSpec& spec, Tensor& out, const Tenso
   Range r(Category::cpu_op, "aten::scaled_dot_product_attention", {&q, &k, &v});
   Range inner(Category::cpu_op, "aten::_scaled_dot_product_efficient_attention", {&q, &k, &v});
   backend(q.device()).attention_efficient(spec, out, q, k, v, lse);
+}
+
+// PyTorch's names: SDPA's backward op, then the kernel's (CPU: one op for flash; efficient has
+// no CPU kernel in PyTorch, so its names are the CUDA ones on either device).
+void flash_attention_backward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v,
+                              const Tensor& out, const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk,
+                              Tensor& dv) {
+  if (q.device() == Device::cpu) {
+    Range r(Category::cpu_op, "aten::_scaled_dot_product_flash_attention_for_cpu_backward", {&dout, &q, &k, &v});
+    backend(q.device()).attention_flash_backward(spec, dq, dk, dv, q, k, v, out, lse, dout);
+    return;
+  }
+  Range r(Category::cpu_op, "aten::_scaled_dot_product_flash_attention_backward", {&dout, &q, &k, &v});
+  Range inner(Category::cpu_op, "aten::_flash_attention_backward", {&dout, &q, &k, &v});
+  backend(q.device()).attention_flash_backward(spec, dq, dk, dv, q, k, v, out, lse, dout);
+}
+
+void efficient_attention_backward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v,
+                                  const Tensor& out, const Tensor& lse, const Tensor& dout, Tensor& dq, Tensor& dk,
+                                  Tensor& dv) {
+  Range r(Category::cpu_op, "aten::_scaled_dot_product_efficient_attention_backward", {&dout, &q, &k, &v});
+  Range inner(Category::cpu_op, "aten::_efficient_attention_backward", {&dout, &q, &k, &v});
+  backend(q.device()).attention_efficient_backward(spec, dq, dk, dv, q, k, v, out, lse, dout);
+}
+
+std::int64_t fused_backward_workspace_bytes(const AttentionSpec& spec, bool flash) {
+  if (!has_backend(spec.device)) return Backend::flash_backward_default_bytes(spec);
+  return backend(spec.device).fused_backward_workspace_bytes(spec, flash);
 }
 
 }  // namespace attnprof::ops

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "report/ceilings.h"
 #include "report/result_keys.h"
@@ -91,6 +92,7 @@ GlanceRow glance_row(const RunResult& result, double peak_tflops) {
   row.masked_rows = result.masked_rows;
   row.masked_rows_nan = result.masked_rows_nan;
   row.nan_only_in_masked_rows = result.nan_only_in_masked_rows;
+  if (result.pass != Pass::forward) row.grad_rel_err = result.grad_rel_err;
   row.trace_path = result.trace_path;
   RunFacts facts = run_facts(result);
   if (result.trace) {
@@ -147,6 +149,9 @@ nlohmann::json glance_row_json(const GlanceRow& row) {
     // masked rows (PyTorch's naive behaviour) keeps the error over the defined rows.
     const bool undefined = (row.nan_output && !row.nan_only_in_masked_rows) || !std::isfinite(row.rel_err);
     j["rel_err"] = undefined ? nlohmann::json(nullptr) : nlohmann::json(row.rel_err);
+    if (row.grad_rel_err) {
+      j["grad_rel_err"] = std::isfinite(*row.grad_rel_err) ? nlohmann::json(*row.grad_rel_err) : nlohmann::json(nullptr);
+    }
   }
   j["nan_output"] = row.nan_output;
   j["fully_masked_rows"] = row.masked_rows;
@@ -194,6 +199,10 @@ GlanceRow glance_row_from_json(const nlohmann::json& j) {
   row.masked_rows = static_cast<std::int64_t>(number_or_zero(j, "fully_masked_rows"));
   row.masked_rows_nan = static_cast<std::int64_t>(number_or_zero(j, "fully_masked_rows_nan"));
   row.nan_only_in_masked_rows = j.value("nan_only_in_masked_rows", false);
+  if (j.contains("grad_rel_err")) {
+    const nlohmann::json& g = j["grad_rel_err"];
+    row.grad_rel_err = g.is_number() ? g.get<double>() : std::numeric_limits<double>::quiet_NaN();
+  }
   row.trace_path = j.value("trace_path", std::string());
   if (j.contains("insights") && j["insights"].is_array()) {
     for (const auto& i : j["insights"]) {

@@ -38,6 +38,8 @@ struct GlanceRow {
   std::int64_t masked_rows = 0;
   std::int64_t masked_rows_nan = 0;
   bool nan_only_in_masked_rows = false;
+  // Backward and train rows: the worst of dQ, dK, dV against fp64 (NaN when one holds NaN).
+  std::optional<double> grad_rel_err;
   std::vector<Insight> insights;
   std::string trace_path;
 };
@@ -50,13 +52,14 @@ GlanceRow glance_row(const RunResult& result, double peak_tflops);
 GlanceRow refused_row(std::string variant, std::string summary, std::string reason);
 
 // "1×4×512×64 (B×H×S×D) fp32 bhsd causal · device: cpu, <model> · 2 threads · median of 10
-// forwards": what every row ran on. counts: the fewest and most forwards a row's median is of
-// ("medians of 267–1000 forwards" when the rows differ, as --min-time makes them).
+// forwards": what every row ran on; a backward or train run says "· pass backward" after the mask
+// and counts "backwards" or "training steps". counts: the fewest and most of them a row's median
+// is of ("medians of 267–1000 forwards" when the rows differ, as --min-time makes them).
 std::string table_header(const RunResult& result, const std::string& device_name,
                          std::pair<std::int64_t, std::int64_t> counts);
 // `header`, then one line per variant (the columns that fit in `width`: variant, median ms and
 // its min–max spread first, then TFLOP/s, %peak, error, kernels, CPU ms, extra memory, memcpy,
-// memset), then the ranking sentence and every insight once, naming the rows it came from,
+// memset; "grad err" after err when a row has a gradient error), then the ranking sentence and every insight once, naming the rows it came from,
 // wrapped to `width`. No line is wider than `width` unless the three first columns or a single
 // word are.
 std::string glance_text(const std::vector<GlanceRow>& rows, int width = 100, const std::string& header = "");
@@ -64,7 +67,8 @@ std::string glance_text(const std::vector<GlanceRow>& rows, int width = 100, con
 //   "device_ms", "cpu_ms", "time_stats", "cpu_time_stats" ({"count", "median_ms", "min_ms", "max_ms",
 //   "p10_ms", "p90_ms"}), "peak_extra_bytes", "tflops", "pct_of_peak", "rel_err",
 //   "insights": [{"code", "text", "about"}]}]} — plus "summary", "nan_output", "fully_masked_rows",
-// "fully_masked_rows_nan", "nan_only_in_masked_rows", "trace_path", "setup_ms" and, for a refusal, "refused"
+// "fully_masked_rows_nan", "nan_only_in_masked_rows", "trace_path", "setup_ms", "grad_rel_err" (backward and
+// train rows; null when NaN) and, for a refusal, "refused"
 // with the reason and null numbers. rel_err is null when it is undefined (NaN in a defined row).
 nlohmann::json glance_json(const std::vector<GlanceRow>& rows);
 nlohmann::json glance_row_json(const GlanceRow& row);

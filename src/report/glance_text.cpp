@@ -50,6 +50,12 @@ std::vector<Column> all_columns() {
        [](const GlanceRow& r) {
          return r.nan_output && !r.nan_only_in_masked_rows ? std::string("nan") : fmt::format("{:.1e}", r.rel_err);
        }},
+      // backward and train rows: the worst of dQ, dK, dV (the column is left out when no row has one)
+      {"grad err", 3,
+       [](const GlanceRow& r) {
+         if (!r.grad_rel_err) return std::string("-");
+         return std::isfinite(*r.grad_rel_err) ? fmt::format("{:.1e}", *r.grad_rel_err) : std::string("nan");
+       }},
       {"kern", 4, [](const GlanceRow& r) { return count_text(r.kernels_per_forward); }},
       {"CPU ms", 5, [](const GlanceRow& r) { return ms_text(r.cpu_ms); }},
       {"extra mem", 6, [](const GlanceRow& r) { return format_bytes(static_cast<double>(r.peak_extra_bytes)); }},
@@ -84,11 +90,13 @@ std::string table_header(const RunResult& r, const std::string& device_name,
   // The threads the run used, unless the device's label already states them.
   const std::string threads = r.threads == 1 ? "1 thread" : fmt::format("{} threads", r.threads);
   if (device.find(threads) == std::string::npos) device += " \u00b7 " + threads;
+  const std::string pass = r.pass == Pass::forward ? "" : fmt::format(" \u00b7 pass {}", pass_name(r.pass));
+  const char* counted = r.pass == Pass::forward ? "forwards" : r.pass == Pass::backward ? "backwards" : "training steps";
   const std::string medians = counts.first == counts.second
-                                  ? fmt::format("median of {} forwards", counts.first)
-                                  : fmt::format("medians of {}\u2013{} forwards", counts.first, counts.second);
-  return fmt::format("{} {} {} {} \u00b7 device: {} \u00b7 {}", shape, dtype_name(s.dtype), layout_name(s.layout), mask,
-                     device, medians);
+                                  ? fmt::format("median of {} {}", counts.first, counted)
+                                  : fmt::format("medians of {}\u2013{} {}", counts.first, counts.second, counted);
+  return fmt::format("{} {} {} {}{} \u00b7 device: {} \u00b7 {}", shape, dtype_name(s.dtype), layout_name(s.layout),
+                     mask, pass, device, medians);
 }
 
 std::string glance_text(const std::vector<GlanceRow>& rows, int width_in, const std::string& header) {
@@ -97,6 +105,9 @@ std::string glance_text(const std::vector<GlanceRow>& rows, int width_in, const 
   for (const GlanceRow& row : rows) name_width = std::max(name_width, display_width(row.variant));
 
   std::vector<Column> columns = all_columns();
+  if (std::none_of(rows.begin(), rows.end(), [](const GlanceRow& r) { return r.grad_rel_err.has_value(); })) {
+    std::erase_if(columns, [](const Column& c) { return c.title == "grad err"; });
+  }
   for (Column& c : columns) {
     c.width = display_width(c.title);
     for (const GlanceRow& row : rows) {

@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -119,17 +121,27 @@ std::string header_table(const ReportInputs& in) {
 
 std::string number_cell(const std::string& text) { return "<td class=\"num\">" + html_escape(text) + "</td>"; }
 
+// A backward or train compare (rows with "pass") counts per backward or per step and adds the
+// gradients' error column.
 std::string glance_table(const nlohmann::json& compare) {
-  std::string html =
-      "<table class=\"glance\"><thead><tr><th>variant</th><th>what it does</th><th>kernels / fwd</th><th>memcpy / "
-      "fwd</th><th>memset / fwd</th><th>device ms (min–max)</th><th>CPU ms</th><th>peak extra</th><th>TFLOP/s</th><th>% of "
-      "peak</th><th>error vs fp64</th><th>what the trace revealed</th></tr></thead>\n<tbody>\n";
-  for (const auto& j : compare.value("rows", nlohmann::json::array())) {
+  const nlohmann::json rows = compare.value("rows", nlohmann::json::array());
+  const bool grads = std::any_of(rows.begin(), rows.end(), [](const nlohmann::json& j) { return j.contains("grad_rel_err"); });
+  std::string pass = "forward";
+  for (const auto& j : rows) {
+    if (j.contains("pass") && j["pass"].is_string()) pass = j["pass"].get<std::string>();
+  }
+  const std::string per = pass == "backward" ? "bwd" : pass == "train" ? "step" : "fwd";
+  std::string html = fmt::format(
+      "<table class=\"glance\"><thead><tr><th>variant</th><th>what it does</th><th>kernels / {0}</th><th>memcpy / "
+      "{0}</th><th>memset / {0}</th><th>device ms (min–max)</th><th>CPU ms</th><th>peak extra</th><th>TFLOP/s</th><th>% of "
+      "peak</th><th>error vs fp64</th>{1}<th>what the trace revealed</th></tr></thead>\n<tbody>\n",
+      per, grads ? "<th>gradient error vs fp64</th>" : "");
+  for (const auto& j : rows) {
     GlanceRow row = glance_row_from_json(j);
     if (row.refusal) {
-      html += fmt::format("<tr class=\"refused\"><td class=\"variant\">{}</td><td>{}</td><td colspan=\"10\">refused: "
+      html += fmt::format("<tr class=\"refused\"><td class=\"variant\">{}</td><td>{}</td><td colspan=\"{}\">refused: "
                           "{}</td></tr>\n",
-                          html_escape(row.variant), html_escape(row.summary), html_escape(*row.refusal));
+                          html_escape(row.variant), html_escape(row.summary), grads ? 11 : 10, html_escape(*row.refusal));
       continue;
     }
     html += fmt::format("<tr><td class=\"variant\">{}{}</td><td>{}</td>", swatch(row.variant), html_escape(row.variant),
@@ -138,13 +150,20 @@ std::string glance_table(const nlohmann::json& compare) {
     html += number_cell(fmt::format("{:.1f}", row.memcpy_per_forward));
     html += number_cell(fmt::format("{:.1f}", row.memset_per_forward));
     const std::string spread =
-        row.time.count > 0 ? fmt::format(" ({}, {} forwards)", spread_text(row.time), row.time.count) : "";
+        row.time.count > 0 ? fmt::format(" ({}, {} {})", spread_text(row.time), row.time.count,
+                                         pass == "backward" ? "backwards" : pass == "train" ? "steps" : "forwards")
+                           : "";
     html += number_cell(fmt::format("{:.4g}", row.device_ms) + spread);
     html += number_cell(fmt::format("{:.4g}", row.cpu_ms));
     html += number_cell(format_bytes(static_cast<double>(row.peak_extra_bytes)));
     html += number_cell(fmt::format("{:.4g}", row.tflops));
     html += number_cell(row.pct_of_peak > 0 ? fmt::format("{:.1f}%", row.pct_of_peak) : "-");
     html += number_cell(row.nan_output && !row.nan_only_in_masked_rows ? "NaN" : fmt::format("{:.1e}", row.rel_err));
+    if (grads) {
+      html += number_cell(!row.grad_rel_err                    ? std::string("-")
+                          : std::isfinite(*row.grad_rel_err) ? fmt::format("{:.1e}", *row.grad_rel_err)
+                                                             : std::string("NaN"));
+    }
     html += "<td><ul class=\"insights\">";
     for (const Insight& i : row.insights) {
       html += fmt::format("<li><code>{}</code> {}</li>", html_escape(i.code), html_escape(i.text));

@@ -64,6 +64,7 @@ nlohmann::json compare_json(const std::vector<GlanceRow>& rows, const std::vecto
       if (r.variant != rows[i].variant) continue;
       row["spec"] = spec_json(r.spec);
       put_spec_keys(row, r.spec);
+      row["pass"] = std::string(pass_name(r.pass));
       row["flops"] = flops_json(r.flops);
       if (!out.contains("shape")) out["shape"] = shape_text(r.spec);
       if (r.trace) row["timeline"] = step_timeline_json(extract_step_timeline(*r.trace));

@@ -33,8 +33,8 @@ std::string spread_text(const TimeStats& ms) {
   return ms_text(ms.min) + "\u2013" + ms_text(ms.max);
 }
 
-std::string median_with_spread(const TimeStats& ms) {
-  return fmt::format("{} ms (min\u2013max {} ms, {} forward{})", ms_text(ms.median), spread_text(ms), ms.count,
+std::string median_with_spread(const TimeStats& ms, std::string_view counted) {
+  return fmt::format("{} ms (min\u2013max {} ms, {} {}{})", ms_text(ms.median), spread_text(ms), ms.count, counted,
                      ms.count == 1 ? "" : "s");
 }
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <string_view>
 
 namespace attnprof::report {
 
@@ -18,7 +19,7 @@ TimeStats time_stats_from_json(const nlohmann::json& json);
 std::string ms_text(double ms);
 // "1.198–1.305" (min–max, ms); "-" when nothing was measured.
 std::string spread_text(const TimeStats& ms);
-// "1.234 ms (min–max 1.198–1.305 ms, 10 forwards)"
-std::string median_with_spread(const TimeStats& ms);
+// "1.234 ms (min–max 1.198–1.305 ms, 10 forwards)"; `counted` names what was measured ("backward").
+std::string median_with_spread(const TimeStats& ms, std::string_view counted = "forward");
 
 }  // namespace attnprof::report

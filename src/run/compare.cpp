@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "run/preflight.h"
+#include "run/run_pass.h"
 
 namespace attnprof {
 
@@ -22,13 +23,15 @@ std::vector<CompareRow> compare_variants(const RunOptions& base, const std::vect
       throw UsageError(unknown_variant_message("variants", name));
     }
     row.summary = std::string(variant->summary());
-    if (auto reason = variant->refusal(base.spec)) {
+    std::optional<std::string> reason = variant->refusal(base.spec);
+    if (!reason) reason = pass_refusal(*variant, base.spec, base.pass);
+    if (reason) {
       row.refusal = *reason;
       rows.push_back(std::move(row));
       continue;
     }
     try {
-      preflight_memory(base.spec, *variant);  // before on_start: a refused variant is not "running"
+      preflight_memory(base.spec, *variant, base.pass);  // before on_start: a refused variant is not "running"
       RunOptions options = base;
       options.variant = name;
       if (on_start) on_start(name);

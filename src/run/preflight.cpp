@@ -77,14 +77,19 @@ std::optional<std::int64_t> cgroup_headroom(const std::filesystem::path& root, c
   return least;
 }
 
-std::int64_t estimate_run_bytes(const AttentionSpec& spec, const Variant& variant) {
+std::int64_t estimate_run_bytes(const AttentionSpec& spec, const Variant& variant, Pass pass) {
   const std::int64_t element = static_cast<std::int64_t>(dtype_size(spec.dtype));
   const std::int64_t q_and_out = sat_product({2, spec.batch, spec.heads, spec.seq_q, spec.head_dim, element});
   const std::int64_t kv = sat_product({2, spec.batch, spec.kv_heads, spec.seq_k, spec.head_dim, element});
   // A plug-in's estimate that wrapped below zero stands for more than can be counted.
-  std::int64_t workspace = variant.workspace_estimate(spec);
-  if (workspace < 0) workspace = std::numeric_limits<std::int64_t>::max();
-  return sat_sum({q_and_out, kv, workspace});
+  auto counted = [](std::int64_t bytes) { return bytes < 0 ? std::numeric_limits<std::int64_t>::max() : bytes; };
+  std::int64_t workspace = counted(variant.workspace_estimate(spec));
+  if (pass == Pass::forward) return sat_sum({q_and_out, kv, workspace});
+  workspace = std::max(workspace, counted(variant.backward_workspace_estimate(spec)));
+  // dO and dq as q and out, dk and dv as k and v; the gradient check's fp64 q, k, v, dO, dq, dk, dv.
+  // (q_and_out + kv at 8 bytes an element counts four of those seven tensors; twice it, all seven.)
+  const std::int64_t fp64_copies = sat_product({2, 8 / std::max<std::int64_t>(element, 1), sat_add(q_and_out, kv)});
+  return sat_sum({q_and_out, kv, q_and_out, kv, workspace, fp64_copies});
 }
 
 std::optional<std::int64_t> parse_mem_available(const std::string& meminfo) {
@@ -173,26 +178,28 @@ std::int64_t largest_fitting(const Fits& fits) {
 }
 }  // namespace
 
-std::int64_t largest_fitting_seq(const AttentionSpec& spec, const Variant& variant, std::int64_t free_bytes) {
+std::int64_t largest_fitting_seq(const AttentionSpec& spec, const Variant& variant, std::int64_t free_bytes,
+                                 Pass pass) {
   return largest_fitting([&](std::int64_t s) {
     AttentionSpec probe = spec;
     probe.seq_q = probe.seq_k = s;
-    return estimate_run_bytes(probe, variant) <= free_bytes;
+    return estimate_run_bytes(probe, variant, pass) <= free_bytes;
   });
 }
 
-std::int64_t largest_fitting_seq_k(const AttentionSpec& spec, const Variant& variant, std::int64_t free_bytes) {
+std::int64_t largest_fitting_seq_k(const AttentionSpec& spec, const Variant& variant, std::int64_t free_bytes,
+                                   Pass pass) {
   return largest_fitting([&](std::int64_t s) {
     AttentionSpec probe = spec;
     probe.seq_k = s;
-    return estimate_run_bytes(probe, variant) <= free_bytes;
+    return estimate_run_bytes(probe, variant, pass) <= free_bytes;
   });
 }
 
-void preflight_memory(const AttentionSpec& spec, const Variant& variant) {
+void preflight_memory(const AttentionSpec& spec, const Variant& variant, Pass pass) {
   std::optional<MemoryLimit> limit = memory_limit(spec.device);
   if (!limit) return;
-  std::int64_t needed = estimate_run_bytes(spec, variant);
+  std::int64_t needed = estimate_run_bytes(spec, variant, pass);
   if (needed <= limit->bytes) return;
   const std::string needed_text = needed == std::numeric_limits<std::int64_t>::max()
                                       ? std::string("more than 8 EiB")
@@ -204,11 +211,12 @@ void preflight_memory(const AttentionSpec& spec, const Variant& variant) {
         "other sizes is {}",
         variant.name(), spec.shape_string(), needed_text, device_name(spec.device),
         format_bytes(static_cast<double>(limit->bytes)), limit->source, spec.seq_q,
-        largest_fitting_seq_k(spec, variant, limit->bytes)));
+        largest_fitting_seq_k(spec, variant, limit->bytes, pass)));
   throw UsageError(fmt::format(
       "seq_q: {} {} needs {} on {} but only {} is free ({}); the largest seq_q that fits with these other sizes is {}",
       variant.name(), spec.shape_string(), needed_text, device_name(spec.device),
-      format_bytes(static_cast<double>(limit->bytes)), limit->source, largest_fitting_seq(spec, variant, limit->bytes)));
+      format_bytes(static_cast<double>(limit->bytes)), limit->source,
+      largest_fitting_seq(spec, variant, limit->bytes, pass)));
 }
 
 }  // namespace attnprof

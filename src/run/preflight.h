@@ -11,8 +11,10 @@
 
 namespace attnprof {
 
-// q, k, v, out, the fp64 reference rows and the variant's workspace; saturates at INT64_MAX.
-std::int64_t estimate_run_bytes(const AttentionSpec& spec, const Variant& variant);
+// q, k, v, out, the fp64 reference rows and the variant's workspace; saturates at INT64_MAX. For
+// a backward or train pass also dO, dq, dk, dv, the fp64 copies the gradient check makes, and the
+// larger of the forward's workspace and the backward's (Variant::backward_workspace_estimate).
+std::int64_t estimate_run_bytes(const AttentionSpec& spec, const Variant& variant, Pass pass = Pass::forward);
 // MemAvailable (bytes) from the text of /proc/meminfo; nullopt when absent.
 std::optional<std::int64_t> parse_mem_available(const std::string& meminfo);
 // VmSize (bytes) from the text of /proc/self/status; nullopt when absent.
@@ -41,11 +43,13 @@ std::optional<MemoryLimit> memory_limit(Device device);
 // memory_limit(device)'s bytes.
 std::optional<std::int64_t> free_device_bytes(Device device);
 // The largest S (seq_q = seq_k = S, other sizes kept) whose estimate fits in `free_bytes`; 0 if none.
-std::int64_t largest_fitting_seq(const AttentionSpec& spec, const Variant& variant, std::int64_t free_bytes);
+std::int64_t largest_fitting_seq(const AttentionSpec& spec, const Variant& variant, std::int64_t free_bytes,
+                                 Pass pass = Pass::forward);
 // The largest seq_k (seq_q and the other sizes kept) whose estimate fits; 0 if none. preflight_memory
 // names it for a shape with fewer query rows than keys (decode against a KV cache).
-std::int64_t largest_fitting_seq_k(const AttentionSpec& spec, const Variant& variant, std::int64_t free_bytes);
+std::int64_t largest_fitting_seq_k(const AttentionSpec& spec, const Variant& variant, std::int64_t free_bytes,
+                                   Pass pass = Pass::forward);
 // Throws UsageError when the estimate exceeds the memory limit, naming the limit.
-void preflight_memory(const AttentionSpec& spec, const Variant& variant);
+void preflight_memory(const AttentionSpec& spec, const Variant& variant, Pass pass = Pass::forward);
 
 }  // namespace attnprof

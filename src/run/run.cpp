@@ -19,6 +19,7 @@
 #include "report/steps.h"
 #include "run/npy.h"
 #include "run/preflight.h"
+#include "run/run_pass.h"
 #include "run/trace_stem.h"
 #include "trace/writer.h"
 #include "variants/reference.h"
@@ -56,40 +57,6 @@ void set_times(RunResult& result, std::vector<double> times, std::vector<double>
 using variants::check_against_reference;
 using variants::ErrorReport;
 using variants::find_nonfinite;
-using variants::poison_nan;
-
-Tensor to_host(const Tensor& t) {
-  if (t.device() == Device::cpu) return t;
-  Tensor host = Tensor::empty_strided(t.shape(), t.strides(), t.dtype(), Device::cpu);
-  ops::backend(t.device()).copy(host, t);
-  ops::backend(t.device()).synchronize();
-  return host;
-}
-
-void poison(Tensor& out) {
-  if (out.device() == Device::cpu) {
-    poison_nan(out);
-    return;
-  }
-  Tensor host = Tensor::empty_strided(out.shape(), out.strides(), out.dtype(), Device::cpu);
-  poison_nan(host);
-  ops::backend(out.device()).copy(out, host);
-}
-
-// attn_fwd for our profiler and for the device's tools (NVTX, so Nsight Systems shows it too).
-class ForwardRange {
- public:
-  explicit ForwardRange(ops::Backend& device) : device_(device), range_(trace::Category::user_annotation, "attn_fwd") {
-    device_.push_range("attn_fwd");
-  }
-  ~ForwardRange() { device_.pop_range(); }
-  ForwardRange(const ForwardRange&) = delete;
-  ForwardRange& operator=(const ForwardRange&) = delete;
-
- private:
-  ops::Backend& device_;
-  profiler::Range range_;
-};
 
 void dump_inputs_and_output(const std::string& dir, const AttentionInputs& in, const Tensor& out) {
   ensure_writable_directory(dir, "dump_dir");
@@ -128,6 +95,18 @@ class ScopedKernelOverrides {
   KernelOverrides before_;
 };
 
+// Calls the variant's release_saved() on the way out.
+class SavedForBackward {
+ public:
+  explicit SavedForBackward(Variant& variant) : variant_(variant) {}
+  ~SavedForBackward() { variant_.release_saved(); }
+  SavedForBackward(const SavedForBackward&) = delete;
+  SavedForBackward& operator=(const SavedForBackward&) = delete;
+
+ private:
+  Variant& variant_;
+};
+
 }  // namespace
 
 RunResult run_variant(const RunOptions& options) {
@@ -142,7 +121,8 @@ RunResult run_variant(const RunOptions& options) {
   if (auto reason = variant->refusal(spec)) {
     throw UsageError(fmt::format("variant {}: {}", variant->name(), *reason));
   }
-  preflight_memory(spec, *variant);
+  if (auto reason = pass_refusal(*variant, spec, options.pass)) throw UsageError(*reason);
+  preflight_memory(spec, *variant, options.pass);
   // Checked now, made when the first file is written: a run refused or failing before then
   // leaves no directory behind.
   if (!options.out_dir.empty()) check_writable_directory(options.out_dir, "out_dir");
@@ -152,13 +132,18 @@ RunResult run_variant(const RunOptions& options) {
   result.variant = std::string(variant->name());
   result.summary = variant->describe(spec);
   result.spec = spec;
-  result.flops = spec.flops();
+  result.pass = options.pass;
+  result.flops = pass_flops(spec, options.pass);
   result.threads = omp_get_max_threads();
 
-  AttentionInputs in = make_inputs(spec, options.seed);
+  const Pass pass = options.pass;
+  PassTensors tensors = make_pass_tensors(spec, pass, options.seed);
+  AttentionInputs& in = tensors.in;
   reject_nonfinite(in);
-  Tensor out = make_output(spec);
+  Tensor& out = tensors.out;
   ops::Backend& device = ops::backend(spec.device);
+  // What a backward's forward kept is dropped when the run ends, however it ends.
+  const SavedForBackward saved(*variant);
   const auto setup_start = std::chrono::steady_clock::now();
   variant->prepare(spec);
   device.synchronize();
@@ -166,7 +151,11 @@ RunResult run_variant(const RunOptions& options) {
 
   // 1. Correctness: every element written (NaN-poisoned first), error against fp64.
   poison(out);
-  variant->forward(spec, in.q, in.k, in.v, out);
+  if (pass == Pass::forward) {
+    variant->forward(spec, in.q, in.k, in.v, out);
+  } else {
+    variant->forward_for_backward(spec, in.q, in.k, in.v, out);
+  }
   device.synchronize();
   Tensor host_out = to_host(out);
   ErrorReport error = check_against_reference(spec, to_host(in.q), to_host(in.k), to_host(in.v), host_out);
@@ -177,7 +166,12 @@ RunResult run_variant(const RunOptions& options) {
   result.masked_rows_nan = error.masked_rows_nan;
   result.masked_rows_zero = error.masked_rows_zero;
   result.nan_only_in_masked_rows = error.nan_only_in_masked_rows();
+  // (a dump writes the checked gradients, so it checks them whatever check_gradients says)
+  if (pass != Pass::forward && (options.check_gradients || !options.dump_dir.empty())) {
+    check_backward(*variant, spec, tensors, device, result);
+  }
   if (!options.dump_dir.empty()) dump_inputs_and_output(options.dump_dir, in, host_out);
+  if (!options.dump_dir.empty() && pass != Pass::forward) dump_gradients(options.dump_dir, tensors);
 
   // 1b. Determinism: the same inputs, bit-identical outputs (atomics or split-K would break it).
   int determinism_runs = options.determinism_runs >= 0 ? options.determinism_runs
@@ -194,31 +188,27 @@ RunResult run_variant(const RunOptions& options) {
     }
   }
 
-  // 2. Peak extra memory of one forward: everything it allocates beyond q, k, v and out.
-  // Its wall time (synchronised) sizes the kept forwards when options.min_time_s asks for a duration.
-  memory::reset_peak(spec.device);
-  std::int64_t live_before = memory::stats(spec.device).current_bytes;
-  const std::int64_t timed_start = profiler::now_ns();
-  variant->forward(spec, in.q, in.k, in.v, out);
-  device.synchronize();
-  double one_forward_ns = static_cast<double>(profiler::now_ns() - timed_start);
-  result.peak_extra_bytes = memory::stats(spec.device).peak_bytes - live_before;
+  // 2. Peak extra memory of one pass: everything it allocates beyond q, k, v and out (and dO and
+  // the gradients for a backward).
+  result.peak_extra_bytes = pass_peak_extra_bytes(*variant, spec, pass, tensors, device);
+
+  // 2b. The kept passes: the count, or more when that many would take under options.min_time_s,
+  // sized from passes timed as they will run (after the allocations and first touches above):
+  // until one pass times the count fills the minimum time, or over a twentieth of it (at most 100).
   const int count = options.profile ? options.schedule.active : options.timed_forwards;
-  if (options.min_time_s > 0 && one_forward_ns * count < options.min_time_s * 1e9) {
-    // The kept forwards may be raised: time a forward again as it will run, out of its first-touch
-    // and allocation costs, over a twentieth of the minimum time (at most 100 forwards).
-    const double budget_ns = options.min_time_s * 1e9 / 20;
-    const std::int64_t start = profiler::now_ns();
-    int forwards = 0;
+  int kept = count;
+  if (options.min_time_s > 0) {
+    const double min_ns = options.min_time_s * 1e9;
     double elapsed_ns = 0;
-    while (forwards < 100 && elapsed_ns < budget_ns) {
-      variant->forward(spec, in.q, in.k, in.v, out);
-      device.synchronize();
-      ++forwards;
-      elapsed_ns = static_cast<double>(profiler::now_ns() - start);
+    int passes = 0;
+    while (passes < 100 && elapsed_ns < min_ns / 20) {
+      elapsed_ns += time_pass_ns(*variant, spec, pass, tensors, device);
+      ++passes;
+      if (elapsed_ns / passes * count >= min_ns) break;
     }
-    one_forward_ns = elapsed_ns / forwards;
+    kept = kept_forwards(count, options.min_time_s, elapsed_ns / passes);
   }
+  kept = kept_this_round(kept, options.rounds);
 
   // 3. Time: profiled with the schedule, or plain wall-clock forwards.
   if (options.profile) {
@@ -228,26 +218,22 @@ RunResult run_variant(const RunOptions& options) {
     popts.record_shapes = options.record_shapes;
     popts.profile_memory = options.profile_memory;
     popts.schedule = options.schedule;
-    popts.schedule.active =
-        kept_this_round(kept_forwards(options.schedule.active, options.min_time_s, one_forward_ns), options.rounds);
+    popts.schedule.active = kept;
     popts.schedule.repeat = 1;
     profiler::Profiler prof(popts);
     prof.start();
     int steps = popts.schedule.wait + popts.schedule.warmup + popts.schedule.active;
     for (int step = 0; step < steps; ++step) {
-      {
-        ForwardRange range(device);
-        variant->forward(spec, in.q, in.k, in.v, out);
-      }
-      // Outside attn_fwd, so the range's CPU time is the cost of issuing the forward (PyTorch's
-      // CPU µs per forward), not the wait for the GPU.
+      run_pass_step(*variant, spec, pass, tensors, device);
+      // Outside attn_fwd / attn_bwd, so a range's CPU time is the cost of issuing its work
+      // (PyTorch's CPU µs per forward), not the wait for the GPU.
       device.synchronize();
       prof.step();
     }
     prof.stop();
     trace::Trace trace = prof.take_trace();
     trace.trace_name = trace_stem(options);
-    report::ForwardSummary forwards = report::summarize_forwards(trace);
+    report::ForwardSummary forwards = summarize_passes(trace, pass);
     result.kernels_per_forward = forwards.kernels_per_forward;
     result.memcpy_per_forward = forwards.memcpy_per_forward;
     result.memset_per_forward = forwards.memset_per_forward;
@@ -257,8 +243,10 @@ RunResult run_variant(const RunOptions& options) {
       device_times.push_back(static_cast<double>(f.device_time_ns));
     }
     set_times(result, spec.device == Device::cpu ? cpu_times : device_times, cpu_times);
-    result.timing_source = spec.device == Device::cpu ? "profiler (attn_fwd wall time, median of active steps)"
-                                                       : "profiler (device kernel time, median of active steps)";
+    const std::string ranges = pass == Pass::forward ? "attn_fwd" : pass == Pass::backward ? "attn_bwd" : "attn_fwd + attn_bwd";
+    result.timing_source = spec.device == Device::cpu
+                               ? fmt::format("profiler ({} wall time, median of active steps)", ranges)
+                               : fmt::format("profiler (device kernel time in {}, median of active steps)", ranges);
     if (!options.out_dir.empty()) {
       std::filesystem::path stem = std::filesystem::path(options.out_dir) / trace_stem(options);
       result.trace_path = stem.string() + ".json.gz";
@@ -270,15 +258,9 @@ RunResult run_variant(const RunOptions& options) {
     result.trace = std::move(trace);
   } else {
     std::vector<double> wall;
-    variant->forward(spec, in.q, in.k, in.v, out);  // warm-up
-    device.synchronize();
-    const int kept = kept_this_round(kept_forwards(options.timed_forwards, options.min_time_s, one_forward_ns),
-                                     options.rounds);
+    (void)time_pass_ns(*variant, spec, pass, tensors, device);  // warm-up
     for (int i = 0; i < kept; ++i) {
-      std::int64_t start = profiler::now_ns();
-      variant->forward(spec, in.q, in.k, in.v, out);
-      device.synchronize();
-      wall.push_back(static_cast<double>(profiler::now_ns() - start));
+      wall.push_back(time_pass_ns(*variant, spec, pass, tensors, device));
     }
     set_times(result, wall, wall);
     result.timing_source = "wall clock, synchronised (profiler off)";
@@ -291,6 +273,7 @@ RunOptions later_round(const RunOptions& options) {
   again.out_dir.clear();
   again.dump_dir.clear();
   again.determinism_runs = 0;
+  again.check_gradients = false;
   return again;
 }
 

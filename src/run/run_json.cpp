@@ -14,6 +14,7 @@ nlohmann::json run_result_json(const RunResult& r, double peak_tflops) {
   j["variant"] = r.variant;
   j["summary"] = r.summary;
   report::put_spec_keys(j, s);
+  j["pass"] = std::string(pass_name(r.pass));
   j["device_ms"] = r.median_ns / 1e6;
   j["median_ms"] = r.median_ns / 1e6;  // the same number under its first name
   j["cpu_ms"] = r.cpu_ns / 1e6;
@@ -25,6 +26,13 @@ nlohmann::json run_result_json(const RunResult& r, double peak_tflops) {
   // JSON has no NaN: an error that is NaN (NaN in rows that see a key) is null.
   j["rel_err"] = std::isfinite(r.rel_err) ? nlohmann::json(r.rel_err) : nlohmann::json(nullptr);
   j["rel_err_scope"] = r.err_scope;
+  if (r.pass != Pass::forward) {  // the gradients against fp64: the worst of the three, then each
+    auto number = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
+    j["grad_rel_err"] = number(r.grad_rel_err);
+    j["grad_rel_err_dq"] = number(r.grad_rel_err_dq);
+    j["grad_rel_err_dk"] = number(r.grad_rel_err_dk);
+    j["grad_rel_err_dv"] = number(r.grad_rel_err_dv);
+  }
   j["nan_output"] = r.nan_output;
   j["fully_masked_rows"] = r.masked_rows;
   if (r.masked_rows > 0) {

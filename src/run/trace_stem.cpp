@@ -23,6 +23,7 @@ std::string file_safe(const std::string& name) {
 std::string config_tokens(const RunOptions& o) {
   const AttentionSpec& s = o.spec;
   std::string stem;
+  if (o.pass != Pass::forward) stem += fmt::format("_{}", pass_name(o.pass));
   if (s.dtype != DType::bf16) stem += fmt::format("_{}", dtype_name(s.dtype));
   if (!s.causal) {
     stem += "_nocausal";

@@ -12,6 +12,7 @@ namespace attnprof {
 
 // "<B>_<H>_<S>_<D>_<variant>_<device>" (the blog's trace names, with the device), then, in this
 // order and only where the run differs from the default, one token each:
+//   backward | train              the pass (default forward)
 //   fp32 | fp16                   the dtype (default bf16)
 //   nocausal | causal-bottom-right  the mask (default causal, top-left)
 //   bshd                          the layout (default bhsd)

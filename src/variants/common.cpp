@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "ops/backend.h"
+#include "ops/ops.h"
 
 namespace attnprof::variants {
 
@@ -17,6 +18,33 @@ std::optional<std::string> common_refusal(std::string_view variant, const Attent
     return fmt::format("device {}: {}; allowed: cpu", device_name(spec.device), *why);
   }
   return std::nullopt;
+}
+
+std::optional<std::string> cpu_only_backward_refusal(std::string_view variant, const AttentionSpec& spec,
+                                                     std::string_view missing) {
+  if (spec.device == Device::cpu) return std::nullopt;
+  return fmt::format("device {}: the {} variant's backward runs on the CPU only (the {} backend has no {} yet)",
+                     device_name(spec.device), variant, device_name(spec.device), missing);
+}
+
+std::optional<std::string> op_sequence_backward_refusal(std::string_view variant, const AttentionSpec& spec) {
+  return common_refusal(variant, spec);
+}
+
+Tensor kv_grad_target(const AttentionSpec& spec, const Tensor& grad, DType dtype) {
+  if (spec.kv_heads == spec.heads && grad.dtype() == dtype) return grad;
+  return Tensor::empty({spec.batch, spec.heads, spec.seq_k, spec.head_dim}, dtype, grad.device());
+}
+
+void sum_kv_grad(const AttentionSpec& spec, Tensor& grad, const Tensor& expanded) {
+  if (spec.kv_heads == spec.heads) return;
+  ops::AutogradNode node("ExpandBackward0");
+  ops::sum_head_groups_out(grad, expanded);
+}
+
+std::int64_t expanded_kv_grad_bytes(const AttentionSpec& spec, std::int64_t element_bytes) {
+  if (spec.kv_heads == spec.heads) return 0;
+  return sat_product({2, spec.batch, spec.heads, spec.seq_k, spec.head_dim, element_bytes});
 }
 
 std::int64_t score_elements(const AttentionSpec& spec) {

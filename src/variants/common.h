@@ -16,6 +16,24 @@ namespace attnprof::variants {
 // backend in this build. Names the allowed values.
 std::optional<std::string> common_refusal(std::string_view variant, const AttentionSpec& spec);
 
+// The backward refusal of a variant whose backward runs on the CPU only: nullopt there, else
+// "device cuda: the <variant> variant's backward runs on the CPU only (the cuda backend has no
+// <missing> yet)".
+std::optional<std::string> cpu_only_backward_refusal(std::string_view variant, const AttentionSpec& spec,
+                                                     std::string_view missing);
+// The backward refusal of a variant whose backward is a sequence of ops (naive, inplace, math,
+// fused): common_refusal's (both backends have the softmax-backward and head-group-sum kernels).
+std::optional<std::string> op_sequence_backward_refusal(std::string_view variant, const AttentionSpec& spec);
+// Where the backward's GEMM writes the gradient of k or v: `grad` itself (when its dtype is
+// `dtype`, and without GQA), else a new [B, H, Sk, D] (GQA: one per query head, as PyTorch's
+// repeat_interleave of k and v makes them) of `dtype` on grad's device.
+Tensor kv_grad_target(const AttentionSpec& spec, const Tensor& grad, DType dtype);
+// With GQA, the backward of that repeat_interleave (ExpandBackward0: aten::sum over each group of
+// query heads) from `expanded` into `grad`; nothing without GQA (the GEMM wrote grad itself).
+void sum_kv_grad(const AttentionSpec& spec, Tensor& grad, const Tensor& expanded);
+// Bytes of the [B, H, Sk, D] expanded k and v gradients GQA needs (0 without GQA).
+std::int64_t expanded_kv_grad_bytes(const AttentionSpec& spec, std::int64_t element_bytes);
+
 // Elements of one [B, H, Sq, Sk] score tensor, and bytes per element of the spec's dtype.
 std::int64_t score_elements(const AttentionSpec& spec);
 std::int64_t element_bytes(const AttentionSpec& spec);

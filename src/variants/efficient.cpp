@@ -2,7 +2,10 @@
 // forward. On the CPU: 64-query × 64-key tiles, K/V packed tile by tile as each q-block reaches
 // them, an online softmax, no S×S buffer (memory O(threads · tile)); causal tiles past the
 // diagonal are skipped. A row with every key masked gives 0.
+#include <attnprof/error.h>
+
 #include <memory>
+#include <vector>
 
 #include "ops/backend.h"
 #include "ops/fused_head_dim.h"
@@ -28,6 +31,42 @@ std::string FusedKernelVariant::with_head_dim_note(std::string text, const Atten
   if (spec.device != Device::cuda) return text;
   if (auto note = ops::fused_head_dim_note(spec.head_dim)) text += "; " + *note;
   return text;
+}
+
+std::optional<std::string> FusedKernelVariant::backward_refusal(const AttentionSpec& spec) const {
+  if (auto why = refusal(spec)) return why;
+  return cpu_only_backward_refusal(name(), spec, "FlashAttention-2 backward kernel");
+}
+
+void FusedKernelVariant::forward_for_backward(const AttentionSpec& spec, const Tensor& q, const Tensor& k,
+                                              const Tensor& v, Tensor& out) {
+  lse_ = Tensor::empty({spec.batch, spec.heads, spec.seq_q}, DType::fp32, spec.device);
+  if (is_flash()) {
+    ops::flash_attention_out(spec, out, q, k, v, &lse_);
+  } else {
+    ops::efficient_attention_out(spec, out, q, k, v, &lse_);
+  }
+}
+
+// One autograd node, named as PyTorch's SDPA backward nodes are (the CPU's flash is its own op).
+void FusedKernelVariant::backward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v,
+                                  const Tensor& out, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) {
+  if (!lse_.defined() || lse_.shape() != std::vector<std::int64_t>{spec.batch, spec.heads, spec.seq_q} ||
+      lse_.device() != spec.device) {
+    throw Error(std::string(name()) + ": forward_for_backward() must run for this shape before backward()");
+  }
+  if (is_flash()) {
+    ops::AutogradNode node(spec.device == Device::cpu ? "ScaledDotProductFlashAttentionForCpuBackward0"
+                                                      : "ScaledDotProductFlashAttentionBackward0");
+    ops::flash_attention_backward(spec, q, k, v, out, lse_, dout, dq, dk, dv);
+  } else {
+    ops::AutogradNode node("ScaledDotProductEfficientAttentionBackward0");
+    ops::efficient_attention_backward(spec, q, k, v, out, lse_, dout, dq, dk, dv);
+  }
+}
+
+std::int64_t FusedKernelVariant::backward_workspace_estimate(const AttentionSpec& spec) const {
+  return sat_add(ops::Backend::log_sum_exp_bytes(spec), ops::fused_backward_workspace_bytes(spec, is_flash()));
 }
 
 namespace {

@@ -9,11 +9,25 @@ class FusedKernelVariant : public Variant {
   std::optional<std::string> refusal(const AttentionSpec& spec) const override;
   std::int64_t workspace_estimate(const AttentionSpec& spec) const override;
 
+  // The backward (FlashAttention-2 on the CPU: ops::flash_attention_backward and
+  // efficient_attention_backward): the forward keeps its fp32 log-sum-exp per query row (B·H·Sq·4
+  // bytes) and the backward recomputes the scores from it, so no S×S tensor is ever kept.
+  std::optional<std::string> backward_refusal(const AttentionSpec& spec) const override;
+  void forward_for_backward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v,
+                            Tensor& out) override;
+  void backward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) override;
+  void release_saved() override { lse_ = Tensor(); }
+  std::int64_t backward_workspace_estimate(const AttentionSpec& spec) const override;
+
  protected:
   // `text` plus, on the GPU at a head dim with no kernel of its own, how it runs there
   // ("; head_dim 33 runs on the D 64 kernel through a copy padded to 40 columns").
   static std::string with_head_dim_note(std::string text, const AttentionSpec& spec);
   virtual bool is_flash() const = 0;
+
+ private:
+  Tensor lse_;  // fp32 [B,H,Sq], kept by forward_for_backward()
 };
 
 }  // namespace attnprof::variants

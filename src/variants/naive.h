@@ -14,9 +14,21 @@ class NaiveVariant final : public Variant {
   void prepare(const AttentionSpec& spec) override;
   void forward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) override;
   std::int64_t workspace_estimate(const AttentionSpec& spec) const override;
+  std::optional<std::string> backward_refusal(const AttentionSpec& spec) const override;
+  void forward_for_backward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v,
+                            Tensor& out) override;
+  void backward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) override;
+  void release_saved() override { probs_ = Tensor(); }
+  std::int64_t backward_workspace_estimate(const AttentionSpec& spec) const override;
 
  private:
+  // The forward; keeps the softmax's output in *probs when probs is given (what SoftmaxBackward0
+  // and the P·V BmmBackward0 read).
+  void run_forward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out,
+                   Tensor* probs);
   bool in_place_;
+  Tensor probs_;  // [B,H,Sq,Sk], kept by forward_for_backward()
   Tensor mask_;  // bool [Sq, Sk], true above the diagonal (masked), built by prepare()
   AttentionSpec prepared_;
 };

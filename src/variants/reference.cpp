@@ -1,5 +1,7 @@
 #include "variants/reference.h"
 
+#include "variants/reference_access.h"
+
 #include <attnprof/error.h>
 
 #include <fmt/format.h>
@@ -11,7 +13,7 @@
 #include <vector>
 
 namespace attnprof::variants {
-namespace {
+namespace detail {
 
 double element(const Tensor& t, const std::int64_t* index) {
   std::int64_t offset = 0;
@@ -27,6 +29,18 @@ double element(const Tensor& t, const std::int64_t* index) {
   }
   return 0;
 }
+
+void require_cpu(const Tensor& t, const char* what) {
+  if (t.device() != Device::cpu) throw Error(fmt::format("reference: {} must be a CPU tensor", what));
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::element;
+using detail::HeadCache;
+using detail::require_cpu;
 
 // Calls fn(byte pointer, index) for every element of t (any rank, any strides).
 template <class Fn>
@@ -70,32 +84,6 @@ bool is_poison(const char* p, DType dtype) {
     default: return false;
   }
 }
-
-void require_cpu(const Tensor& t, const char* what) {
-  if (t.device() != Device::cpu) throw Error(fmt::format("reference: {} must be a CPU tensor", what));
-}
-
-// K and V of one (b, kv head) in fp64, converted once per thread and reused while rows of heads
-// sharing it are processed (rows are visited in (b, h, i) order).
-struct HeadCache {
-  std::int64_t b = -1, hk = -1;
-  std::vector<double> k, v;  // [Sk][D]
-  void load(const AttentionSpec& spec, const Tensor& kt, const Tensor& vt, std::int64_t nb, std::int64_t nhk) {
-    if (nb == b && nhk == hk) return;
-    b = nb;
-    hk = nhk;
-    const std::int64_t D = spec.head_dim;
-    k.resize(static_cast<std::size_t>(spec.seq_k * D));
-    v.resize(static_cast<std::size_t>(spec.seq_k * D));
-    for (std::int64_t j = 0; j < spec.seq_k; ++j) {
-      for (std::int64_t d = 0; d < D; ++d) {
-        const std::int64_t idx[4]{b, hk, j, d};
-        k[static_cast<std::size_t>(j * D + d)] = element(kt, idx);
-        v[static_cast<std::size_t>(j * D + d)] = element(vt, idx);
-      }
-    }
-  }
-};
 
 // One reference row: out_row[d] for query (b, h, i), in fp64.
 void reference_row(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, std::int64_t b,

@@ -1,5 +1,8 @@
 #include <attnprof/variant.h>
 
+#include <attnprof/error.h>
+#include <fmt/format.h>
+
 #include <mutex>
 
 #include "core/did_you_mean.h"
@@ -21,6 +24,17 @@ void ensure_builtins() {
   std::call_once(once, [] { register_builtin_variants(); });
 }
 }  // namespace
+
+std::optional<std::string> Variant::backward_refusal(const AttentionSpec& spec) const {
+  return fmt::format("device {}: the {} variant has no backward on this device", device_name(spec.device), name());
+}
+
+void Variant::backward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                       const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) {
+  (void)q, (void)k, (void)v, (void)out, (void)dout, (void)dq, (void)dk, (void)dv;
+  throw Error(fmt::format("{}: backward() called on a spec it refuses: {}", name(),
+                          backward_refusal(spec).value_or("no backward")));
+}
 
 void register_variant(std::unique_ptr<Variant> variant) {
   Registry& r = registry();

@@ -54,4 +54,19 @@ assert status == 2 and out == "" and err.count("\n") == 1 and "two_pass: --head-
 print("refusal:", err.strip())
 PY
 test ! -e "$work/traces3"
+
+# A plug-in variant that defines only a forward has no backward: --pass backward refuses it in one
+# line naming the pass, the variant, the device and what is allowed, exit 2, no files.
+status=0
+"$work/prefix/bin/attnprof" run --device cpu --batch 1 --heads 2 --seq 64 --variant two_pass --pass backward \
+  --plugin "$work/example/libtwo_pass_plugin.so" --out "$work/traces4" >"$work/nobwd.out" 2>"$work/nobwd.err" || status=$?
+python3 - "$work/nobwd.out" "$work/nobwd.err" "$status" <<'PY'
+import sys
+out, err, status = open(sys.argv[1]).read(), open(sys.argv[2]).read(), int(sys.argv[3])
+assert status == 2 and out == "" and err.count("\n") == 1, (status, out, err)
+for word in ("--pass backward", "two_pass", "device cpu", "--pass forward", "--variant naive|"):
+    assert word in err, (word, err)
+print("no backward:", err.strip())
+PY
+test ! -e "$work/traces4"
 echo "install + out-of-tree example: OK"

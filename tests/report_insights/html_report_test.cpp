@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -129,6 +130,33 @@ TEST(HtmlReport, SelfContainedAndEscaped) {
   EXPECT_NE(html.find("<code>low_occupancy_by_design</code>"), std::string::npos);
   EXPECT_NE(html.find("naive S=8192 D=64: skipped"), std::string::npos);
   EXPECT_NE(html.find("refused: cuDNN was not built in"), std::string::npos);
+}
+
+// A compare of the backward pass: its rows say per backward, and the gradients' error has a column
+// (a NaN one reads NaN); a forward compare has neither.
+TEST(HtmlReport, BackwardCompareCountsBackwardsAndShowsGradientError) {
+  std::vector<RunResult> results = {
+      anchor_result("naive", "naive", 1.123, 315, 528.0, 3.6e-3),
+      anchor_result("flash", "flash", 0.147, 134, 16.5, 2.0e-3)};
+  results[0].pass = results[1].pass = Pass::backward;
+  results[0].grad_rel_err = 4.2e-3;
+  results[1].grad_rel_err = std::nan("");
+  results[0].time.count = results[1].time.count = 10;
+  std::vector<GlanceRow> rows;
+  for (const auto& r : results) rows.push_back(glance_row(r, h200().matmul_tflops));
+  rows.push_back(refused_row("cudnn", "cuDNN fused SDPA", "no backward"));
+  ReportInputs in;
+  in.compare = compare_json(rows, results, h200());
+  const std::string html = render_html_report(in);
+  EXPECT_NE(html.find("<th>kernels / bwd</th>"), std::string::npos);
+  EXPECT_NE(html.find("<th>gradient error vs fp64</th>"), std::string::npos);
+  EXPECT_NE(html.find(">4.2e-03</td>"), std::string::npos);
+  EXPECT_NE(html.find(">NaN</td>"), std::string::npos);
+  EXPECT_NE(html.find("10 backwards)"), std::string::npos);
+  EXPECT_NE(html.find("colspan=\"11\">refused: no backward"), std::string::npos);
+  const std::string forward = render_html_report(sample_inputs());
+  EXPECT_EQ(forward.find("gradient error"), std::string::npos);
+  EXPECT_NE(forward.find("<th>kernels / fwd</th>"), std::string::npos);
 }
 
 TEST(HtmlReport, HeaderNamesShapeDtypeDeviceDateAndVersion) {

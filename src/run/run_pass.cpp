@@ -1,0 +1,188 @@
+#include "run/run_pass.h"
+
+#include <attnprof/error.h>
+#include <attnprof/memory.h>
+#include <attnprof/profiler.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "run/npy.h"
+#include "variants/reference.h"
+#include "variants/reference_backward.h"
+
+namespace attnprof {
+namespace {
+
+// A named range for our profiler and for the device's tools (NVTX, so Nsight Systems shows it too).
+class PassRange {
+ public:
+  PassRange(ops::Backend& device, const char* name) : device_(device), range_(trace::Category::user_annotation, name) {
+    device_.push_range(name);
+  }
+  ~PassRange() { device_.pop_range(); }
+  PassRange(const PassRange&) = delete;
+  PassRange& operator=(const PassRange&) = delete;
+
+ private:
+  ops::Backend& device_;
+  profiler::Range range_;
+};
+
+void backward(Variant& variant, const AttentionSpec& spec, PassTensors& t) {
+  variant.backward(spec, t.in.q, t.in.k, t.in.v, t.out, t.dout, t.grads.dq, t.grads.dk, t.grads.dv);
+}
+
+}  // namespace
+
+PassTensors make_pass_tensors(const AttentionSpec& spec, Pass pass, std::uint64_t seed) {
+  PassTensors t;
+  t.in = make_inputs(spec, seed);
+  t.out = make_output(spec);
+  if (pass != Pass::forward) {
+    t.dout = make_output_grad(spec, seed);
+    t.grads = make_grads(spec);
+  }
+  return t;
+}
+
+Tensor to_host(const Tensor& t) {
+  if (t.device() == Device::cpu) return t;
+  Tensor host = Tensor::empty_strided(t.shape(), t.strides(), t.dtype(), Device::cpu);
+  ops::backend(t.device()).copy(host, t);
+  ops::backend(t.device()).synchronize();
+  return host;
+}
+
+void poison(Tensor& t) {
+  if (t.device() == Device::cpu) {
+    variants::poison_nan(t);
+    return;
+  }
+  Tensor host = Tensor::empty_strided(t.shape(), t.strides(), t.dtype(), Device::cpu);
+  variants::poison_nan(host);
+  ops::backend(t.device()).copy(t, host);
+}
+
+std::optional<std::string> pass_refusal(const Variant& variant, const AttentionSpec& spec, Pass pass) {
+  if (pass == Pass::forward) return std::nullopt;
+  const std::optional<std::string> why = variant.backward_refusal(spec);
+  if (!why) return std::nullopt;
+  std::string with_backward;
+  for (const Variant* other : all_variants()) {
+    if (other->refusal(spec) || other->backward_refusal(spec)) continue;
+    with_backward += (with_backward.empty() ? "" : "|") + std::string(other->name());
+  }
+  const std::string device(device_name(spec.device));
+  return with_backward.empty()
+             ? fmt::format("pass {}: {}; allowed on device {}: pass forward (no variant has a backward there)",
+                           pass_name(pass), *why, device)
+             : fmt::format("pass {}: {}; allowed on device {}: pass forward; variant {}", pass_name(pass), *why, device,
+                           with_backward);
+}
+
+void run_pass_step(Variant& variant, const AttentionSpec& spec, Pass pass, PassTensors& t, ops::Backend& device) {
+  if (pass == Pass::forward) {
+    PassRange range(device, "attn_fwd");
+    variant.forward(spec, t.in.q, t.in.k, t.in.v, t.out);
+    return;
+  }
+  {
+    PassRange range(device, "attn_fwd");
+    variant.forward_for_backward(spec, t.in.q, t.in.k, t.in.v, t.out);
+  }
+  // The backward alone is measured: its range must not wait for the forward's device work.
+  if (pass == Pass::backward) device.synchronize();
+  PassRange range(device, "attn_bwd");
+  backward(variant, spec, t);
+}
+
+double time_pass_ns(Variant& variant, const AttentionSpec& spec, Pass pass, PassTensors& t, ops::Backend& device) {
+  if (pass == Pass::backward) {
+    variant.forward_for_backward(spec, t.in.q, t.in.k, t.in.v, t.out);
+    device.synchronize();
+  }
+  const std::int64_t start = profiler::now_ns();
+  if (pass == Pass::forward) variant.forward(spec, t.in.q, t.in.k, t.in.v, t.out);
+  if (pass == Pass::train) variant.forward_for_backward(spec, t.in.q, t.in.k, t.in.v, t.out);
+  if (pass != Pass::forward) backward(variant, spec, t);
+  device.synchronize();
+  return static_cast<double>(profiler::now_ns() - start);
+}
+
+std::int64_t pass_peak_extra_bytes(Variant& variant, const AttentionSpec& spec, Pass pass, PassTensors& t,
+                                   ops::Backend& device) {
+  if (pass == Pass::backward) {
+    variant.forward_for_backward(spec, t.in.q, t.in.k, t.in.v, t.out);
+    device.synchronize();
+  }
+  memory::reset_peak(spec.device);
+  const std::int64_t live_before = memory::stats(spec.device).current_bytes;
+  if (pass == Pass::forward) variant.forward(spec, t.in.q, t.in.k, t.in.v, t.out);
+  if (pass == Pass::train) variant.forward_for_backward(spec, t.in.q, t.in.k, t.in.v, t.out);
+  if (pass != Pass::forward) backward(variant, spec, t);
+  device.synchronize();
+  return memory::stats(spec.device).peak_bytes - live_before;
+}
+
+report::ForwardSummary summarize_passes(const trace::Trace& trace, Pass pass) {
+  if (pass == Pass::forward) return report::summarize_forwards(trace, "attn_fwd");
+  if (pass == Pass::backward) return report::summarize_forwards(trace, "attn_bwd");
+  // A training step: each forward with the backward after it.
+  const report::ForwardSummary fwd = report::summarize_forwards(trace, "attn_fwd");
+  const report::ForwardSummary bwd = report::summarize_forwards(trace, "attn_bwd");
+  report::ForwardSummary steps;
+  steps.on_device = fwd.on_device || bwd.on_device;
+  const std::size_t n = std::min(fwd.forwards.size(), bwd.forwards.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const report::ForwardWork& f = fwd.forwards[i];
+    const report::ForwardWork& b = bwd.forwards[i];
+    steps.forwards.push_back(report::ForwardWork{f.start_ns, b.end_ns, f.kernels + b.kernels, f.memcpy + b.memcpy,
+                                                 f.memset + b.memset, f.kernel_time_ns + b.kernel_time_ns,
+                                                 f.device_time_ns + b.device_time_ns, f.cpu_time_ns + b.cpu_time_ns});
+  }
+  if (n == 0) return steps;
+  for (const report::ForwardWork& s : steps.forwards) {
+    steps.kernels_per_forward += static_cast<double>(s.kernels);
+    steps.memcpy_per_forward += static_cast<double>(s.memcpy);
+    steps.memset_per_forward += static_cast<double>(s.memset);
+    steps.kernel_time_per_forward_ns += static_cast<double>(s.kernel_time_ns);
+    steps.device_time_per_forward_ns += static_cast<double>(s.device_time_ns);
+    steps.cpu_time_per_forward_ns += static_cast<double>(s.cpu_time_ns);
+  }
+  const double count = static_cast<double>(n);
+  steps.kernels_per_forward /= count;
+  steps.memcpy_per_forward /= count;
+  steps.memset_per_forward /= count;
+  steps.kernel_time_per_forward_ns /= count;
+  steps.device_time_per_forward_ns /= count;
+  steps.cpu_time_per_forward_ns /= count;
+  return steps;
+}
+
+void check_backward(Variant& variant, const AttentionSpec& spec, PassTensors& t, ops::Backend& device,
+                    RunResult& result) {
+  poison(t.grads.dq);
+  poison(t.grads.dk);
+  poison(t.grads.dv);
+  backward(variant, spec, t);
+  device.synchronize();
+  const variants::GradientErrors err =
+      variants::check_gradients(spec, to_host(t.in.q), to_host(t.in.k), to_host(t.in.v), to_host(t.dout),
+                                to_host(t.grads.dq), to_host(t.grads.dk), to_host(t.grads.dv));
+  result.grad_rel_err = err.worst();
+  result.grad_rel_err_dq = err.dq;
+  result.grad_rel_err_dk = err.dk;
+  result.grad_rel_err_dv = err.dv;
+}
+
+void dump_gradients(const std::string& dir, const PassTensors& t) {
+  const std::filesystem::path d(dir);
+  write_npy((d / "do.npy").string(), to_host(t.dout));
+  write_npy((d / "dq.npy").string(), to_host(t.grads.dq));
+  write_npy((d / "dk.npy").string(), to_host(t.grads.dk));
+  write_npy((d / "dv.npy").string(), to_host(t.grads.dv));
+}
+
+}  // namespace attnprof
