@@ -82,7 +82,11 @@ void check_backward(const std::string& name, DType dtype, const Shape& s) {
   EXPECT_EQ(variants::count_poison(dv), 0) << what << ": dv elements never written";
   const variants::GradientErrors err = variants::check_gradients(spec, to_host(in.q), to_host(in.k), to_host(in.v),
                                                                  to_host(dout), dq, dk, dv);
-  const double tol = dtype == DType::fp32 ? 1e-5 : 1e-2;
+  // fp32: math's GEMMs run in fp32 FFMA (1e-5); naive's, inplace's and fused's are cuBLASLt's TF32
+  // (operands rounded to 10 mantissa bits, as their forwards: CudaGemm.Fp32WithTensorCoresAllowed...),
+  // measured on the H200 at 3.6e-4..5.1e-4 relative over these shapes.
+  const bool tf32 = dtype == DType::fp32 && name != "math";
+  const double tol = dtype != DType::fp32 ? 1e-2 : tf32 ? 2e-3 : 1e-5;
   EXPECT_LE(err.dq, tol) << what << ": dq";
   EXPECT_LE(err.dk, tol) << what << ": dk";
   const bool blind_rows = variants::fully_masked_rows_per_head(spec) > 0;
@@ -119,18 +123,23 @@ TEST(BackwardGpu, SoftmaxBackwardKernel) {
         Tensor out = in_place ? grad : Tensor::empty(grad.shape(), dtype, Device::cuda);
         gpu().softmax_backward(out, grad, probs, 0.5);
         const Tensor got = to_host(out);
-        double worst = 0;
+        // Each element within a relative tolerance of the fp64 value, plus one step of fp16's
+        // subnormals (2^-24): at 4096 columns p·(g − dot) reaches 1e-8..1e-7, where fp16 keeps
+        // only its subnormal spacing (the H200 run: 0.11 relative to |want| + 1e-3/cols there).
+        const double rel = dtype == DType::fp32 ? 1e-4 : 2e-2;
+        const double subnormal_step = dtype == DType::fp16 ? std::ldexp(1.0, -24) : 0.0;
+        double worst = 0;  // the largest error as a share of what is allowed
         for (std::int64_t row = 0; row < 2 * 3 * 5; ++row) {
           double dot = 0;
           for (std::int64_t c = 0; c < cols; ++c) dot += get(grad_h, row * cols + c) * get(probs_h, row * cols + c);
           for (std::int64_t c = 0; c < cols; ++c) {
             const double p = get(probs_h, row * cols + c);
             const double want = 0.5 * p * (get(grad_h, row * cols + c) - dot);
-            worst = std::max(worst, std::fabs(get(got, row * cols + c) - want) / (std::fabs(want) + 1e-3 / cols));
+            const double allowed = rel * (std::fabs(want) + 1e-3 / cols) + subnormal_step;
+            worst = std::max(worst, std::fabs(get(got, row * cols + c) - want) / allowed);
           }
         }
-        EXPECT_LE(worst, dtype == DType::fp32 ? 1e-4 : 2e-2)
-            << dtype_name(dtype) << " cols " << cols << (in_place ? " in place" : "");
+        EXPECT_LE(worst, 1.0) << dtype_name(dtype) << " cols " << cols << (in_place ? " in place" : "");
       }
     }
   }
