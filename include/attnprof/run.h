@@ -41,7 +41,7 @@ struct RunOptions {
   // run_variant (compare's rounds, compare.cpp); one call measures ceil(kept / rounds) of them.
   int rounds = 1;
   // The kept forwards are the count above, or more when that many would take less than this many
-  // seconds (estimated from one timed forward), up to kMaxKeptForwards; 0 keeps the count exactly.
+  // seconds (estimated from passes timed before the kept ones: run.cpp), up to kMaxKeptForwards; 0 keeps the count exactly.
   double min_time_s = kDefaultMinTimeS;
 };
 

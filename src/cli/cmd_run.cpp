@@ -86,8 +86,7 @@ Command add_run(CLI::App& app) {
     if (flags->format == "json") {
       nlohmann::json j = run_result_json(result, peak_tflops);
       std::vector<report::Insight> insights = report::run_insights(result, ceilings);
-      const std::string above = report::above_ceiling_note(ceilings, result.spec.dtype, result.tflops);
-      if (!above.empty()) insights.push_back({"above_ceiling", above, {"attn_fwd"}});
+      if (auto above = report::above_ceiling_insight(ceilings, result)) insights.push_back(*above);
       j["insights"] = report::insights_json(insights);
       if (expected) j["expect"] = report::expect_json(*expected);
       fmt::print("{}\n", dump_json(j, 2));

@@ -173,7 +173,8 @@ int run_sweep_command(const SweepArgs& args) {
     }
     std::fflush(terminal ? stderr : stdout);
   };
-  const auto points = report::sweep_grid(base, seqs, head_dims, variants, seq_ks);
+  auto points = report::sweep_grid(base, seqs, head_dims, variants, seq_ks);
+  for (report::SweepPoint& point : points) point.pass = pass;
   const auto records = run_sweep(points, options, ceilings, hooks);
   if (records.empty()) report::write_sweep_files(args.out, records, ceilings, stem);
 
@@ -222,7 +223,7 @@ Command add_sweep(CLI::App& app) {
                   "median and spread")
       ->capture_default_str()
       ->check(strict_integer());
-  add_min_time_option(*sub, args->min_time);
+  add_min_time_option(*sub, args->min_time, "--forwards");
   add_pass_flag(*sub, args->pass);
   sub->add_option("--out", args->out, "Directory for the results (sweep_<configuration>.csv and .json), traces (.json.gz) and tables (.txt)")
       ->capture_default_str()

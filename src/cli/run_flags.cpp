@@ -54,13 +54,13 @@ void RunFlags::add_to(CLI::App& app, bool single_variant) {
       ->capture_default_str();
   app.add_option("--repeat", repeat, "--no-profile: forwards timed after one warm-up; times are their median and spread")
       ->capture_default_str();
-  add_min_time_option(app, min_time);
+  add_min_time_option(app, min_time, "--active or --repeat");
 }
 
-void add_min_time_option(CLI::App& app, double& min_time) {
+void add_min_time_option(CLI::App& app, double& min_time, const std::string& count_flags) {
   app.add_option("--min-time", min_time,
-                 "seconds the kept forwards (--active or --repeat) fill at least: a fast forward is kept more "
-                 "times, up to " + std::to_string(kMaxKeptForwards) + "; 0 keeps exactly that count")
+                 "seconds the kept forwards (" + count_flags + ") fill at least: a fast forward is kept more times, up to " +
+                     std::to_string(kMaxKeptForwards) + "; 0 keeps exactly that count")
       ->capture_default_str();
 }
 

@@ -40,7 +40,7 @@ struct RunFlags {
 
 // --min-time on run, compare and sweep (default kDefaultMinTimeS), and its check: 0..60 seconds,
 // else UsageError naming --min-time.
-void add_min_time_option(CLI::App& app, double& min_time);
+void add_min_time_option(CLI::App& app, double& min_time, const std::string& count_flags);  // "--forwards"
 double checked_min_time(double seconds);
 
 // --pass on run, compare and sweep: `pass` receives the text, parse_pass reads it.

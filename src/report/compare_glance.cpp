@@ -5,14 +5,22 @@
 
 namespace attnprof::report {
 
+std::optional<Insight> above_ceiling_insight(const Ceilings& ceilings, const RunResult& result) {
+  const std::string note = above_ceiling_note(ceilings, result.spec.dtype, result.tflops);
+  if (note.empty()) return std::nullopt;
+  // About the measured ranges, whose rate passes the ceiling: attn_fwd, attn_bwd, or both for a step.
+  std::vector<std::string> about;
+  if (result.pass != Pass::backward) about.emplace_back("attn_fwd");
+  if (result.pass != Pass::forward) about.emplace_back("attn_bwd");
+  return Insight{"above_ceiling", note, about};
+}
+
 std::vector<GlanceRow> glance_rows(const std::vector<CompareRow>& rows, const Ceilings& ceilings) {
   std::vector<GlanceRow> glance;
   for (const CompareRow& row : rows) {
     if (row.result) {
       glance.push_back(glance_row(*row.result, ceilings.peak_tflops(row.result->spec.dtype)));
-      const std::string note = above_ceiling_note(ceilings, row.result->spec.dtype, row.result->tflops);
-      // About the row's forwards (attn_fwd), whose measured rate passes the ceiling.
-      if (!note.empty()) glance.back().insights.push_back(Insight{"above_ceiling", note, {"attn_fwd"}});
+      if (auto above = above_ceiling_insight(ceilings, *row.result)) glance.back().insights.push_back(*above);
       if (auto decode = decode_bandwidth(glance.back().insights, *row.result, ceilings))
         glance.back().insights.push_back(*decode);
     } else {
@@ -33,7 +41,7 @@ void write_compare_results(const std::string& dir, const std::string& stem, cons
 
 std::vector<Insight> run_insights(const RunResult& result, const Ceilings& ceilings) {
   std::vector<Insight> insights;
-  if (result.trace) {
+  if (result.trace && result.pass == Pass::forward) {  // as glance_row: the trace rules read forwards
     insights = derive_insights(*result.trace, run_facts(result));
   } else if (auto nan = rules::nan_output(run_facts(result))) {
     // No trace (--no-profile): the facts alone still say when the output holds NaN.

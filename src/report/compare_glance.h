@@ -4,6 +4,7 @@
 // DIR/compare_<configuration>.json for `attnprof report`.
 #include <attnprof/result.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,12 +15,17 @@ namespace attnprof::report {
 
 std::vector<GlanceRow> glance_rows(const std::vector<CompareRow>& rows, const Ceilings& ceilings);
 
+// above_ceiling for a measured row whose rate passes its dtype's matmul ceiling (above_ceiling_note),
+// about the ranges the run measured (attn_fwd, attn_bwd, or both for a training step); else nullopt.
+std::optional<Insight> above_ceiling_insight(const Ceilings& ceilings, const RunResult& result);
+
 // DIR/STEM.json (atomically; STEM from compare_stem); `parameter` names the option that chose DIR.
 void write_compare_results(const std::string& dir, const std::string& stem, const std::vector<CompareRow>& rows,
                            const std::vector<GlanceRow>& glance, const Ceilings& ceilings, std::string_view parameter = "out_dir");
 
-// A run's insights as compare computes them (for `attnprof run`): from the trace, or without one
-// (--no-profile) only nan_output when the output holds NaN; then decode_bandwidth against `ceilings`.
+// A run's insights as compare computes them (for `attnprof run`): from the trace (a forward run's:
+// the rules read attn_fwd), or without one (--no-profile, or a backward or train pass) only
+// nan_output when the output holds NaN; then decode_bandwidth against `ceilings`.
 std::vector<Insight> run_insights(const RunResult& result, const Ceilings& ceilings);
 
 }  // namespace attnprof::report

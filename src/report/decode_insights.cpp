@@ -104,9 +104,9 @@ std::optional<Insight> split_kv_decode(const TraceWork& work, const RunFacts& fa
 
 std::optional<Insight> decode_bandwidth(const std::vector<Insight>& insights, const RunResult& result,
                                         const Ceilings& ceilings) {
-  const bool decode = std::any_of(insights.begin(), insights.end(),
-                                  [](const Insight& i) { return i.code == "split_kv_decode"; });
-  if (!decode || ceilings.copy_gbps <= 0 || result.median_ns <= 0) return std::nullopt;
+  const auto decode = std::find_if(insights.begin(), insights.end(),
+                                   [](const Insight& i) { return i.code == "split_kv_decode"; });
+  if (decode == insights.end() || ceilings.copy_gbps <= 0 || result.median_ns <= 0) return std::nullopt;
   const double bytes = decode_kv_bytes(result.spec);
   const double gbps = bytes / result.median_ns;
   return Insight{"decode_bandwidth",
@@ -114,7 +114,7 @@ std::optional<Insight> decode_bandwidth(const std::vector<Insight>& insights, co
                              "measured copy ceiling, {:.0f} GB/s ({}, read + write)",
                              format_bytes(bytes), gbps, format_duration_ns(result.median_ns),
                              format_percent(100.0 * gbps / ceilings.copy_gbps), ceilings.copy_gbps, ceilings.copy_what),
-                 {}};
+                 decode->about};  // the calls and kernels split_kv_decode read
 }
 
 }  // namespace attnprof::report

@@ -95,7 +95,9 @@ GlanceRow glance_row(const RunResult& result, double peak_tflops) {
   if (result.pass != Pass::forward) row.grad_rel_err = result.grad_rel_err;
   row.trace_path = result.trace_path;
   RunFacts facts = run_facts(result);
-  if (result.trace) {
+  // The trace rules read attn_fwd ranges and speak of forwards: a backward or train row gets the
+  // run's own facts only, never a claim about the forward it did not measure.
+  if (result.trace && result.pass == Pass::forward) {
     row.insights = derive_insights(*result.trace, facts);
   } else if (auto nan = rules::nan_output(facts)) {
     row.insights.push_back(*nan);

@@ -131,9 +131,10 @@ SweepRecord record_from_result(const SweepPoint& point, const RunResult& result,
   r.memset_per_forward = result.memset_per_forward;
   r.peak_extra_bytes = result.peak_extra_bytes;
   r.nan_output = result.nan_output;
-  r.flops = attention_flops(point.spec);
-  // Without a trace (--no-profile) the kernel chain is unknown, and so are its least bytes.
-  if (result.kernels_per_forward > 0) {
+  r.flops = pass_flops(point.spec, point.pass);
+  // Without a trace (--no-profile) the kernel chain is unknown, and so are its least bytes; the
+  // chain model is the forward's, so a backward or train point has none either.
+  if (result.kernels_per_forward > 0 && point.pass == Pass::forward) {
     r.min_bytes = minimal_bytes(point.spec, result.kernels_per_forward, result.memcpy_per_forward);
     r.intensity = r.flops / r.min_bytes;
   }
@@ -146,7 +147,7 @@ SweepRecord record_not_run(const SweepPoint& point, std::string status, std::str
   r.point = point;
   r.status = std::move(status);
   r.reason = std::move(reason);
-  r.flops = attention_flops(point.spec);
+  r.flops = pass_flops(point.spec, point.pass);
   return r;
 }
 
@@ -155,7 +156,7 @@ namespace {
 const std::vector<std::string>& csv_columns() {
   static const std::vector<std::string> cols = {
       "variant", "device", "batch", "heads", "kv_heads", "seq", "seq_k", "head_dim", "dtype", "causal", "causal_align",
-      "layout", "status", "reason", "device_ms", "device_ms_min", "device_ms_max", "device_ms_p10", "device_ms_p90",
+      "layout", "pass", "status", "reason", "device_ms", "device_ms_min", "device_ms_max", "device_ms_p10", "device_ms_p90",
       "samples", "cpu_ms", "setup_ms", "tflops", "pct_of_peak", "rel_err", "nan_output", "kernels_per_forward",
       "memcpy_per_forward", "memset_per_forward", "peak_extra_bytes", "flops", "min_bytes", "intensity", "trace_path"};
   return cols;
@@ -172,6 +173,7 @@ nlohmann::json record_json(const SweepRecord& r) {
   const AttentionSpec& s = r.point.spec;
   nlohmann::json j = {{"variant", r.point.variant}};
   put_spec_keys(j, s);
+  j["pass"] = std::string(pass_name(r.point.pass));
   j["status"] = r.status;
   j["reason"] = r.reason;
   j["flops"] = flops_json(r.flops);
@@ -256,6 +258,7 @@ std::vector<SweepRecord> sweep_records_from_json(const nlohmann::json& json) {
     s.causal = j.value("causal", true);
     s.causal_align = parse_causal_align(j.value("causal_align", std::string("top-left")));
     s.layout = parse_layout(j.value("layout", std::string(layout_name(s.layout))));
+    r.point.pass = parse_pass(j.value("pass", std::string("forward")));
     r.status = j.value("status", std::string("ok"));
     r.reason = j.value("reason", std::string());
     r.device_ms = num(j, "device_ms");

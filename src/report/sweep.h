@@ -35,6 +35,7 @@ std::optional<std::string> memory_skip_reason(std::int64_t needed, std::optional
 struct SweepPoint {
   AttentionSpec spec;
   std::string variant;
+  Pass pass = Pass::forward;  // what each point measures (--pass): its FLOPs and the rows' "pass"
 };
 // Variants vary fastest, then head dims, then key lengths, then sequence lengths: seq_q = S, and
 // seq_k = S when `seq_ks` is empty, else each of them (a decode sweep: --seq 1 --seq-k 4096,...).

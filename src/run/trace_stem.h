@@ -20,7 +20,8 @@ namespace attnprof {
 //   sk<N>                         key/value sequence length (default: = S)
 //   t<N>                          --threads (default 0: all cores)
 //   seed<N>                       the input seed (default 0)
-//   sched<wait>-<warmup>-<active>  the profiler schedule (default 1-1-3)
+//   sched<wait>-<warmup>-<active>  the profiler schedule (default 1-1-10)
+//   mt<S>                         --min-time S (default 0.2 s)
 //   <flash schedule>              --flash-schedule (sm80, sm90-cta-per-tile, sm90-tile-counter)
 //   engine<N>                     --cudnn-engine
 //   isa-<ISA>                     --cpu-isa

@@ -23,9 +23,16 @@ class FlashVariant final : public FusedKernelVariant {
   std::string describe(const AttentionSpec& spec) const override {
     std::string text = spec.causal ? "FlashAttention-style fused kernel: tiled online softmax, causal tiles skipped"
                                    : "FlashAttention-style fused kernel: tiled online softmax";
-    return with_head_dim_note(text + (spec.device == Device::cpu ? " (register-blocked AVX-512 / AMX tiles)"
-                                                                 : " (sm80: FA2's mma.sync; sm90: FA3-shaped wgmma + TMA)"),
-                              spec);
+    if (spec.device == Device::cpu) return text + " (register-blocked AVX-512 / AMX tiles)";
+    text += " (sm80: FA2's mma.sync; sm90: FA3-shaped wgmma + TMA)";
+    // The sm80 kernels' note; the sm_90a kernel's smallest is D 64, so head dims up to 32 run there.
+    text = with_head_dim_note(text, spec);
+    if (spec.head_dim <= 32) text += "; on sm90 the D 64 wgmma kernel";
+    // Few query rows against many keys (a decode step) may take the split-KV kernels instead
+    // (cuda/decode_plan.h decides with the GPU's SM count).
+    if (spec.seq_q <= 16 && spec.seq_k >= 512 && (spec.head_dim == 64 || spec.head_dim == 128))
+      text += "; a decode shape may run the split-KV decode kernels (split + combine)";
+    return text;
   }
   void forward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) override {
     ops::flash_attention_out(spec, out, q, k, v);

@@ -265,8 +265,8 @@ TEST(HopperFlashChoice, RefusesHeadDimsAndSchedulesItHasNoKernelFor) {
             "head_dim 100: the sm_90a flash kernel takes multiples of 8 from 8 to 256");
   args.head_dim = 80;
   EXPECT_EQ(message([&] { launch_flash_attention_sm90(args, nullptr, FlashSchedule::tile_counter); }),
-            "flash_schedule 'sm90-tile-counter': head_dim 80 runs on the D 96 kernel, built for sm90-cta-per-tile "
-            "only (the tile counter takes head dims up to 64 and 104 to 128)");
+            "flash_schedule 'sm90-tile-counter': head_dim 80 (rounded up to a multiple of 8) runs on the D 96 "
+            "kernel, built for sm90-cta-per-tile only; the tile counter takes head dims 1..64 and 97..128");
   args.head_dim = 96;
   EXPECT_EQ(message([&] { run_flash_timeline_sm90(args, nullptr); }),
             "head_dim 96: the flash timeline build takes 64 or 128");

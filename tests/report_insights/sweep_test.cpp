@@ -161,6 +161,26 @@ TEST(RunSweep, UsageErrorFromTheRunnerIsARefusal) {
   EXPECT_EQ(records[0].status, "refused");
 }
 
+// A backward sweep's rows say so and count the backward's FLOPs (2.5× the forward's), read back
+// as written; the forward's kernel-chain bytes are not claimed for it.
+TEST(SweepFiles, BackwardRowsCarryTheirPassAndFlops) {
+  AttentionSpec base;
+  base.batch = 1;
+  auto points = sweep_grid(base, {512}, {64}, {"flash", "cudnn"});
+  for (SweepPoint& p : points) p.pass = Pass::backward;
+  const std::vector<SweepRecord> records = {record_from_result(points[0], fake_result({points[0].spec, "flash"}), Ceilings{}),
+                                            record_not_run(points[1], "refused", "no backward")};
+  EXPECT_DOUBLE_EQ(records[0].flops, 2.5 * points[0].spec.flops());
+  EXPECT_DOUBLE_EQ(records[1].flops, 2.5 * points[1].spec.flops());
+  EXPECT_EQ(records[0].min_bytes, 0.0);
+  const nlohmann::json j = sweep_json(records, Ceilings{});
+  EXPECT_EQ(j["rows"][0]["pass"], "backward");
+  EXPECT_EQ(j["rows"][1]["pass"], "backward");
+  EXPECT_EQ(j["rows"][0]["min_bytes"], 0);  // unknown, as without a trace
+  EXPECT_EQ(sweep_records_from_json(j)[0].point.pass, Pass::backward);
+  EXPECT_NE(sweep_csv(records).find(",bhsd,backward,ok,"), std::string::npos) << sweep_csv(records);
+}
+
 TEST(SweepFiles, CsvAndJsonHoldEveryRecord) {
   AttentionSpec base;
   base.batch = 1;
@@ -177,12 +197,12 @@ TEST(SweepFiles, CsvAndJsonHoldEveryRecord) {
   std::getline(lines, second);
   EXPECT_FALSE(std::getline(lines, extra));
   EXPECT_EQ(header.rfind("variant,device,batch,heads,kv_heads,seq,seq_k,head_dim,dtype,causal,causal_align,layout,"
-                         "status,reason,device_ms,device_ms_min,device_ms_max,device_ms_p10,device_ms_p90,samples,"
+                         "pass,status,reason,device_ms,device_ms_min,device_ms_max,device_ms_p10,device_ms_p90,samples,"
                          "cpu_ms,setup_ms,",
                          0),
             0u);
   // device_ms, then its min, max, p10, p90 (0.4608 + 0.2·0.0512, 0.512 + 0.8·0.1024) and count
-  EXPECT_EQ(first.rfind("flash,cpu,1,16,16,512,512,64,bf16,true,top-left,bhsd,ok,,0.512,0.4608,0.6144,0.47104,0.59392,3,"
+  EXPECT_EQ(first.rfind("flash,cpu,1,16,16,512,512,64,bf16,true,top-left,bhsd,forward,ok,,0.512,0.4608,0.6144,0.47104,0.59392,3,"
                         "0.05,",
                         0),
             0u)

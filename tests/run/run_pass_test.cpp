@@ -168,3 +168,24 @@ TEST(RunPass, VariantWithoutBackwardIsRefused) {
 }
 
 }  // namespace
+
+namespace attnprof {
+namespace {
+
+// A training step's peak counts what its forward keeps for the backward (naive: the probabilities
+// P, B·H·Sq·Sk fp32 = 1·2·24·24·4 = 4608 bytes) on top of the backward's own; the backward pass
+// alone does not count it (its forward ran before the measured region).
+TEST(RunPass, TrainPeakCountsWhatTheForwardKeeps) {
+  RunOptions backward = naive_options(Pass::backward, 2);
+  backward.profile = false;
+  backward.timed_forwards = 1;
+  RunOptions train = backward;
+  train.pass = Pass::train;
+  const RunResult b = run_variant(backward);
+  const RunResult t = run_variant(train);
+  EXPECT_GE(t.peak_extra_bytes, b.peak_extra_bytes + 4608) << "backward " << b.peak_extra_bytes << ", train "
+                                                          << t.peak_extra_bytes;
+}
+
+}  // namespace
+}  // namespace attnprof

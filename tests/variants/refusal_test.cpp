@@ -61,6 +61,20 @@ TEST(Describe, FusedGpuRowsNameTheHeadDimPadding) {
   AttentionSpec cpu;
   cpu.head_dim = 96;
   EXPECT_TRUE(contains(find_variant("efficient")->describe(cpu), "64×64 tiles")) << find_variant("efficient")->describe(cpu);
+  // flash on sm90: head dims up to 32 run on the D 64 wgmma kernel (the sm80 kernels' smallest is
+  // D 32); a decode shape may take the split-KV kernels; neither on the CPU.
+  gpu.head_dim = 16;
+  EXPECT_TRUE(contains(find_variant("flash")->describe(gpu), "; on sm90 the D 64 wgmma kernel"))
+      << find_variant("flash")->describe(gpu);
+  gpu.head_dim = 128;
+  gpu.seq_q = 1;
+  gpu.seq_k = 32768;
+  EXPECT_TRUE(contains(find_variant("flash")->describe(gpu), "split-KV decode kernels"))
+      << find_variant("flash")->describe(gpu);
+  EXPECT_FALSE(contains(find_variant("efficient")->describe(gpu), "split-KV")) << find_variant("efficient")->describe(gpu);
+  cpu = gpu;
+  cpu.device = Device::cpu;
+  EXPECT_FALSE(contains(find_variant("flash")->describe(cpu), "split-KV")) << find_variant("flash")->describe(cpu);
 }
 
 TEST(Refusal, CpuVariantsTakeTheBlogShape) {

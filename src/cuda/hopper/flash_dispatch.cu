@@ -132,10 +132,11 @@ void launch_flash_attention_sm90(const FusedAttentionArgs& args, cudaStream_t st
   if (schedule == FlashSchedule::sm80) throw Error("launch_flash_attention_sm90: asked for the sm80 kernel");
   if (schedule == FlashSchedule::automatic) schedule = auto_flash_schedule(args.head_dim, args.seq_q);
   if (schedule == FlashSchedule::tile_counter && !flash_sm90_tile_counter_takes(args.head_dim))
-    throw UsageError(str_cat("flash_schedule 'sm90-tile-counter': head_dim ", args.head_dim, " runs on the D ",
-                             flash_sm90_kernel_head_dim(args.head_dim),
-                             " kernel, built for sm90-cta-per-tile only (the tile counter takes head dims up to "
-                             "64 and 104 to 128)"));
+    // args.head_dim is the kernel's: a head dim that is not a multiple of 8 arrives padded to one.
+    throw UsageError(str_cat("flash_schedule 'sm90-tile-counter': head_dim ", args.head_dim,
+                             " (rounded up to a multiple of 8) runs on the D ", flash_sm90_kernel_head_dim(args.head_dim),
+                             " kernel, built for sm90-cta-per-tile only; the tile counter takes head dims 1..64 and "
+                             "97..128"));
   if (auto why = current_device_not_hopper()) throw Error(str_cat("flash_forward_sm90: ", *why));
   // Tiles are numbered by one int (grid.x ≤ 2^31 − 1); row and key indices stay in int too.
   if (args.batch * args.heads * ((args.seq_q + 63) / 64) > 0x7fffffffll || args.seq_q > (1ll << 30) ||
