@@ -12,11 +12,24 @@ namespace attnprof {
 // compare's rounds by default (--rounds): the kept forwards are measured over 5 passes.
 inline constexpr int kCompareRounds = 5;
 
+// Measures round `round` (2..base.rounds) of `variants` (those that ran in the first round, in
+// order) and returns each one's samples, in the same order.
+using RoundMeasurer =
+    std::function<std::vector<RoundSamples>(int round, const std::vector<std::string>& variants)>;
+
 // `on_start(variant)` is called before each variant's first round (progress). Empty `variants`:
 // every registered one. The kept forwards are measured in base.rounds rounds, each running every
 // variant in turn on fresh inputs and output; the first round also checks, traces and writes.
+// Rounds 2.. go through `later_rounds` (attnprof's CLI measures each in a fresh process, so the
+// spread covers what differs between processes: allocations, page placement, a slower start);
+// without one they run here, through measure_round.
 std::vector<CompareRow> compare_variants(const RunOptions& base, const std::vector<std::string>& variants,
-                                         const std::function<void(const std::string&)>& on_start = {});
+                                         const std::function<void(const std::string&)>& on_start = {},
+                                         const RoundMeasurer& later_rounds = {});
+
+// One later round of `variants` in this process (later_round(base) for each, in order): what a
+// process measuring a round for another runs.
+std::vector<RoundSamples> measure_round(const RunOptions& base, const std::vector<std::string>& variants);
 
 enum class CompareFormat { text, json };
 // The glance table (text, `width` columns) or {"rows": [...], "ranking": {"fastest", "sentence"}}

@@ -57,8 +57,14 @@ RunResult run_variant(const RunOptions& options);
 // inputs and output, writing no files and checking no determinism or gradients (the first round
 // did those).
 RunOptions later_round(const RunOptions& options);
-// Adds a later round's samples to `into` (its times, their spread and its rate follow); the
-// trace, correctness and memory stay the first round's.
-void add_round(RunResult& into, const RunResult& round);
+// The samples one later round measured for one variant (ns), and whether another process measured
+// them.
+struct RoundSamples {
+  std::vector<double> times, cpu_times;
+  bool other_process = false;
+};
+// Adds a later round's samples to `into` (its times, their spread and its rate follow; the stats'
+// processes count another process's round); the trace, correctness and memory stay the first round's.
+void add_round(RunResult& into, const RoundSamples& round);
 
 }  // namespace attnprof

@@ -14,6 +14,7 @@ struct TimeStats {
   double max = 0;
   double p10 = 0;
   double p90 = 0;
+  int processes = 1;  // processes the samples were measured in (compare's later rounds: one each)
 
   // The printed spreads [min, max] meet: neither time is reliably below the other.
   bool overlaps(const TimeStats& other) const { return count > 0 && other.count > 0 && min <= other.max && other.min <= max; }

@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/parameter_flags.h"
+#include "cli/round_process.h"
 #include "cli/run_flags.h"
 #include "core/atomic_file.h"
 #include "cli/terminal.h"
@@ -23,15 +24,26 @@ Command add_compare(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("compare", "Run every variant the device supports and compare them");
   auto flags = std::make_shared<RunFlags>();
   flags->add_to(*sub, /*single_variant=*/false);
-  return [flags]() {
+  // Not in the help: how compare runs its later rounds, each in a fresh process of itself
+  // (round_process.h). Such a process measures the round and prints its samples as JSON.
+  auto round = std::make_shared<int>(0);
+  auto round_variants = std::make_shared<std::string>();
+  sub->add_option("--measure-round", *round, "")->group("")->check(strict_integer());
+  sub->add_option("--round-variants", *round_variants, "")->group("");
+  return [flags, round, round_variants]() {
     RunOptions base = flags->to_options();
+    if (*round > 0) {
+      const std::vector<std::string> names = parse_variant_list(*round_variants);
+      std::fputs(round_samples_json(names, measure_round(base, names)).c_str(), stdout);
+      return 0;
+    }
     bool text = flags->format == "text";
     const std::vector<std::string> names = flags->variant_list();
     // Output problems are the command's, not a variant's: one line before anything runs.
     if (!base.out_dir.empty()) check_writable_directory(base.out_dir, "--out");
-    std::vector<CompareRow> rows = compare_variants(base, names, [&](const std::string& name) {
-      if (text) std::fprintf(stderr, "running %s...\n", name.c_str());
-    });
+    std::vector<CompareRow> rows = compare_variants(
+        base, names, [&](const std::string& name) { if (text) std::fprintf(stderr, "running %s...\n", name.c_str()); },
+        rounds_in_fresh_processes(base.rounds, text));
     for (CompareRow& row : rows) row.refusal = name_flags(row.refusal);
     // Nothing ran: no table and no results file, one line with each variant's reason.
     if (std::all_of(rows.begin(), rows.end(), [](const CompareRow& row) { return !row.result; })) {

@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/help_format.h"
+#include "cli/round_process.h"
 #include "cli/parameter_flags.h"
 #include "core/atomic_file.h"
 #include "core/did_you_mean.h"
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
   add(cli::add_report);
 
   install_signal_cleanup();
+  cli::remember_command_line(argc, argv);  // compare's later rounds run it again, each in a process
   // Bare `attnprof` and `attnprof help [COMMAND]` print the help.
   if (argc == 1 || (argc <= 3 && std::string(argv[1]) == "help")) {
     const CLI::App* about = &app;

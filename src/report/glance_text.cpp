@@ -95,8 +95,10 @@ std::string table_header(const RunResult& r, const std::string& device_name,
   const std::string medians = counts.first == counts.second
                                   ? fmt::format("median of {} {}", counts.first, counted)
                                   : fmt::format("medians of {}\u2013{} {}", counts.first, counts.second, counted);
-  return fmt::format("{} {} {} {}{} \u00b7 device: {} \u00b7 {}", shape, dtype_name(s.dtype), layout_name(s.layout),
-                     mask, pass, device, medians);
+  // compare's rounds: each later one measured by a fresh process.
+  const std::string processes = r.time.processes > 1 ? fmt::format(" in {} processes", r.time.processes) : "";
+  return fmt::format("{} {} {} {}{} \u00b7 device: {} \u00b7 {}{}", shape, dtype_name(s.dtype), layout_name(s.layout),
+                     mask, pass, device, medians, processes);
 }
 
 std::string glance_text(const std::vector<GlanceRow>& rows, int width_in, const std::string& header) {

@@ -6,7 +6,7 @@ namespace attnprof::report {
 
 nlohmann::json time_stats_json(const TimeStats& ms) {
   return {{"count", ms.count}, {"median_ms", ms.median}, {"min_ms", ms.min},
-          {"max_ms", ms.max},  {"p10_ms", ms.p10},       {"p90_ms", ms.p90}};
+          {"max_ms", ms.max},  {"p10_ms", ms.p10},       {"p90_ms", ms.p90}, {"processes", ms.processes}};
 }
 
 TimeStats time_stats_from_json(const nlohmann::json& json) {
@@ -19,6 +19,7 @@ TimeStats time_stats_from_json(const nlohmann::json& json) {
   ms.max = number("max_ms");
   ms.p10 = number("p10_ms");
   ms.p90 = number("p90_ms");
+  if (json.contains("processes") && json["processes"].is_number_integer()) ms.processes = json["processes"].get<int>();
   return ms;
 }
 

@@ -9,8 +9,20 @@
 
 namespace attnprof {
 
+std::vector<RoundSamples> measure_round(const RunOptions& base, const std::vector<std::string>& variants) {
+  std::vector<RoundSamples> samples;
+  for (const std::string& name : variants) {
+    RunOptions options = later_round(base);
+    options.variant = name;
+    RunResult round = run_variant(options);
+    samples.push_back({std::move(round.time_samples), std::move(round.cpu_time_samples), false});
+  }
+  return samples;
+}
+
 std::vector<CompareRow> compare_variants(const RunOptions& base, const std::vector<std::string>& variants,
-                                         const std::function<void(const std::string&)>& on_start) {
+                                         const std::function<void(const std::string&)>& on_start,
+                                         const RoundMeasurer& later_rounds) {
   std::vector<std::string> names = variants;
   if (names.empty()) {
     for (Variant* v : all_variants()) names.emplace_back(v->name());
@@ -42,15 +54,19 @@ std::vector<CompareRow> compare_variants(const RunOptions& base, const std::vect
     rows.push_back(std::move(row));
   }
   // Rounds 2..N: every variant that ran, in the same order, on fresh inputs and output; so a
-  // variant's samples come from several allocations spread over the whole compare, and their
-  // spread covers the drift a separate process would see.
+  // variant's samples come from several allocations (and processes) spread over the whole compare.
+  std::vector<std::string> ran;
+  for (const CompareRow& row : rows)
+    if (row.result) ran.push_back(row.variant);
+  if (ran.empty()) return rows;
   for (int round = 2; round <= base.rounds; ++round) {
-    for (CompareRow& row : rows) {
-      if (!row.result) continue;
-      RunOptions options = later_round(base);
-      options.variant = row.variant;
-      add_round(*row.result, run_variant(options));
+    std::vector<RoundSamples> samples = later_rounds ? later_rounds(round, ran) : measure_round(base, ran);
+    if (samples.size() != ran.size()) {
+      throw Error(fmt::format("compare: round {} measured {} variants, expected {}", round, samples.size(), ran.size()));
     }
+    std::size_t next = 0;
+    for (CompareRow& row : rows)
+      if (row.result) add_round(*row.result, samples[next++]);
   }
   return rows;
 }

@@ -277,11 +277,13 @@ RunOptions later_round(const RunOptions& options) {
   return again;
 }
 
-void add_round(RunResult& into, const RunResult& round) {
+void add_round(RunResult& into, const RoundSamples& round) {
   std::vector<double> times = into.time_samples, cpu_times = into.cpu_time_samples;
-  times.insert(times.end(), round.time_samples.begin(), round.time_samples.end());
-  cpu_times.insert(cpu_times.end(), round.cpu_time_samples.begin(), round.cpu_time_samples.end());
+  times.insert(times.end(), round.times.begin(), round.times.end());
+  cpu_times.insert(cpu_times.end(), round.cpu_times.begin(), round.cpu_times.end());
+  const int processes = into.time.processes + (round.other_process ? 1 : 0);
   set_times(into, std::move(times), std::move(cpu_times));
+  into.time.processes = into.cpu_time.processes = processes;
 }
 
 }  // namespace attnprof
