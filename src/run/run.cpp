@@ -146,6 +146,7 @@ RunResult run_variant(const RunOptions& options) {
   const SavedForBackward saved(*variant);
   const auto setup_start = std::chrono::steady_clock::now();
   variant->prepare(spec);
+  if (pass != Pass::forward) variant->prepare_backward(spec);
   device.synchronize();
   result.setup_ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - setup_start).count();
 
