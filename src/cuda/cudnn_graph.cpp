@@ -106,6 +106,24 @@ DescPtr GraphBuilder::reshape(const DescPtr& x, const DescPtr& y) {
   return op;
 }
 
+void GraphBuilder::causal_mask(std::vector<DescPtr>& ops, const AttentionSpec& spec, const DescPtr& scores,
+                               const DescPtr& row, const DescPtr& col, const DescPtr& mask, const Dims& s_dims,
+                               const Dims& s_strides, const ShiftUids& uids, cudnnDataType_t index_precision) {
+  const Dims one{1, 1, 1, 1};
+  ops.push_back(pointwise(CUDNN_POINTWISE_GEN_INDEX, index_precision, scores, nullptr, nullptr, row, 2));
+  ops.push_back(pointwise(CUDNN_POINTWISE_GEN_INDEX, index_precision, scores, nullptr, nullptr, col, 3));
+  DescPtr mask_row = row;
+  if (spec.causal_offset() != 0) {
+    auto seq_kv = tensor(uids.seq_kv, one, one, CUDNN_DATA_INT32, false, true);
+    auto seq_q = tensor(uids.seq_q, one, one, CUDNN_DATA_INT32, false, true);
+    auto row_plus = tensor(uids.row_plus_seq_kv, s_dims, s_strides, CUDNN_DATA_INT32, true);
+    mask_row = tensor(uids.shifted_row, s_dims, s_strides, CUDNN_DATA_INT32, true);
+    ops.push_back(pointwise(CUDNN_POINTWISE_ADD, CUDNN_DATA_INT32, row, seq_kv, nullptr, row_plus));
+    ops.push_back(pointwise(CUDNN_POINTWISE_SUB, CUDNN_DATA_INT32, row_plus, seq_q, nullptr, mask_row));
+  }
+  ops.push_back(pointwise(CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, mask_row, col, nullptr, mask));
+}
+
 Geometry geometry_of(const Tensor& t) {
   return {{t.size(0), t.size(1), t.size(2), t.size(3)}, {t.stride(0), t.stride(1), t.stride(2), t.stride(3)}};
 }

@@ -63,6 +63,21 @@ struct GraphBuilder {
   DescPtr reduction(cudnnReduceTensorOp_t reduce, const DescPtr& x, const DescPtr& y);
   // y: x's elements under y's dims and strides (a transpose when the strides are swapped).
   DescPtr reshape(const DescPtr& x, const DescPtr& y);
+
+  // The UIDs of the bottom-right shift's tensors: the by-value INT32 Sk and Sq a pack binds, and
+  // the two virtual rows.
+  struct ShiftUids {
+    std::int64_t seq_kv, seq_q, row_plus_seq_kv, shifted_row;
+  };
+  // Appends to `ops` the causal keep-mask of `scores` ([B,H,Sq,Sk], dims and strides s) into the
+  // BOOLEAN `mask`: GEN_INDEX of the row (axis 2) into `row` and of the column (axis 3) into
+  // `col`, both INT32 in `index_precision`; for bottom-right (spec.causal_offset() != 0) the row
+  // shifted as cuDNN's frontend does for causal_mask_bottom_right with fixed lengths, row + Sk
+  // (ADD) − Sq (SUB) in INT32 math; then CMP_GE(row, col): column j of row i kept iff
+  // j <= i + Sk − Sq.
+  void causal_mask(std::vector<DescPtr>& ops, const AttentionSpec& spec, const DescPtr& scores, const DescPtr& row,
+                   const DescPtr& col, const DescPtr& mask, const Dims& s_dims, const Dims& s_strides,
+                   const ShiftUids& uids, cudnnDataType_t index_precision);
 };
 
 // What the descriptors bake in about one tensor: its [B, H, S, D] dims and strides.

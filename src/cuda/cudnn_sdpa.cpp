@@ -82,18 +82,8 @@ std::vector<DescPtr> causal_graph(GraphBuilder& g, const AttentionSpec& spec, co
   std::vector<DescPtr> ops;
   ops.push_back(g.matmul(tq, tk, ts));
   ops.push_back(g.pointwise(CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, ts, t_scale, nullptr, t_scaled));
-  ops.push_back(g.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, t_scaled, nullptr, nullptr, t_row, 2));
-  ops.push_back(g.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, t_scaled, nullptr, nullptr, t_col, 3));
-  DescPtr t_mask_row = t_row;
-  if (spec.causal_offset() != 0) {
-    auto t_seq_kv = g.tensor(kSeqKv, one, one, CUDNN_DATA_INT32, false, true);
-    auto t_seq_q = g.tensor(kSeqQ, one, one, CUDNN_DATA_INT32, false, true);
-    auto t_row_plus = g.tensor(kRowPlusSeqKv, s_dims, s_strides, CUDNN_DATA_INT32, true);
-    t_mask_row = g.tensor(kShiftedRow, s_dims, s_strides, CUDNN_DATA_INT32, true);
-    ops.push_back(g.pointwise(CUDNN_POINTWISE_ADD, CUDNN_DATA_INT32, t_row, t_seq_kv, nullptr, t_row_plus));
-    ops.push_back(g.pointwise(CUDNN_POINTWISE_SUB, CUDNN_DATA_INT32, t_row_plus, t_seq_q, nullptr, t_mask_row));
-  }
-  ops.push_back(g.pointwise(CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, t_mask_row, t_col, nullptr, t_mask));
+  g.causal_mask(ops, spec, t_scaled, t_row, t_col, t_mask, s_dims, s_strides, {kSeqKv, kSeqQ, kRowPlusSeqKv, kShiftedRow},
+                CUDNN_DATA_FLOAT);
   ops.push_back(g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, t_scaled, t_neg_inf, t_mask, t_masked));
   ops.push_back(g.reduction(CUDNN_REDUCE_TENSOR_MAX, t_masked, t_max));
   ops.push_back(g.pointwise(CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, t_masked, t_max, nullptr, t_sub));

@@ -78,11 +78,20 @@ std::vector<DescPtr> backward_graph(GraphBuilder& g, const AttentionSpec& spec, 
                           CUDNN_TENSOR_REORDERING_F16x16);
   auto t_scale = g.tensor(kScale, one, one, CUDNN_DATA_FLOAT, false, true);
   auto t_one = g.tensor(kOne, one, one, CUDNN_DATA_FLOAT, false, true);
-  auto t_lowest = g.tensor(kLowest, one, one, CUDNN_DATA_FLOAT, false, true);
   auto fp32 = [&](std::int64_t uid, const Dims& dims, const Dims& strides) {
     return g.tensor(uid, dims, strides, CUDNN_DATA_FLOAT, true);
   };
   std::vector<DescPtr> ops;
+  // grad = a·b, per query head; under GQA through a virtual [B,H,Sk,D] summed over each group.
+  auto kv_grad = [&](const DescPtr& a, const DescPtr& b, const DescPtr& grad, std::int64_t full_uid) {
+    if (!grouped) {
+      ops.push_back(g.matmul(a, b, grad));
+      return;
+    }
+    auto full = g.tensor(full_uid, kv_full, contiguous(kv_full), io, true);
+    ops.push_back(g.matmul(a, b, full));
+    ops.push_back(g.reduction(CUDNN_REDUCE_TENSOR_ADD, full, grad));
+  };
   // Δ = rowsum(dO ⊙ O) · 1
   auto t_doo = fp32(kDOO, q_full, contiguous(q_full));
   auto t_row_dot = fp32(kRowDot, row_dims, row_strides);
@@ -100,19 +109,10 @@ std::vector<DescPtr> backward_graph(GraphBuilder& g, const AttentionSpec& spec, 
     auto t_row = g.tensor(kRow, s_dims, s_strides, CUDNN_DATA_INT32, true);
     auto t_col = g.tensor(kCol, s_dims, s_strides, CUDNN_DATA_INT32, true);
     auto t_mask = g.tensor(kMask, s_dims, s_strides, CUDNN_DATA_BOOLEAN, true);
+    auto t_lowest = g.tensor(kLowest, one, one, CUDNN_DATA_FLOAT, false, true);
     t_logits = fp32(kMasked, s_dims, s_strides);
-    ops.push_back(g.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, t_scaled, nullptr, nullptr, t_row, 2));
-    DescPtr t_mask_row = t_row;
-    if (spec.causal_offset() != 0) {
-      auto t_seq_kv = g.tensor(kSeqKv, one, one, CUDNN_DATA_INT32, false, true);
-      auto t_seq_q = g.tensor(kSeqQ, one, one, CUDNN_DATA_INT32, false, true);
-      auto t_row_plus = g.tensor(kRowPlusSeqKv, s_dims, s_strides, CUDNN_DATA_INT32, true);
-      t_mask_row = g.tensor(kShiftedRow, s_dims, s_strides, CUDNN_DATA_INT32, true);
-      ops.push_back(g.pointwise(CUDNN_POINTWISE_ADD, CUDNN_DATA_INT32, t_row, t_seq_kv, nullptr, t_row_plus));
-      ops.push_back(g.pointwise(CUDNN_POINTWISE_SUB, CUDNN_DATA_INT32, t_row_plus, t_seq_q, nullptr, t_mask_row));
-    }
-    ops.push_back(g.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, t_scaled, nullptr, nullptr, t_col, 3));
-    ops.push_back(g.pointwise(CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, t_mask_row, t_col, nullptr, t_mask));
+    g.causal_mask(ops, spec, t_scaled, t_row, t_col, t_mask, s_dims, s_strides,
+                  {kSeqKv, kSeqQ, kRowPlusSeqKv, kShiftedRow}, CUDNN_DATA_INT32);
     ops.push_back(g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, t_scaled, t_lowest, t_mask, t_logits));
   }
   auto t_sub = fp32(kSubStats, s_dims, s_strides);
@@ -122,13 +122,7 @@ std::vector<DescPtr> backward_graph(GraphBuilder& g, const AttentionSpec& spec, 
   // dV = Pᵀ·dO (summed over each group of query heads under GQA)
   auto t_pt = g.tensor(kPt, st_dims, st_strides, io, true);
   ops.push_back(g.reshape(tp, t_pt));
-  if (grouped) {
-    auto t_dv_full = g.tensor(kDVFull, kv_full, contiguous(kv_full), io, true);
-    ops.push_back(g.matmul(t_pt, tdo, t_dv_full));
-    ops.push_back(g.reduction(CUDNN_REDUCE_TENSOR_ADD, t_dv_full, tdv));
-  } else {
-    ops.push_back(g.matmul(t_pt, tdo, tdv));
-  }
+  kv_grad(t_pt, tdo, tdv, kDVFull);
   // dS = scale · P ⊙ (dO·Vᵀ · 1 − Δ)
   auto t_dp = fp32(kDP, s_dims, s_strides);
   auto t_dp_one = fp32(kDPOne, s_dims, s_strides);
@@ -143,13 +137,7 @@ std::vector<DescPtr> backward_graph(GraphBuilder& g, const AttentionSpec& spec, 
   // dK = dSᵀ·Q (summed over each group under GQA)
   auto t_dst = g.tensor(kDSt, st_dims, st_strides, io, true);
   ops.push_back(g.reshape(t_ds, t_dst));
-  if (grouped) {
-    auto t_dk_full = g.tensor(kDKFull, kv_full, contiguous(kv_full), io, true);
-    ops.push_back(g.matmul(t_dst, tq, t_dk_full));
-    ops.push_back(g.reduction(CUDNN_REDUCE_TENSOR_ADD, t_dk_full, tdk));
-  } else {
-    ops.push_back(g.matmul(t_dst, tq, tdk));
-  }
+  kv_grad(t_dst, tq, tdk, kDKFull);
   // dQ = dS·K into the fp32 accumulator, then dQ
   auto tk = g.tensor(kK, p.k.dims, p.k.strides, io, true);
   ops.push_back(g.reshape(tkt, tk));
@@ -166,6 +154,7 @@ struct Plan : EnginePlan {
   void* workspace = nullptr;  // cuDNN's workspace, then the dQ accumulator at accum_offset
   std::size_t workspace_alloc = 0;
   std::size_t accum_offset = 0, accum_bytes = 0;
+  bool causal = false;   // the pack binds the lowest float the mask writes
   bool shifted = false;  // bottom-right with Sq < Sk: the pack binds the two lengths
   // By-value scalars read through host pointers at execute time: NaN scale until build sets it.
   float scale = std::numeric_limits<float>::quiet_NaN();
@@ -179,10 +168,14 @@ struct Plan : EnginePlan {
 };
 
 std::unique_ptr<Desc> make_pack(const Plan& p, const Pointers& ptr, void* workspace) {
-  std::vector<std::int64_t> uids{kQ, kKt, kVt, kO, kDO, kStats, kDQ, kDK, kDV, kDQAccum, kScale, kOne, kLowest};
+  std::vector<std::int64_t> uids{kQ, kKt, kVt, kO, kDO, kStats, kDQ, kDK, kDV, kDQAccum, kScale, kOne};
   std::vector<void*> data;
   for (const void* x : ptr) data.push_back(const_cast<void*>(x));
-  for (const float* x : {&p.scale, &p.one, &p.lowest}) data.push_back(const_cast<float*>(x));
+  for (const float* x : {&p.scale, &p.one}) data.push_back(const_cast<float*>(x));
+  if (p.causal) {
+    uids.push_back(kLowest);
+    data.push_back(const_cast<float*>(&p.lowest));
+  }
   if (p.shifted) {
     uids.push_back(kSeqKv);
     data.push_back(const_cast<std::int32_t*>(&p.seq_lengths[0]));
@@ -284,6 +277,7 @@ class BackwardCache {
                                : spec.causal_offset() == 0 ? ", causal"
                                                            : ", causal bottom-right",
                                ops.size());
+    p.causal = spec.causal;
     p.shifted = spec.causal && spec.causal_offset() != 0;
     p.seq_lengths = {static_cast<std::int32_t>(spec.seq_k), static_cast<std::int32_t>(spec.seq_q)};
     p.scale = static_cast<float>(softmax_scale_of(spec));

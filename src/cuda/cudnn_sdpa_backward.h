@@ -3,8 +3,8 @@
 // builds for its SDPA backward node (cuDNN 9.19's SDPA_BWD operation has no causal mask), from Q,
 // K, V, O, dO and the forward's fp32 Stats (natural-log LSE) to dQ, dK, dV. Plans are cached per
 // everything baked into the descriptors, as the forward's (cudnn_sdpa.h); engine configs are timed
-// at build. dQ accumulates in an fp32 buffer with atomics (as PyTorch runs it), so dQ is not
-// bit-deterministic from run to run; dK and dV are.
+// at build. dQ accumulates in an fp32 buffer with atomics (as PyTorch runs it by default), so the
+// backward is not bit-deterministic from run to run.
 #include <attnprof/attention.h>
 #include <attnprof/tensor.h>
 #include <cuda_runtime_api.h>
