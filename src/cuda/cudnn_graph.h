@@ -9,8 +9,10 @@
 #include <cudnn.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -145,6 +147,24 @@ struct EnginePlan {
   EnginePlan& operator=(const EnginePlan&) = delete;
   ~EnginePlan();
 };
+
+// The plan under `key`: found (info.cache_hit, build_ms 0), or made by build(plan) and kept, with
+// info.build_ms its wall time. PlanT derives from EnginePlan.
+template <class Key, class PlanT, class Build>
+PlanT& cached_plan(std::map<Key, std::unique_ptr<PlanT>>& plans, const Key& key, Build&& build) {
+  auto found = plans.find(key);
+  if (found != plans.end()) {
+    found->second->info.cache_hit = true;
+    found->second->info.build_ms = 0.0;
+    return *found->second;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto plan = std::make_unique<PlanT>();
+  build(plan);
+  plan->info.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  plan->info.cache_hit = false;
+  return *plans.emplace(key, std::move(plan)).first->second;
+}
 
 // Finalizes `ops` into p.operation_graph, asks heuristics mode A for engine configs and finalizes
 // the first kTimedConfigs plans that build (or KernelOverrides::cudnn_engine's alone); with more

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <list>
@@ -215,18 +214,7 @@ class SdpaCache {
                 spec.causal_offset(),         with_lse,           with_lse ? geometry.stats_seq_stride : 0,
                 with_lse ? geometry.stats_alignment : 0,          device,
                 configured_engine_config()};
-    auto found = plans_.find(key);
-    if (found != plans_.end()) {
-      found->second->info.cache_hit = true;
-      found->second->info.build_ms = 0.0;
-      return *found->second;
-    }
-    auto start = std::chrono::steady_clock::now();
-    auto plan = std::make_unique<Plan>();
-    build(*plan, spec, geometry, with_lse);
-    plan->info.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    plan->info.cache_hit = false;
-    return *plans_.emplace(key, std::move(plan)).first->second;
+    return cached_plan(plans_, key, [&](std::unique_ptr<Plan>& plan) { build(*plan, spec, geometry, with_lse); });
   }
 
   cudnnHandle_t handle() const { return handle_; }

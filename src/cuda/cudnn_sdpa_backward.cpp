@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <array>
 #include <initializer_list>
-#include <chrono>
 #include <limits>
 #include <list>
 #include <map>
@@ -36,6 +35,7 @@ enum Uid : std::int64_t {
   kDOO = 20, kRowDot = 21, kSoftmaxSum = 22, kS = 23, kScaled = 24, kRow = 25, kCol = 26, kRowPlusSeqKv = 27,
   kShiftedRow = 28, kMask = 29, kMasked = 30, kSubStats = 31, kP = 32, kPt = 33, kDVFull = 34, kDP = 35,
   kDPOne = 36, kDPSub = 37, kDS0 = 38, kDS = 39, kDSt = 40, kDKFull = 41, kK = 42,
+  kKey = 50, kValue = 51,  // K and V of the SDPA_BWD operation (not transposed)
 };
 
 struct BackwardGeometry {
@@ -146,14 +146,43 @@ std::vector<DescPtr> backward_graph(GraphBuilder& g, const AttentionSpec& spec, 
   return ops;
 }
 
+// Non-causal: the single SDPA_BWD operation (cuDNN 9.17+; K and V not transposed), as cuDNN's
+// frontend auto-selects for a graph with no mask, bias or dropout. It keeps its own dQ accumulator
+// in cuDNN's workspace.
+std::vector<DescPtr> unified_backward_graph(GraphBuilder& g, const AttentionSpec& spec, const BackwardGeometry& p) {
+  const cudnnDataType_t io = io_type(spec.dtype);
+  const std::int64_t b = spec.batch, h = spec.heads, sq = spec.seq_q, stride = p.stats_seq_stride;
+  const Dims one{1, 1, 1, 1};
+  auto op = std::make_shared<Desc>(CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR);
+  auto attach = [&](cudnnBackendAttributeName_t name, std::int64_t uid, const Geometry& geometry) {
+    op->set_desc(name, *g.tensor(uid, geometry.dims, geometry.strides, io));
+  };
+  attach(CUDNN_ATTR_OPERATION_SDPA_BWD_QDESC, kQ, p.q);
+  attach(CUDNN_ATTR_OPERATION_SDPA_BWD_KDESC, kKey, p.k);
+  attach(CUDNN_ATTR_OPERATION_SDPA_BWD_VDESC, kValue, p.v);
+  attach(CUDNN_ATTR_OPERATION_SDPA_BWD_ODESC, kO, p.o);
+  attach(CUDNN_ATTR_OPERATION_SDPA_BWD_DODDESC, kDO, p.dout);
+  attach(CUDNN_ATTR_OPERATION_SDPA_BWD_DQDESC, kDQ, p.dq);
+  attach(CUDNN_ATTR_OPERATION_SDPA_BWD_DKDESC, kDK, p.dk);
+  attach(CUDNN_ATTR_OPERATION_SDPA_BWD_DVDESC, kDV, p.dv);
+  op->set_desc(CUDNN_ATTR_OPERATION_SDPA_BWD_STATSDESC,
+               *g.tensor(kStats, {b, h, sq, 1}, {h * stride, stride, 1, 1}, CUDNN_DATA_FLOAT, false, false,
+                         p.stats_alignment));
+  op->set_desc(CUDNN_ATTR_OPERATION_SDPA_BWD_SCALEDESC, *g.tensor(kScale, one, one, CUDNN_DATA_FLOAT, false, true));
+  op->finalize();
+  g.keep.push_back(op);
+  return {op};
+}
+
 // The ten device pointers a pack binds: Q, K, V, O, dO, Stats, dQ, dK, dV, and the dQ accumulator.
 using Pointers = std::array<const void*, 10>;
 
 struct Plan : EnginePlan {
   GraphBuilder graph;
-  void* workspace = nullptr;  // cuDNN's workspace, then the dQ accumulator at accum_offset
+  void* workspace = nullptr;  // cuDNN's workspace, then (composite) the dQ accumulator at accum_offset
   std::size_t workspace_alloc = 0;
   std::size_t accum_offset = 0, accum_bytes = 0;
+  bool unified = false;  // the SDPA_BWD operation: no accumulator of ours, no 1.0
   bool causal = false;   // the pack binds the lowest float the mask writes
   bool shifted = false;  // bottom-right with Sq < Sk: the pack binds the two lengths
   // By-value scalars read through host pointers at execute time: NaN scale until build sets it.
@@ -168,10 +197,17 @@ struct Plan : EnginePlan {
 };
 
 std::unique_ptr<Desc> make_pack(const Plan& p, const Pointers& ptr, void* workspace) {
-  std::vector<std::int64_t> uids{kQ, kKt, kVt, kO, kDO, kStats, kDQ, kDK, kDV, kDQAccum, kScale, kOne};
+  std::vector<std::int64_t> uids{kQ,     p.unified ? kKey : kKt, p.unified ? kValue : kVt, kO, kDO, kStats, kDQ, kDK,
+                                 kDV,    kScale};
   std::vector<void*> data;
-  for (const void* x : ptr) data.push_back(const_cast<void*>(x));
-  for (const float* x : {&p.scale, &p.one}) data.push_back(const_cast<float*>(x));
+  for (std::size_t i = 0; i < 9; ++i) data.push_back(const_cast<void*>(ptr[i]));
+  data.push_back(const_cast<float*>(&p.scale));
+  if (!p.unified) {
+    uids.push_back(kDQAccum);
+    data.push_back(const_cast<void*>(ptr[9]));
+    uids.push_back(kOne);
+    data.push_back(const_cast<float*>(&p.one));
+  }
   if (p.causal) {
     uids.push_back(kLowest);
     data.push_back(const_cast<float*>(&p.lowest));
@@ -203,7 +239,7 @@ void time_backward_candidates(std::vector<Candidate>& candidates, cudnnHandle_t 
     scratch.push_back(Tensor::empty({span_elements(*g)}, spec.dtype, Device::cuda));
   scratch.push_back(Tensor::empty({spec.batch * spec.heads * geometry.stats_seq_stride}, DType::fp32, Device::cuda));
   const std::int64_t accum_offset = round_up(largest_workspace(candidates), 256);
-  const std::int64_t accum_bytes = spec.batch * spec.heads * spec.seq_q * spec.head_dim * 4;
+  const std::int64_t accum_bytes = p.unified ? 0 : spec.batch * spec.heads * spec.seq_q * spec.head_dim * 4;
   const Tensor workspace = Tensor::empty({(accum_offset + accum_bytes) / 4}, DType::fp32, Device::cuda);
   char* accum = static_cast<char*>(workspace.raw()) + accum_offset;
   cudaStream_t stream = backend_stream();
@@ -213,7 +249,7 @@ void time_backward_candidates(std::vector<Candidate>& candidates, cudnnHandle_t 
                           scratch[8].raw(), scratch[5].raw(), scratch[6].raw(), scratch[7].raw(), accum};
   const auto pack = make_pack(p, pointers, workspace.raw());
   time_candidates(candidates, handle, stream, pack->get(), [&] {
-    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(accum, 0, static_cast<std::size_t>(accum_bytes), stream));
+    if (accum_bytes > 0) ATTNPROF_CUDA_CHECK(cudaMemsetAsync(accum, 0, static_cast<std::size_t>(accum_bytes), stream));
   });
 }
 
@@ -252,31 +288,33 @@ class BackwardCache {
   }
 
   Plan& plan(const AttentionSpec& spec, const BackwardGeometry& geometry) {
-    const PlanKey key = key_of(spec, geometry);
-    if (Plan* found = find(key)) {
-      found->info.cache_hit = true;
-      found->info.build_ms = 0.0;
-      return *found;
-    }
-    auto start = std::chrono::steady_clock::now();
-    auto plan = std::make_unique<Plan>();
-    build(*plan, spec, geometry);
-    plan->info.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    plan->info.cache_hit = false;
-    return *plans_.emplace(key, std::move(plan)).first->second;
+    return cached_plan(plans_, key_of(spec, geometry), [&](std::unique_ptr<Plan>& plan) {
+      if (spec.causal) return build(*plan, spec, geometry, false);
+      // The SDPA_BWD operation first; the composite graph, saying why, where no engine takes it.
+      try {
+        build(*plan, spec, geometry, true);
+      } catch (const Error& refused) {
+        plan = std::make_unique<Plan>();
+        build(*plan, spec, geometry, false);
+        plan->info.graph += fmt::format(" (the SDPA_BWD operation was refused: {})", refused.what());
+      }
+    });
   }
 
   cudnnHandle_t handle() const { return handle_; }
   std::mutex& mutex() { return mutex_; }
 
  private:
-  void build(Plan& p, const AttentionSpec& spec, const BackwardGeometry& geometry) {
-    const std::vector<DescPtr> ops = backward_graph(p.graph, spec, geometry);
-    p.info.graph = fmt::format("composite SDPA backward graph{} ({} ops)",
-                               !spec.causal                 ? ""
-                               : spec.causal_offset() == 0 ? ", causal"
-                                                           : ", causal bottom-right",
-                               ops.size());
+  void build(Plan& p, const AttentionSpec& spec, const BackwardGeometry& geometry, bool unified) {
+    p.unified = unified;
+    const std::vector<DescPtr> ops =
+        unified ? unified_backward_graph(p.graph, spec, geometry) : backward_graph(p.graph, spec, geometry);
+    p.info.graph = unified ? std::string("unified SDPA_BWD operation")
+                           : fmt::format("composite SDPA backward graph{} ({} ops)",
+                                         !spec.causal                 ? ""
+                                         : spec.causal_offset() == 0 ? ", causal"
+                                                                     : ", causal bottom-right",
+                                         ops.size());
     p.causal = spec.causal;
     p.shifted = spec.causal && spec.causal_offset() != 0;
     p.seq_lengths = {static_cast<std::int32_t>(spec.seq_k), static_cast<std::int32_t>(spec.seq_q)};
@@ -284,8 +322,9 @@ class BackwardCache {
     choose_engine(p, handle_, ops, spec, "the SDPA backward graph", [&](std::vector<Candidate>& candidates) {
       time_backward_candidates(candidates, handle_, spec, geometry, p);
     });
-    p.accum_offset = static_cast<std::size_t>(round_up(std::max<std::int64_t>(p.info.workspace_bytes, 0), 256));
-    p.accum_bytes = static_cast<std::size_t>(spec.batch * spec.heads * spec.seq_q * spec.head_dim * 4);
+    // The kernels may use their workspace even when it reports 0 bytes: never pass NULL.
+    p.accum_offset = static_cast<std::size_t>(round_up(std::max<std::int64_t>(p.info.workspace_bytes, 256), 256));
+    p.accum_bytes = unified ? 0 : static_cast<std::size_t>(spec.batch * spec.heads * spec.seq_q * spec.head_dim * 4);
     p.workspace_alloc = p.accum_offset + p.accum_bytes;
     p.info.workspace_bytes = static_cast<std::int64_t>(p.workspace_alloc);
     p.workspace = memory::allocate(Device::cuda, p.workspace_alloc);
@@ -388,7 +427,8 @@ CudnnPlanInfo cudnn_sdpa_backward(const AttentionSpec& spec, Tensor& dq, Tensor&
                           rows_of(dq, blind, rows).raw(),   dk.raw(),
                           dv.raw(),                         static_cast<char*>(plan.workspace) + plan.accum_offset};
   cudnnBackendDescriptor_t pack = variant_pack(plan, pointers);
-  ATTNPROF_CUDA_CHECK(cudaMemsetAsync(const_cast<void*>(pointers[9]), 0, plan.accum_bytes, stream));
+  if (plan.accum_bytes > 0)
+    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(const_cast<void*>(pointers[9]), 0, plan.accum_bytes, stream));
   ATTNPROF_CUDNN_CHECK(cudnnSetStream(c.handle(), stream));
   const cudnnStatus_t status = cudnnBackendExecute(c.handle(), plan.plan->get(), pack);
   if (status != CUDNN_STATUS_SUCCESS)
