@@ -37,6 +37,7 @@ const std::vector<Case> kCases{
     {4, 2, 113, 97, 128, true, CausalAlign::top_left, Layout::bshd, DType::bf16},       // GQA, Sq > Sk
     {4, 2, 200, 72, 64, true, CausalAlign::bottom_right, Layout::bshd, DType::bf16},    // 128 rows see no key
     {4, 4, 77, 128, 128, true, CausalAlign::bottom_right, Layout::bhsd, DType::bf16},   // Sq < Sk
+    {4, 2, 75, 72, 64, true, CausalAlign::bottom_right, Layout::bhsd, DType::bf16},     // 3 blind rows: Stats 4-byte aligned
     {4, 1, 256, 256, 128, false, CausalAlign::top_left, Layout::bshd, DType::bf16},     // MQA, no mask
     {2, 2, 113, 1000, 64, false, CausalAlign::top_left, Layout::bhsd, DType::bf16},     // Sq < Sk, no mask
     {4, 2, 129, 129, 64, true, CausalAlign::top_left, Layout::bshd, DType::fp16},       // fp16, GQA
