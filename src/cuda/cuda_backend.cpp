@@ -31,10 +31,11 @@ bool is_host(const Tensor& t) { return t.device() == Device::cpu; }
 // One line about a cuDNN plan just built (the cudnn variant prints it once, apart from per-call time).
 std::string describe_plan(const AttentionSpec& spec, const CudnnPlanInfo& info) {
   return fmt::format("plan built for {}x{}x{}x{}{} in {:.1f} ms ({}, engine {}, kernel cfg {}, heuristics config {} "
-                     "of {}, workspace {} B{}{})",
+                     "of {}, workspace {} B{}{}{})",
                      spec.batch, spec.heads, spec.seq_q, spec.head_dim, spec.causal ? " causal" : "", info.build_ms,
                      info.graph, info.engine_id, info.kernel_cfg, info.config_index, info.configs_offered,
-                     info.workspace_bytes, info.timed.empty() ? "" : "; timed: ", info.timed);
+                     info.workspace_bytes, info.nondeterministic == 1 ? ", nondeterministic (cuDNN's note)" : "",
+                     info.timed.empty() ? "" : "; timed: ", info.timed);
 }
 
 

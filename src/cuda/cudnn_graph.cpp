@@ -182,8 +182,16 @@ void read_engine_info(cudnnBackendDescriptor_t config, CudnnPlanInfo& info) {
   cudnnBackendDescriptor_t raw = engine.get();
   std::int64_t count = 0;
   if (cudnnBackendGetAttribute(config, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count, &raw) ==
-      CUDNN_STATUS_SUCCESS)
+      CUDNN_STATUS_SUCCESS) {
     info.engine_id = get_int64(raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX);
+    std::array<cudnnBackendNumericalNote_t, CUDNN_NUMERICAL_NOTE_TYPE_COUNT> notes{};
+    std::int64_t noted = 0;
+    if (cudnnBackendGetAttribute(raw, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                                 static_cast<std::int64_t>(notes.size()), &noted, notes.data()) == CUDNN_STATUS_SUCCESS) {
+      const auto end = notes.begin() + std::clamp<std::int64_t>(noted, 0, static_cast<std::int64_t>(notes.size()));
+      info.nondeterministic = std::find(notes.begin(), end, CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC) != end ? 1 : 0;
+    }
+  }
   std::array<std::unique_ptr<Desc>, 32> knobs;
   std::array<cudnnBackendDescriptor_t, 32> raw_knobs{};
   for (std::size_t i = 0; i < knobs.size(); ++i) {
@@ -320,6 +328,7 @@ void choose_engine(EnginePlan& p, cudnnHandle_t handle, const std::vector<DescPt
   Candidate& chosen = candidates[best];
   p.info.engine_id = chosen.info.engine_id;
   p.info.kernel_cfg = chosen.info.kernel_cfg;
+  p.info.nondeterministic = chosen.info.nondeterministic;
   p.info.workspace_bytes = chosen.workspace_bytes;
   p.info.config_index = chosen.index;
   p.info.configs_offered = returned;

@@ -3,13 +3,15 @@
 // (NaN-poisoned first, no NaN after). Shapes: odd S, Sq ≠ Sk both ways, causal top-left and
 // bottom-right (with Sq > Sk: query rows that see no key, dQ 0 there), non-causal, GQA and MQA,
 // both layouts, D 64 and 128. The plan cache: prepare() builds the plan a call then finds, a
-// second call builds nothing, the workspace the variant reports is the plan's. Head dims above
-// 128 are refused in one line.
+// second call builds nothing, the workspace the variant reports is the plan's. Repeated backwards
+// are bit-identical where cuDNN notes its engine deterministic. Head dims above 128 are refused in
+// one line.
 #include <attnprof/error.h>
 #include <attnprof/variant.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -127,6 +129,56 @@ TEST(CudnnSdpaBackward, PlansAreBuiltOnceAndFoundByTheCall) {
     EXPECT_EQ(info.build_ms, 0.0) << what << ": call " << call;
   }
   gpu().synchronize();
+}
+
+// Elements of two host tensors of one contiguous shape whose bits differ.
+std::int64_t differing_elements(const Tensor& a, const Tensor& b) {
+  const std::size_t size = dtype_size(a.dtype());
+  const char* x = static_cast<const char*>(a.raw());
+  const char* y = static_cast<const char*>(b.raw());
+  std::int64_t differ = 0;
+  for (std::int64_t i = 0; i < a.numel(); ++i) differ += std::memcmp(x + i * size, y + i * size, size) != 0;
+  return differ;
+}
+
+// Five backwards of the same inputs: where cuDNN's engine carries no NONDETERMINISTIC note the
+// gradients must be bit-identical; where it does, how many elements differed is printed (dQ sums
+// with atomics: the variant's summary says its backward is not bit-deterministic).
+TEST(CudnnSdpaBackward, RepeatedBackwardsAreBitIdenticalUnlessCuDnnNotesOtherwise) {
+  ATTNPROF_REQUIRE_GPU();
+  for (const Case& c : {Case{4, 2, 256, 256, 64, true, CausalAlign::top_left, Layout::bhsd, DType::bf16},
+                        Case{4, 4, 256, 256, 128, false, CausalAlign::top_left, Layout::bhsd, DType::bf16}}) {
+    const AttentionSpec spec = spec_of(c);
+    const std::string what = what_of(spec);
+    const AttentionInputs in = make_inputs(spec, 11);
+    const Tensor dout = make_output_grad(spec, 11);
+    Tensor out = make_output(spec);
+    Tensor stats = Tensor::empty({spec.batch, spec.heads, spec.seq_q}, DType::fp32, Device::cuda);
+    AttentionGrads g = make_grads(spec);
+    gpu().cudnn_sdpa_forward_with_stats(spec, out, in.q, in.k, in.v, stats);
+    std::vector<Tensor> first;
+    std::int64_t differ[3] = {0, 0, 0};
+    int nondeterministic = -1;
+    for (int run = 0; run < 5; ++run) {
+      nondeterministic = cuda::cudnn_sdpa_backward(spec, g.dq, g.dk, g.dv, in.q, in.k, in.v, out, stats, dout,
+                                                   cuda::backend_stream())
+                             .nondeterministic;
+      gpu().synchronize();
+      const Tensor grads[3] = {to_host(g.dq), to_host(g.dk), to_host(g.dv)};
+      for (int i = 0; i < 3; ++i) {
+        if (run == 0) first.push_back(grads[i]);
+        else differ[i] += differing_elements(grads[i], first[static_cast<std::size_t>(i)]);
+      }
+    }
+    std::printf("%-52s cuDNN nondeterministic note %d; elements differing over 4 reruns: dq %lld dk %lld dv %lld\n",
+                what.c_str(), nondeterministic, static_cast<long long>(differ[0]), static_cast<long long>(differ[1]),
+                static_cast<long long>(differ[2]));
+    if (nondeterministic == 0) {
+      EXPECT_EQ(differ[0], 0) << what << ": dq differed between runs of an engine cuDNN notes as deterministic";
+      EXPECT_EQ(differ[1], 0) << what << ": dk differed between runs of an engine cuDNN notes as deterministic";
+      EXPECT_EQ(differ[2], 0) << what << ": dv differed between runs of an engine cuDNN notes as deterministic";
+    }
+  }
 }
 
 // Above 128 the variant refuses the backward in one line naming head_dim and what it takes, and the
