@@ -197,8 +197,8 @@ struct Plan : EnginePlan {
 };
 
 std::unique_ptr<Desc> make_pack(const Plan& p, const Pointers& ptr, void* workspace) {
-  std::vector<std::int64_t> uids{kQ,     p.unified ? kKey : kKt, p.unified ? kValue : kVt, kO, kDO, kStats, kDQ, kDK,
-                                 kDV,    kScale};
+  std::vector<std::int64_t> uids{
+      kQ, p.unified ? kKey : kKt, p.unified ? kValue : kVt, kO, kDO, kStats, kDQ, kDK, kDV, kScale};
   std::vector<void*> data;
   for (std::size_t i = 0; i < 9; ++i) data.push_back(const_cast<void*>(ptr[i]));
   data.push_back(const_cast<float*>(&p.scale));
