@@ -103,6 +103,23 @@ TEST(CudnnSdpaBackward, MatchesFp64Gradients) {
   }
 }
 
+// Seeded inputs and dO, the output and Stats of one cudnn forward, and gradient buffers.
+struct Forwarded {
+  AttentionInputs in;
+  Tensor dout, out, stats;
+  AttentionGrads grads;
+};
+Forwarded forward_with_stats(const AttentionSpec& spec, std::uint64_t seed) {
+  Forwarded f{make_inputs(spec, seed), make_output_grad(spec, seed), make_output(spec),
+              Tensor::empty({spec.batch, spec.heads, spec.seq_q}, DType::fp32, Device::cuda), make_grads(spec)};
+  gpu().cudnn_sdpa_forward_with_stats(spec, f.out, f.in.q, f.in.k, f.in.v, f.stats);
+  return f;
+}
+cuda::CudnnPlanInfo backward_of(const AttentionSpec& spec, Forwarded& f) {
+  return cuda::cudnn_sdpa_backward(spec, f.grads.dq, f.grads.dk, f.grads.dv, f.in.q, f.in.k, f.in.v, f.out, f.stats,
+                                   f.dout, cuda::backend_stream());
+}
+
 // prepare (the layout's geometry) builds the plan the call then finds; a second call builds nothing;
 // the workspace reported is the plan's, at least the fp32 dQ accumulator.
 TEST(CudnnSdpaBackward, PlansAreBuiltOnceAndFoundByTheCall) {
@@ -116,15 +133,9 @@ TEST(CudnnSdpaBackward, PlansAreBuiltOnceAndFoundByTheCall) {
   EXPECT_GE(built.workspace_bytes, accumulator) << what << ": workspace smaller than the dQ accumulator";
   EXPECT_EQ(cuda::cudnn_sdpa_backward_workspace_bytes(spec), built.workspace_bytes) << what;
 
-  const AttentionInputs in = make_inputs(spec, 7);
-  const Tensor dout = make_output_grad(spec, 7);
-  Tensor out = make_output(spec);
-  Tensor stats = Tensor::empty({spec.batch, spec.heads, spec.seq_q}, DType::fp32, Device::cuda);
-  AttentionGrads g = make_grads(spec);
-  gpu().cudnn_sdpa_forward_with_stats(spec, out, in.q, in.k, in.v, stats);
+  Forwarded f = forward_with_stats(spec, 7);
   for (int call = 0; call < 2; ++call) {
-    const cuda::CudnnPlanInfo info = cuda::cudnn_sdpa_backward(spec, g.dq, g.dk, g.dv, in.q, in.k, in.v, out, stats,
-                                                               dout, cuda::backend_stream());
+    const cuda::CudnnPlanInfo info = backward_of(spec, f);
     EXPECT_TRUE(info.cache_hit) << what << ": call " << call << " built a plan prepare() had built";
     EXPECT_EQ(info.build_ms, 0.0) << what << ": call " << call;
   }
@@ -150,21 +161,14 @@ TEST(CudnnSdpaBackward, RepeatedBackwardsAreBitIdenticalUnlessCuDnnNotesOtherwis
                         Case{4, 4, 256, 256, 128, false, CausalAlign::top_left, Layout::bhsd, DType::bf16}}) {
     const AttentionSpec spec = spec_of(c);
     const std::string what = what_of(spec);
-    const AttentionInputs in = make_inputs(spec, 11);
-    const Tensor dout = make_output_grad(spec, 11);
-    Tensor out = make_output(spec);
-    Tensor stats = Tensor::empty({spec.batch, spec.heads, spec.seq_q}, DType::fp32, Device::cuda);
-    AttentionGrads g = make_grads(spec);
-    gpu().cudnn_sdpa_forward_with_stats(spec, out, in.q, in.k, in.v, stats);
+    Forwarded f = forward_with_stats(spec, 11);
     std::vector<Tensor> first;
     std::int64_t differ[3] = {0, 0, 0};
     int nondeterministic = -1;
     for (int run = 0; run < 5; ++run) {
-      nondeterministic = cuda::cudnn_sdpa_backward(spec, g.dq, g.dk, g.dv, in.q, in.k, in.v, out, stats, dout,
-                                                   cuda::backend_stream())
-                             .nondeterministic;
+      nondeterministic = backward_of(spec, f).nondeterministic;
       gpu().synchronize();
-      const Tensor grads[3] = {to_host(g.dq), to_host(g.dk), to_host(g.dv)};
+      const Tensor grads[3] = {to_host(f.grads.dq), to_host(f.grads.dk), to_host(f.grads.dv)};
       for (int i = 0; i < 3; ++i) {
         if (run == 0) first.push_back(grads[i]);
         else differ[i] += differing_elements(grads[i], first[static_cast<std::size_t>(i)]);
