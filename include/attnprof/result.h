@@ -53,7 +53,9 @@ struct RunResult {
   std::string table_path;        // key_averages .txt
   std::optional<trace::Trace> trace;
   std::string timing_source;     // "profiler", "wall clock", "CUDA events (CUPTI unavailable: ...)"
-  int determinism_runs = 0;      // forwards compared bit for bit with the first (0: not checked)
+  // Runs of the pass compared bit for bit with the first (0: not checked): the output of a
+  // forward pass; dQ, dK and dV of a backward or train pass.
+  int determinism_runs = 0;
   int determinism_mismatches = 0;  // of those, how many differed
 };
 

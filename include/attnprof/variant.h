@@ -50,6 +50,9 @@ class Variant {
   // dk and dv must be written. By default: throws Error (backward_refusal() said why).
   virtual void backward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v,
                         const Tensor& out, const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv);
+  // Work done once per shape before a backward or train pass, after prepare() and outside the
+  // measured region (cuDNN's backward plan).
+  virtual void prepare_backward(const AttentionSpec& spec) { (void)spec; }
   // Drops what forward_for_backward() kept.
   virtual void release_saved() {}
   // Bytes a backward needs beyond q, k, v, out, dout, dq, dk and dv: what its forward kept plus

@@ -10,6 +10,7 @@
 #include "core/saturating.h"
 #include "cuda/check.h"
 #include "cuda/cudnn_sdpa.h"
+#include "cuda/cudnn_sdpa_backward.h"
 #include "cuda/problem_text.h"
 #include "cuda/tensor_layout.h"
 #include "cuda/decode_forward.h"
@@ -26,6 +27,16 @@ namespace attnprof::cuda {
 namespace {
 
 bool is_host(const Tensor& t) { return t.device() == Device::cpu; }
+
+// One line about a cuDNN plan just built (the cudnn variant prints it once, apart from per-call time).
+std::string describe_plan(const AttentionSpec& spec, const CudnnPlanInfo& info) {
+  return fmt::format("plan built for {}x{}x{}x{}{} in {:.1f} ms ({}, engine {}, kernel cfg {}, heuristics config {} "
+                     "of {}, workspace {} B{}{}{})",
+                     spec.batch, spec.heads, spec.seq_q, spec.head_dim, spec.causal ? " causal" : "", info.build_ms,
+                     info.graph, info.engine_id, info.kernel_cfg, info.config_index, info.configs_offered,
+                     info.workspace_bytes, info.nondeterministic == 1 ? ", nondeterministic (cuDNN's note)" : "",
+                     info.timed.empty() ? "" : "; timed: ", info.timed);
+}
 
 
 class CudaBackend final : public ops::Backend {
@@ -158,15 +169,31 @@ class CudaBackend final : public ops::Backend {
   std::optional<std::string> cudnn_sdpa_prepare(const AttentionSpec& spec) override {
     CudnnPlanInfo info = cuda::cudnn_sdpa_prepare(spec, false);
     if (info.cache_hit) return std::nullopt;
-    return fmt::format("plan built for {}x{}x{}x{}{} in {:.1f} ms ({}, engine {}, kernel cfg {}, heuristics config {} "
-                       "of {}, workspace {} B{}{})",
-                       spec.batch, spec.heads, spec.seq_q, spec.head_dim, spec.causal ? " causal" : "", info.build_ms,
-                       info.graph, info.engine_id, info.kernel_cfg, info.config_index, info.configs_offered,
-                       info.workspace_bytes, info.timed.empty() ? "" : "; timed: ", info.timed);
+    return describe_plan(spec, info);
   }
   void cudnn_sdpa_forward(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k,
                           const Tensor& v) override {
     cuda::cudnn_sdpa_forward(spec, out, q, k, v, nullptr, stream_);
+  }
+  void cudnn_sdpa_forward_with_stats(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k,
+                                     const Tensor& v, Tensor& stats) override {
+    cuda::cudnn_sdpa_forward(spec, out, q, k, v, &stats, stream_);
+  }
+  std::optional<std::string> cudnn_sdpa_backward_prepare(const AttentionSpec& spec) override {
+    const CudnnPlanInfo forward = cuda::cudnn_sdpa_prepare(spec, true);
+    const CudnnPlanInfo backward = cuda::cudnn_sdpa_backward_prepare(spec);
+    if (forward.cache_hit && backward.cache_hit) return std::nullopt;
+    return fmt::format("forward with Stats: {}; backward: {}",
+                       forward.cache_hit ? "plan cached" : describe_plan(spec, forward),
+                       backward.cache_hit ? "plan cached" : describe_plan(spec, backward));
+  }
+  void cudnn_sdpa_backward(const AttentionSpec& spec, Tensor& dq, Tensor& dk, Tensor& dv, const Tensor& q,
+                           const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& stats,
+                           const Tensor& dout) override {
+    cuda::cudnn_sdpa_backward(spec, dq, dk, dv, q, k, v, out, stats, dout, stream_);
+  }
+  std::int64_t cudnn_sdpa_backward_workspace_bytes(const AttentionSpec& spec) const override {
+    return cuda::cudnn_sdpa_backward_workspace_bytes(spec);
   }
   void synchronize() override { ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
   void push_range(const char* name) override { nvtxRangePushA(name); }

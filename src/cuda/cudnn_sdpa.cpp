@@ -1,7 +1,6 @@
 #include "cuda/cudnn_sdpa.h"
 
 #include <attnprof/error.h>
-#include <attnprof/kernel_overrides.h>
 #include <attnprof/memory.h>
 #include <cudnn.h>
 
@@ -9,7 +8,6 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <list>
@@ -21,12 +19,14 @@
 
 #include "cuda/check.h"
 #include "cuda/cuda_backend.h"
-#include "cuda/event_pairs.h"
+#include "cuda/cudnn_graph.h"
 #include "cuda/kernels.h"
 #include "cuda/problem_text.h"
 
 namespace attnprof::cuda {
 namespace {
+
+using namespace cudnn_graph;
 
 // PyTorch's tensor UIDs (MHA.cpp), kept so logs diff cleanly against observed_*.json.
 // 19..22 (bottom-right only) are ours: PyTorch 2.11 builds no such graph.
@@ -36,152 +36,12 @@ enum Uid : std::int64_t {
   kSeqKv = 19, kRowPlusSeqKv = 20, kSeqQ = 21, kShiftedRow = 22,
 };
 
-class Desc {
- public:
-  explicit Desc(cudnnBackendDescriptorType_t type) { ATTNPROF_CUDNN_CHECK(cudnnBackendCreateDescriptor(type, &d_)); }
-  ~Desc() {
-    if (d_) cudnnBackendDestroyDescriptor(d_);
-  }
-  Desc(const Desc&) = delete;
-  Desc& operator=(const Desc&) = delete;
-  cudnnBackendDescriptor_t get() const { return d_; }
-  template <class T>
-  void set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, const T* values, std::int64_t count = 1) {
-    ATTNPROF_CUDNN_CHECK(cudnnBackendSetAttribute(d_, name, type, count, values));
-  }
-  void set_desc(cudnnBackendAttributeName_t name, const Desc& other) {
-    cudnnBackendDescriptor_t raw = other.get();
-    set(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, &raw);
-  }
-  void finalize() { ATTNPROF_CUDNN_CHECK(cudnnBackendFinalize(d_)); }
-
- private:
-  cudnnBackendDescriptor_t d_ = nullptr;
-};
-using DescPtr = std::shared_ptr<Desc>;
-
-cudnnDataType_t io_type(DType dtype) {
-  if (dtype == DType::bf16) return CUDNN_DATA_BFLOAT16;
-  if (dtype == DType::fp16) return CUDNN_DATA_HALF;
-  throw UsageError(fmt::format("dtype {}: cudnn takes bf16 or fp16", dtype_name(dtype)));
-}
-
-using Dims = std::array<std::int64_t, 4>;
-
-struct GraphBuilder {
-  std::vector<DescPtr> keep;  // every descriptor the plan refers to stays alive with it
-
-  DescPtr tensor(std::int64_t uid, Dims dims, Dims strides, cudnnDataType_t type, bool is_virtual = false,
-                 bool by_value = false, std::int64_t alignment = 16) {
-    auto t = std::make_shared<Desc>(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-    t->set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, &type);
-    t->set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, dims.data(), 4);
-    t->set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, strides.data(), 4);
-    t->set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, &uid);
-    t->set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, &alignment);
-    if (is_virtual) {
-      bool yes = true;
-      t->set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, &yes);
-    }
-    if (by_value) {
-      bool yes = true;
-      t->set(CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, &yes);
-    }
-    t->finalize();
-    keep.push_back(t);
-    return t;
-  }
-
-  DescPtr pointwise(cudnnPointwiseMode_t mode, cudnnDataType_t precision, const DescPtr& x, const DescPtr& b,
-                    const DescPtr& t, const DescPtr& y, std::int64_t axis = -1) {
-    auto pw = std::make_shared<Desc>(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-    pw->set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, &mode);
-    pw->set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, &precision);
-    if (axis >= 0) pw->set(CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, &axis);
-    pw->finalize();
-    keep.push_back(pw);
-    auto op = std::make_shared<Desc>(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-    op->set_desc(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, *pw);
-    op->set_desc(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, *x);
-    if (b) op->set_desc(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b);
-    if (t) op->set_desc(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, *t);
-    op->set_desc(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, *y);
-    float one = 1.0f;
-    op->set(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, CUDNN_TYPE_FLOAT, &one);
-    op->set(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, CUDNN_TYPE_FLOAT, &one);
-    op->finalize();
-    keep.push_back(op);
-    return op;
-  }
-
-  DescPtr matmul(const DescPtr& a, const DescPtr& b, const DescPtr& c) {
-    auto mm = std::make_shared<Desc>(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
-    cudnnDataType_t compute = CUDNN_DATA_FLOAT;
-    mm->set(CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, &compute);
-    mm->finalize();
-    keep.push_back(mm);
-    auto op = std::make_shared<Desc>(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
-    op->set_desc(CUDNN_ATTR_OPERATION_MATMUL_ADESC, *a);
-    op->set_desc(CUDNN_ATTR_OPERATION_MATMUL_BDESC, *b);
-    op->set_desc(CUDNN_ATTR_OPERATION_MATMUL_CDESC, *c);
-    op->set_desc(CUDNN_ATTR_OPERATION_MATMUL_DESC, *mm);
-    op->finalize();
-    keep.push_back(op);
-    return op;
-  }
-
-  DescPtr reduction(cudnnReduceTensorOp_t reduce, const DescPtr& x, const DescPtr& y) {
-    auto r = std::make_shared<Desc>(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
-    cudnnDataType_t compute = CUDNN_DATA_FLOAT;
-    bool deterministic = false;  // as the frontend sets on 9.11+ ([OBS])
-    r->set(CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, &reduce);
-    r->set(CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, &compute);
-    r->set(CUDNN_ATTR_REDUCTION_IS_DETERMINISTIC, CUDNN_TYPE_BOOLEAN, &deterministic);
-    r->finalize();
-    keep.push_back(r);
-    auto op = std::make_shared<Desc>(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
-    op->set_desc(CUDNN_ATTR_OPERATION_REDUCTION_XDESC, *x);
-    op->set_desc(CUDNN_ATTR_OPERATION_REDUCTION_YDESC, *y);
-    op->set_desc(CUDNN_ATTR_OPERATION_REDUCTION_DESC, *r);
-    op->finalize();
-    keep.push_back(op);
-    return op;
-  }
-};
-
-Dims dims_of(const Tensor& t) { return {t.size(0), t.size(1), t.size(2), t.size(3)}; }
-Dims strides_of(const Tensor& t) { return {t.stride(0), t.stride(1), t.stride(2), t.stride(3)}; }
-
-// What the descriptors bake in about one tensor: its [B, H, S, D] dims and strides.
-struct Geometry {
-  Dims dims, strides;
-};
-Geometry geometry_of(const Tensor& t) { return {dims_of(t), strides_of(t)}; }
-// A tensor as make_inputs/make_output lay it out (contiguous bhsd, or bshd through strides).
-Geometry geometry_of(std::int64_t b, std::int64_t h, std::int64_t s, std::int64_t d, Layout layout) {
-  if (layout == Layout::bshd) return {{b, h, s, d}, {s * h * d, d, h * d, 1}};
-  return {{b, h, s, d}, {h * s * d, s * d, d, 1}};
-}
 struct ProblemGeometry {
   Geometry q, k, v, o;
   std::int64_t stats_seq_stride = 0;  // the LSE's row stride: spec.seq_q, or the full Sq of a sliced Q
   // The LSE rows of a sliced Q start Sq − Sk floats in: 16-byte aligned only when that is a multiple of 4.
   std::int64_t stats_alignment = 16;
 };
-
-// cuDNN takes bottom-right alignment only with Sq <= Sk (its frontend refuses Sq > Sk: "Please
-// virtually slice the Q tensor and pass it as s_q == s_kv"). So for Sq > Sk the first Sq − Sk
-// query rows, which see no key, are written as zeros (LSE −inf) and cuDNN runs the last Sk rows,
-// a square problem whose bottom-right diagonal is the top-left one.
-std::int64_t blind_rows(const AttentionSpec& spec) { return spec.causal_offset() < 0 ? -spec.causal_offset() : 0; }
-AttentionSpec solvable_spec(const AttentionSpec& spec) {
-  AttentionSpec s = spec;
-  if (blind_rows(spec) > 0) {
-    s.seq_q = spec.seq_k;
-    s.causal_align = CausalAlign::top_left;
-  }
-  return s;
-}
 
 // The causal composite graph of research/cudnn-sdpa.md §1 (14 ops, 19 tensors). Bottom-right with
 // Sq < Sk adds two ops before the CMP_GE, exactly as cuDNN's frontend shifts its diagonal for
@@ -221,18 +81,8 @@ std::vector<DescPtr> causal_graph(GraphBuilder& g, const AttentionSpec& spec, co
   std::vector<DescPtr> ops;
   ops.push_back(g.matmul(tq, tk, ts));
   ops.push_back(g.pointwise(CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, ts, t_scale, nullptr, t_scaled));
-  ops.push_back(g.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, t_scaled, nullptr, nullptr, t_row, 2));
-  ops.push_back(g.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, t_scaled, nullptr, nullptr, t_col, 3));
-  DescPtr t_mask_row = t_row;
-  if (spec.causal_offset() != 0) {
-    auto t_seq_kv = g.tensor(kSeqKv, one, one, CUDNN_DATA_INT32, false, true);
-    auto t_seq_q = g.tensor(kSeqQ, one, one, CUDNN_DATA_INT32, false, true);
-    auto t_row_plus = g.tensor(kRowPlusSeqKv, s_dims, s_strides, CUDNN_DATA_INT32, true);
-    t_mask_row = g.tensor(kShiftedRow, s_dims, s_strides, CUDNN_DATA_INT32, true);
-    ops.push_back(g.pointwise(CUDNN_POINTWISE_ADD, CUDNN_DATA_INT32, t_row, t_seq_kv, nullptr, t_row_plus));
-    ops.push_back(g.pointwise(CUDNN_POINTWISE_SUB, CUDNN_DATA_INT32, t_row_plus, t_seq_q, nullptr, t_mask_row));
-  }
-  ops.push_back(g.pointwise(CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, t_mask_row, t_col, nullptr, t_mask));
+  g.causal_mask(ops, spec, t_scaled, t_row, t_col, t_mask, s_dims, s_strides, {kSeqKv, kSeqQ, kRowPlusSeqKv, kShiftedRow},
+                CUDNN_DATA_FLOAT);
   ops.push_back(g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, t_scaled, t_neg_inf, t_mask, t_masked));
   ops.push_back(g.reduction(CUDNN_REDUCE_TENSOR_MAX, t_masked, t_max));
   ops.push_back(g.pointwise(CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, t_masked, t_max, nullptr, t_sub));
@@ -272,31 +122,13 @@ std::vector<DescPtr> unified_graph(GraphBuilder& g, const AttentionSpec& spec, c
   return {op};
 }
 
-std::string last_cudnn_error() {
-  char message[2048] = {0};
-  cudnnGetLastErrorString(message, sizeof message);
-  std::string text(message);
-  for (char& c : text)
-    if (c == '\n' || c == '\r') c = ' ';
-  return text.empty() ? "no reason given" : text;
-}
-
 // dtype, B, H, Hkv, Sq, Sk, D, the four strides, causal, the causal offset (the bottom-right shift
 // is in the graph and its lengths in the pack), the LSE flag, row stride and alignment, the device.
 using PlanKey = std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
                            Dims, Dims, Dims, Dims, bool, std::int64_t, bool, std::int64_t, std::int64_t, int, int>;
 
-// KernelOverrides::cudnn_engine n (--cudnn-engine): build the n-th engine config of heuristics mode A
-// instead of timing the first that finalize (a tuning knob: bench/gpu_bench `cudnn@n` times each
-// candidate). -1: automatic.
-int configured_engine_config() { return kernel_overrides().cudnn_engine; }
-
-struct Plan {
+struct Plan : EnginePlan {
   GraphBuilder graph;
-  std::unique_ptr<Desc> operation_graph;
-  std::vector<cudnnBackendDescriptor_t> configs;  // heuristic results (owned; destroyed below)
-  std::unique_ptr<Desc> plan;
-  CudnnPlanInfo info;
   void* workspace = nullptr;
   std::size_t workspace_alloc = 0;
   // The by-value softmax scale: every variant pack holds &scale, read at execute time. NaN until
@@ -310,42 +142,9 @@ struct Plan {
   };
   std::list<Pack> packs;
   ~Plan() {
-    for (auto c : configs) cudnnBackendDestroyDescriptor(c);
     if (workspace) memory::release(Device::cuda, workspace, workspace_alloc);
   }
 };
-
-std::int64_t get_int64(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name) {
-  std::int64_t value = -1, count = 0;
-  if (cudnnBackendGetAttribute(d, name, CUDNN_TYPE_INT64, 1, &count, &value) != CUDNN_STATUS_SUCCESS) return -1;
-  return value;
-}
-
-void read_engine_info(cudnnBackendDescriptor_t config, CudnnPlanInfo& info) {
-  Desc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-  cudnnBackendDescriptor_t raw = engine.get();
-  std::int64_t count = 0;
-  if (cudnnBackendGetAttribute(config, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count, &raw) ==
-      CUDNN_STATUS_SUCCESS)
-    info.engine_id = get_int64(raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX);
-  std::array<std::unique_ptr<Desc>, 32> knobs;
-  std::array<cudnnBackendDescriptor_t, 32> raw_knobs{};
-  for (std::size_t i = 0; i < knobs.size(); ++i) {
-    knobs[i] = std::make_unique<Desc>(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR);
-    raw_knobs[i] = knobs[i]->get();
-  }
-  if (cudnnBackendGetAttribute(config, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                               static_cast<std::int64_t>(raw_knobs.size()), &count, raw_knobs.data()) != CUDNN_STATUS_SUCCESS)
-    return;
-  for (std::int64_t i = 0; i < count && i < static_cast<std::int64_t>(raw_knobs.size()); ++i) {
-    cudnnBackendKnobType_t type{};
-    std::int64_t n = 0;
-    if (cudnnBackendGetAttribute(raw_knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &n, &type) !=
-        CUDNN_STATUS_SUCCESS)
-      continue;
-    if (type == CUDNN_KNOB_TYPE_KERNEL_CFG) info.kernel_cfg = get_int64(raw_knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE);
-  }
-}
 
 // A variant pack: the tensors' device pointers (Q, K, V, O, LSE) and the by-value scalars, which
 // cuDNN reads through host pointers at execute time.
@@ -379,31 +178,11 @@ std::unique_ptr<Desc> make_pack(const std::array<const void*, 5>& pointers, void
 
 const float kNegInfValue = -std::numeric_limits<float>::infinity();
 
-// One finalized engine config, and its time on scratch tensors when there was a choice.
-struct Candidate {
-  std::int64_t index = -1;
-  std::unique_ptr<Desc> plan;
-  std::int64_t workspace_bytes = 0;
-  CudnnPlanInfo info;  // engine id and kernel cfg
-  double median_us = 0.0;
-  std::string failure;  // cuDNN's reason when it finalized but would not execute (then not kept)
-};
-constexpr int kTimedConfigs = 3;
-constexpr int kTimedRuns = 5;
-
-// Elements a tensor of these dims and strides spans from its first element.
-std::int64_t span_elements(const Geometry& g) {
-  std::int64_t last = 0;
-  for (std::size_t i = 0; i < 4; ++i) last += (g.dims[i] - 1) * g.strides[i];
-  return last + 1;
-}
-
-// Runs each candidate once to warm up, then kTimedRuns times between CUDA events on zeroed
-// scratch tensors of the plan's geometry (attention's time does not depend on the values), and
-// records the median in µs.
-void time_candidates(std::vector<Candidate>& candidates, cudnnHandle_t handle, const AttentionSpec& spec,
-                     const ProblemGeometry& geometry, bool with_lse, const float& scale,
-                     const std::array<std::int32_t, 2>& seq_lengths) {
+// Times the candidates (cudnn_graph::time_candidates) on zeroed scratch tensors of the plan's
+// geometry: attention's time does not depend on the values.
+void time_forward_candidates(std::vector<Candidate>& candidates, cudnnHandle_t handle, const AttentionSpec& spec,
+                             const ProblemGeometry& geometry, bool with_lse, const float& scale,
+                             const std::array<std::int32_t, 2>& seq_lengths) {
   // Device tensors own the scratch (the stream-ordered allocator frees it after the runs).
   const Tensor q = Tensor::empty({span_elements(geometry.q)}, spec.dtype, Device::cuda);
   const Tensor k = Tensor::empty({span_elements(geometry.k)}, spec.dtype, Device::cuda);
@@ -411,39 +190,14 @@ void time_candidates(std::vector<Candidate>& candidates, cudnnHandle_t handle, c
   const Tensor o = Tensor::empty({span_elements(geometry.o)}, spec.dtype, Device::cuda);
   const Tensor stats =
       Tensor::empty({with_lse ? spec.batch * spec.heads * geometry.stats_seq_stride : 1}, DType::fp32, Device::cuda);
-  std::int64_t workspace_bytes = 256;
-  for (const Candidate& c : candidates) workspace_bytes = std::max(workspace_bytes, c.workspace_bytes);
-  const Tensor workspace = Tensor::empty({(workspace_bytes + 3) / 4}, DType::fp32, Device::cuda);
+  const Tensor workspace = Tensor::empty({(largest_workspace(candidates) + 3) / 4}, DType::fp32, Device::cuda);
   cudaStream_t stream = backend_stream();
   for (const Tensor* t : {&q, &k, &v, &o, &stats})
     ATTNPROF_CUDA_CHECK(cudaMemsetAsync(t->raw(), 0, static_cast<std::size_t>(t->numel()) * dtype_size(t->dtype()), stream));
-  ATTNPROF_CUDNN_CHECK(cudnnSetStream(handle, stream));
   const std::array<const void*, 5> pointers{q.raw(), k.raw(), v.raw(), o.raw(), with_lse ? stats.raw() : nullptr};
   const auto pack = make_pack(pointers, workspace.raw(), &scale, &kNegInfValue, with_lse, spec.causal,
                               spec.causal_offset() != 0 ? &seq_lengths : nullptr);
-  EventPairs events(kTimedRuns);
-  for (Candidate& c : candidates) {
-    // A config that finalized but does not execute is left out with cuDNN's reason (the others
-    // still compete); its status is an error code, not a sticky CUDA fault.
-    auto execute = [&] {
-      const cudnnStatus_t status = cudnnBackendExecute(handle, c.plan->get(), pack->get());
-      if (status != CUDNN_STATUS_SUCCESS && c.failure.empty())
-        c.failure = fmt::format("{}: {}", cudnnGetErrorString(status), last_cudnn_error());
-      return status == CUDNN_STATUS_SUCCESS;
-    };
-    if (!execute()) continue;
-    for (int r = 0; r < kTimedRuns; ++r) {
-      events.record_begin(static_cast<std::size_t>(r), stream);
-      execute();
-      events.record_end(static_cast<std::size_t>(r), stream);
-    }
-    ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(stream));
-    if (!c.failure.empty()) continue;
-    std::vector<double> us(kTimedRuns);
-    for (std::size_t r = 0; r < us.size(); ++r) us[r] = 1000.0 * events.elapsed_ms(r);
-    std::nth_element(us.begin(), us.begin() + kTimedRuns / 2, us.end());
-    c.median_us = us[kTimedRuns / 2];
-  }
+  time_candidates(candidates, handle, stream, pack->get());
 }
 
 class SdpaCache {
@@ -460,18 +214,7 @@ class SdpaCache {
                 spec.causal_offset(),         with_lse,           with_lse ? geometry.stats_seq_stride : 0,
                 with_lse ? geometry.stats_alignment : 0,          device,
                 configured_engine_config()};
-    auto found = plans_.find(key);
-    if (found != plans_.end()) {
-      found->second->info.cache_hit = true;
-      found->second->info.build_ms = 0.0;
-      return *found->second;
-    }
-    auto start = std::chrono::steady_clock::now();
-    auto plan = std::make_unique<Plan>();
-    build(*plan, spec, geometry, with_lse);
-    plan->info.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    plan->info.cache_hit = false;
-    return *plans_.emplace(key, std::move(plan)).first->second;
+    return cached_plan(plans_, key, [&](std::unique_ptr<Plan>& plan) { build(*plan, spec, geometry, with_lse); });
   }
 
   cudnnHandle_t handle() const { return handle_; }
@@ -486,83 +229,9 @@ class SdpaCache {
                                                : "composite causal graph, bottom-right (16 ops)";
     p.seq_lengths = {static_cast<std::int32_t>(spec.seq_k), static_cast<std::int32_t>(spec.seq_q)};
     p.scale = static_cast<float>(softmax_scale_of(spec));  // head_dim fixes it, and head_dim is in the key
-    p.operation_graph = std::make_unique<Desc>(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-    std::vector<cudnnBackendDescriptor_t> raw_ops;
-    for (auto& op : ops) raw_ops.push_back(op->get());
-    p.operation_graph->set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, raw_ops.data(),
-                           static_cast<std::int64_t>(raw_ops.size()));
-    p.operation_graph->set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, &handle_);
-    if (cudnnBackendFinalize(p.operation_graph->get()) != CUDNN_STATUS_SUCCESS)
-      throw UsageError(fmt::format("cudnn: the SDPA graph for {} is not supported: {}", problem_text(spec),
-                                   last_cudnn_error()));
-
-    Desc heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-    heuristics.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, *p.operation_graph);
-    cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
-    heuristics.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, &mode);
-    if (cudnnBackendFinalize(heuristics.get()) != CUDNN_STATUS_SUCCESS)
-      throw UsageError(fmt::format("cudnn: no engine for {}: {}", problem_text(spec), last_cudnn_error()));
-    std::int64_t available = 0;
-    ATTNPROF_CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &available, nullptr));
-    if (available <= 0)
-      throw UsageError(fmt::format("cudnn: no engine takes {}: {}", problem_text(spec), last_cudnn_error()));
-    p.configs.resize(static_cast<std::size_t>(available));
-    for (auto& c : p.configs) ATTNPROF_CUDNN_CHECK(cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &c));
-    std::int64_t returned = 0;
-    ATTNPROF_CUDNN_CHECK(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, available, &returned,
-                                                  p.configs.data()));
-    std::string reasons;
-    const int wanted = configured_engine_config();
-    if (wanted >= returned)
-      throw UsageError(fmt::format("cudnn_engine {}: heuristics offer {} configs for {} (allowed 0..{})",
-                                   wanted, returned, problem_text(spec), returned - 1));
-    // Heuristics mode A's order is not PyTorch's choice at every shape (8x16x1024x64 causal D 64:
-    // its first config is knob 32, 64 µs, where PyTorch runs knob 7, 57.5 µs, our second), so the
-    // first kTimedConfigs configs whose plans finalize (NVRTC compiles each at finalize) are timed
-    // on scratch tensors of this geometry and the fastest is kept, as cuDNN's frontend autotuning
-    // does. KernelOverrides::cudnn_engine n builds config n alone, untimed.
-    std::vector<Candidate> candidates;
-    for (std::int64_t i = wanted < 0 ? 0 : wanted;
-         i < (wanted < 0 ? returned : wanted + 1) && static_cast<int>(candidates.size()) < kTimedConfigs; ++i) {
-      auto plan = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-      cudnnBackendDescriptor_t config = p.configs[static_cast<std::size_t>(i)];
-      plan->set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, &config);
-      if (cudnnBackendFinalize(plan->get()) != CUDNN_STATUS_SUCCESS) {
-        reasons += (reasons.empty() ? "" : "; ") + last_cudnn_error();
-        continue;
-      }
-      Candidate c;
-      c.index = i;
-      c.plan = std::move(plan);
-      c.workspace_bytes = get_int64(c.plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE);
-      read_engine_info(config, c.info);
-      candidates.push_back(std::move(c));
-    }
-    if (candidates.empty())
-      throw UsageError(fmt::format("cudnn: no execution plan builds for {}: {}", problem_text(spec), reasons));
-    std::size_t best = 0;
-    if (candidates.size() > 1) {
-      time_candidates(candidates, handle_, spec, geometry, with_lse, p.scale, p.seq_lengths);
-      best = candidates.size();
-      for (std::size_t i = 0; i < candidates.size(); ++i) {
-        const Candidate& c = candidates[i];
-        p.info.timed += p.info.timed.empty() ? "" : ", ";
-        p.info.timed += c.failure.empty() ? fmt::format("cfg {} {:.1f} µs", c.info.kernel_cfg, c.median_us)
-                                          : fmt::format("cfg {} does not execute ({})", c.info.kernel_cfg, c.failure);
-        if (c.failure.empty() && (best == candidates.size() || c.median_us < candidates[best].median_us)) best = i;
-      }
-      if (best == candidates.size())
-        throw UsageError(fmt::format("cudnn: no engine config executes {}: {}", problem_text(spec), p.info.timed));
-    }
-    Candidate& chosen = candidates[best];
-    p.info.engine_id = chosen.info.engine_id;
-    p.info.kernel_cfg = chosen.info.kernel_cfg;
-    p.info.workspace_bytes = chosen.workspace_bytes;
-    p.info.config_index = chosen.index;
-    p.info.configs_offered = returned;
-    p.plan = std::move(chosen.plan);
+    choose_engine(p, handle_, ops, spec, "the SDPA graph", [&](std::vector<Candidate>& candidates) {
+      time_forward_candidates(candidates, handle_, spec, geometry, with_lse, p.scale, p.seq_lengths);
+    });
     // The kernel uses its workspace (a tile counter it memsets): never pass NULL.
     p.workspace_alloc = static_cast<std::size_t>(std::max<std::int64_t>(p.info.workspace_bytes, 256));
     p.workspace = memory::allocate(Device::cuda, p.workspace_alloc);
@@ -607,11 +276,6 @@ void check_tensors(const AttentionSpec& spec, const Tensor& out, const Tensor& q
 std::int64_t cudnn_version() { return static_cast<std::int64_t>(cudnnGetVersion()); }
 
 namespace {
-// Rows [first, first + rows) of a [B, H, S, D] view (q or out), same strides.
-Tensor rows_of(const Tensor& t, std::int64_t first, std::int64_t rows) {
-  return t.view_strided({t.size(0), t.size(1), rows, t.size(3)}, t.strides(), first * t.stride(2));
-}
-std::int64_t alignment_of(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 ? 16 : 4; }
 // The problem cuDNN runs: Q and O minus their blind rows, the LSE rows keeping the full row stride.
 // lse_rows: where its LSE rows start (null: an allocation's start plus the blind rows).
 ProblemGeometry solvable_geometry(const AttentionSpec& spec, const Tensor& out, const Tensor& q, const Tensor& k,

@@ -18,6 +18,9 @@ struct CudnnPlanInfo {
   bool cache_hit = false;
   std::int64_t engine_id = -1;
   std::int64_t kernel_cfg = -1;  // CUDNN_KNOB_TYPE_KERNEL_CFG of the chosen config
+  // The engine's CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC: 1 when it carries the note (results may
+  // differ from run to run), 0 when it does not, -1 when cuDNN did not say.
+  int nondeterministic = -1;
   std::int64_t workspace_bytes = 0;
   std::int64_t config_index = -1;     // position of the built config among heuristics mode A's
   std::int64_t configs_offered = 0;

@@ -38,6 +38,23 @@ void Backend::cudnn_sdpa_forward(const AttentionSpec& spec, Tensor& out, const T
   throw_no_cudnn(spec);
 }
 
+void Backend::cudnn_sdpa_forward_with_stats(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k,
+                                            const Tensor& v, Tensor& stats) {
+  (void)out, (void)q, (void)k, (void)v, (void)stats;
+  throw_no_cudnn(spec);
+}
+
+std::optional<std::string> Backend::cudnn_sdpa_backward_prepare(const AttentionSpec& spec) { throw_no_cudnn(spec); }
+
+void Backend::cudnn_sdpa_backward(const AttentionSpec& spec, Tensor& dq, Tensor& dk, Tensor& dv, const Tensor& q,
+                                  const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& stats,
+                                  const Tensor& dout) {
+  (void)dq, (void)dk, (void)dv, (void)q, (void)k, (void)v, (void)out, (void)stats, (void)dout;
+  throw_no_cudnn(spec);
+}
+
+std::int64_t Backend::cudnn_sdpa_backward_workspace_bytes(const AttentionSpec& spec) const { throw_no_cudnn(spec); }
+
 void Backend::softmax_backward(Tensor& dst, const Tensor& grad, const Tensor& probs, double scale) {
   (void)grad, (void)probs, (void)scale;
   throw UsageError(fmt::format("device {}: no softmax backward kernel on this device; allowed: cpu",

@@ -91,6 +91,18 @@ class Backend {
   virtual std::optional<std::string> cudnn_sdpa_prepare(const AttentionSpec& spec);
   virtual void cudnn_sdpa_forward(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k,
                                   const Tensor& v);
+  // The cudnn variant's backward (src/cuda/cudnn_sdpa_backward.h). forward_with_stats: the forward
+  // keeping its fp32 [B,H,Sq] Stats (natural-log log-sum-exp). backward_prepare: the plans that
+  // forward and the backward need, built outside the timed region; one line describing what was
+  // built, nullopt when both came from the cache. backward: cuDNN's fused backward from the Stats.
+  // backward_workspace_bytes: what one backward allocates beyond its tensors and the Stats.
+  virtual void cudnn_sdpa_forward_with_stats(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k,
+                                             const Tensor& v, Tensor& stats);
+  virtual std::optional<std::string> cudnn_sdpa_backward_prepare(const AttentionSpec& spec);
+  virtual void cudnn_sdpa_backward(const AttentionSpec& spec, Tensor& dq, Tensor& dk, Tensor& dv, const Tensor& q,
+                                   const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& stats,
+                                   const Tensor& dout);
+  virtual std::int64_t cudnn_sdpa_backward_workspace_bytes(const AttentionSpec& spec) const;
 
   virtual void synchronize() = 0;
   // Bytes the device has free now (cudaMemGetInfo); the CPU backend answers nullopt (the

@@ -1,7 +1,8 @@
 // cudnn: cuDNN's fused SDPA (one kernel per forward, O(S·D) memory) through the backend graph API,
 // CUDA only. In a CUDA build the body is src/cuda/cudnn_sdpa.cpp (the 14-op causal graph or the
-// SDPA_FWD operation, plans cached), reached through ops::Backend; the CPU-only form keeps the
-// name so `--variant cudnn` gets a clear refusal.
+// SDPA_FWD operation, plans cached) and, for the backward, src/cuda/cudnn_sdpa_backward.cpp (the
+// composite graph of cuDNN's frontend SDPA backward from the forward's Stats), reached through
+// ops::Backend; the CPU-only form keeps the name so `--variant cudnn` gets a clear refusal.
 #include "variants/cudnn.h"
 
 #include <attnprof/error.h>
@@ -10,7 +11,9 @@
 #include <cstdio>
 #include <fmt/format.h>
 
+#include "core/saturating.h"
 #include "ops/backend.h"
+#include "ops/ops.h"
 #include "variants/common.h"
 
 namespace attnprof::variants {
@@ -22,7 +25,8 @@ class CudnnVariant final : public Variant {
  public:
   std::string_view name() const override { return "cudnn"; }
   std::string_view summary() const override {
-    return "cuDNN fused SDPA through the backend graph API (14-op causal graph / SDPA_FWD), plans cached per shape";
+    return "cuDNN fused SDPA through the backend graph API (14-op causal graph / SDPA_FWD; backward: the frontend's "
+           "SDPA backward graph from the Stats, dQ summed with atomics, not bit-deterministic), plans cached per shape";
   }
   std::optional<std::string> refusal(const AttentionSpec& spec) const override {
     if (spec.device != Device::cuda)
@@ -46,8 +50,49 @@ class CudnnVariant final : public Variant {
   }
   std::int64_t workspace_estimate(const AttentionSpec& spec) const override {
     (void)spec;
-    return 256;  // the plan's workspace (a tile counter the kernel memsets); no S² and no LSE in inference
+    return kForwardWorkspace;
   }
+
+  // The backward: the forward keeps cuDNN's fp32 Stats (the natural-log log-sum-exp per query
+  // row, B·H·Sq·4 bytes) and cuDNN's fused backward recomputes the scores from it. dQ is summed
+  // in fp32 with atomics, so the backward's dQ is not bit-deterministic from run to run.
+  std::optional<std::string> backward_refusal(const AttentionSpec& spec) const override {
+    if (spec.device != Device::cuda) return Variant::backward_refusal(spec);
+    if (auto why = refusal(spec)) return why;
+    if (spec.head_dim > 128)
+      return fmt::format("head_dim {}: the cudnn variant's backward takes multiples of 8 up to 128", spec.head_dim);
+    return std::nullopt;
+  }
+  void prepare_backward(const AttentionSpec& spec) override {
+    if (auto plan = ops::backend(Device::cuda).cudnn_sdpa_backward_prepare(spec))
+      std::fprintf(stderr, "cudnn: %s\n", plan->c_str());
+  }
+  void forward_for_backward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v,
+                            Tensor& out) override {
+    stats_ = Tensor::empty({spec.batch, spec.heads, spec.seq_q}, DType::fp32, Device::cuda);
+    profiler::Range r(trace::Category::cpu_op, "aten::scaled_dot_product_attention", {&q, &k, &v});
+    profiler::Range inner(trace::Category::cpu_op, "aten::_scaled_dot_product_cudnn_attention", {&q, &k, &v});
+    ops::backend(Device::cuda).cudnn_sdpa_forward_with_stats(spec, out, q, k, v, stats_);
+  }
+  // One autograd node, named as PyTorch's cuDNN SDPA backward is.
+  void backward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) override {
+    if (!stats_.defined() || stats_.shape() != std::vector<std::int64_t>{spec.batch, spec.heads, spec.seq_q})
+      throw Error("cudnn: forward_for_backward() must run for this shape before backward()");
+    ops::AutogradNode node("ScaledDotProductCudnnAttentionBackward0");
+    profiler::Range r(trace::Category::cpu_op, "aten::_scaled_dot_product_cudnn_attention_backward",
+                      {&dout, &q, &k, &v, &out});
+    ops::backend(Device::cuda).cudnn_sdpa_backward(spec, dq, dk, dv, q, k, v, out, stats_, dout);
+  }
+  void release_saved() override { stats_ = Tensor(); }
+  std::int64_t backward_workspace_estimate(const AttentionSpec& spec) const override {
+    return sat_add(sat_add(kForwardWorkspace, ops::Backend::log_sum_exp_bytes(spec)),
+                   ops::backend(Device::cuda).cudnn_sdpa_backward_workspace_bytes(spec));
+  }
+
+ private:
+  static constexpr std::int64_t kForwardWorkspace = 256;  // the forward plan's (a tile counter the kernel memsets)
+  Tensor stats_;  // fp32 [B,H,Sq], kept by forward_for_backward()
 };
 
 #else

@@ -167,6 +167,57 @@ TEST(RunPass, VariantWithoutBackwardIsRefused) {
   }
 }
 
+// Determinism under a backward pass compares the gradients: naive's CPU backward repeats bit for
+// bit; a variant whose dQ moves by one step each call (as atomics reorder sums) differs on every
+// run after the first.
+class DriftingBackwardVariant final : public Variant {
+ public:
+  std::string_view name() const override { return "drifting_backward"; }
+  std::string_view summary() const override { return "naive, its dQ[0] moved by 2^-20 per backward"; }
+  std::optional<std::string> refusal(const AttentionSpec& spec) const override { return naive().refusal(spec); }
+  std::optional<std::string> backward_refusal(const AttentionSpec& spec) const override {
+    return naive().backward_refusal(spec);
+  }
+  void forward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) override {
+    naive().forward(spec, q, k, v, out);
+  }
+  void forward_for_backward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v,
+                            Tensor& out) override {
+    naive().forward_for_backward(spec, q, k, v, out);
+  }
+  void backward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                const Tensor& dout, Tensor& dq, Tensor& dk, Tensor& dv) override {
+    naive().backward(spec, q, k, v, out, dout, dq, dk, dv);
+    static_cast<float*>(dq.raw())[0] += static_cast<float>(++calls_) / (1 << 20);
+  }
+  void release_saved() override { naive().release_saved(); }
+  std::int64_t workspace_estimate(const AttentionSpec& spec) const override {
+    return naive().workspace_estimate(spec);
+  }
+  std::int64_t backward_workspace_estimate(const AttentionSpec& spec) const override {
+    return naive().backward_workspace_estimate(spec);
+  }
+
+ private:
+  static Variant& naive() { return *find_variant("naive"); }
+  int calls_ = 0;
+};
+
+TEST(RunPass, BackwardDeterminismComparesTheGradients) {
+  register_variant(std::make_unique<DriftingBackwardVariant>());
+  RunOptions options = naive_options(Pass::backward, 2);
+  options.profile = false;
+  options.timed_forwards = 1;
+  options.determinism_runs = 4;
+  const RunResult naive = run_variant(options);
+  EXPECT_EQ(naive.determinism_runs, 4);
+  EXPECT_EQ(naive.determinism_mismatches, 0) << "naive's CPU backward repeats bit for bit";
+  options.variant = "drifting_backward";
+  const RunResult drifting = run_variant(options);
+  EXPECT_EQ(drifting.determinism_runs, 4);
+  EXPECT_EQ(drifting.determinism_mismatches, 3) << "each backward after the first moved dQ[0]";
+}
+
 }  // namespace
 
 namespace attnprof {
