@@ -4,9 +4,10 @@
 // Sq ≠ Sk both ways, both causal alignments and non-causal (with the rows bottom-right leaves
 // blind), GQA 8/2 and MQA, both layouts, D 64 and 128 (and 40, 96 on their zero-filled kernels);
 // bit-identical gradients over 10 runs (no atomics); strided gradient views written in their own
-// elements only; the head dims with no kernel refused in one line.
+// elements only; Δ the only allocation; the head dims with no kernel refused in one line.
 #include <attnprof/attention.h>
 #include <attnprof/error.h>
+#include <attnprof/memory.h>
 #include <attnprof/variant.h>
 #include <gtest/gtest.h>
 
@@ -19,6 +20,7 @@
 
 #include "cuda/gpu_test_util.h"
 #include "cuda/gradient_check.h"
+#include "ops/ops.h"
 #include "variants/reference.h"
 #include "variants/reference_backward.h"
 
@@ -196,6 +198,37 @@ TEST(AttentionBackwardGpu, StridedGradientViewsGetTheirElementsOnly) {
         for (std::int64_t c = 0; c < gaps.size(2); ++c)
           for (std::int64_t e = 0; e < 16; ++e) gaps_poisoned += std::isnan(get(gaps, offset4(gaps, a, b, c, e)));
     EXPECT_EQ(gaps_poisoned, gaps.numel()) << labels[i] << ": elements past the view's rows were written";
+  }
+}
+
+// The backward allocates Δ (fp32 per query row) and nothing else — what
+// ops::fused_backward_workspace_bytes says — and frees it.
+TEST(AttentionBackwardGpu, AllocatesExactlyTheWorkspaceItReports) {
+  ATTNPROF_REQUIRE_GPU();
+  const AttentionSpec spec =
+      backward_spec(BackwardCase{8, 2, 300, 200, 128, true, CausalAlign::bottom_right, Layout::bshd}, DType::bf16);
+  const AttentionInputs in = make_inputs(spec, 3);
+  const Tensor dout = make_output_grad(spec, 3);
+  Tensor out = make_output(spec);
+  Tensor lse = Tensor::empty({spec.batch, spec.heads, spec.seq_q}, DType::fp32, Device::cuda);
+  AttentionGrads g = make_grads(spec);
+  for (bool flash : {true, false}) {
+    if (flash)
+      gpu().attention_flash(spec, out, in.q, in.k, in.v, &lse);
+    else
+      gpu().attention_efficient(spec, out, in.q, in.k, in.v, &lse);
+    gpu().synchronize();
+    const std::int64_t before = memory::stats(Device::cuda).current_bytes;
+    memory::reset_peak(Device::cuda);
+    if (flash)
+      gpu().attention_flash_backward(spec, g.dq, g.dk, g.dv, in.q, in.k, in.v, out, lse, dout);
+    else
+      gpu().attention_efficient_backward(spec, g.dq, g.dk, g.dv, in.q, in.k, in.v, out, lse, dout);
+    gpu().synchronize();
+    const std::int64_t extra = memory::stats(Device::cuda).peak_bytes - before;
+    EXPECT_EQ(extra, ops::fused_backward_workspace_bytes(spec, flash)) << (flash ? "flash" : "efficient");
+    EXPECT_EQ(extra, spec.batch * spec.heads * spec.seq_q * 4) << (flash ? "flash" : "efficient") << ": Δ only";
+    EXPECT_EQ(memory::stats(Device::cuda).current_bytes, before) << (flash ? "flash" : "efficient");
   }
 }
 
