@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "core/saturating.h"
+#include "cuda/attention_backward.h"
 #include "cuda/check.h"
 #include "cuda/cudnn_sdpa.h"
 #include "cuda/cudnn_sdpa_backward.h"
@@ -146,14 +147,14 @@ class CudaBackend final : public ops::Backend {
   void attention_efficient_backward(const AttentionSpec& spec, Tensor& dq, Tensor& dk, Tensor& dv, const Tensor& q,
                                     const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
                                     const Tensor& dout) override {
-    (void)spec, (void)dq, (void)dk, (void)dv, (void)q, (void)k, (void)v, (void)out, (void)lse, (void)dout;
-    throw UsageError(ops::kNoGpuFusedBackward);
+    NvtxRange range("attention_efficient_backward");
+    run_fused_backward(spec, dq, dk, dv, q, k, v, out, lse, dout, stream_);
   }
   void attention_flash_backward(const AttentionSpec& spec, Tensor& dq, Tensor& dk, Tensor& dv, const Tensor& q,
                                 const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
                                 const Tensor& dout) override {
-    (void)spec, (void)dq, (void)dk, (void)dv, (void)q, (void)k, (void)v, (void)out, (void)lse, (void)dout;
-    throw UsageError(ops::kNoGpuFusedBackward);
+    NvtxRange range("attention_flash_backward");
+    run_fused_backward(spec, dq, dk, dv, q, k, v, out, lse, dout, stream_);
   }
   std::optional<std::string> fused_refusal(const AttentionSpec& spec) const override {
     return fused_attention_refusal(spec);
@@ -166,6 +167,10 @@ class CudaBackend final : public ops::Backend {
     const DecodeShape shape = DecodeShape::of(spec);
     return sat_add(base, flash_decode_plan(shape).workspace_bytes(shape));
   }
+  std::optional<std::string> fused_backward_refusal(const AttentionSpec& spec) const override {
+    return ops::fused_backward_head_dim_refusal(spec.head_dim);
+  }
+  // fused_backward_workspace_bytes: Backend's default, the Δ run_fused_backward allocates.
   std::optional<std::string> cudnn_sdpa_prepare(const AttentionSpec& spec) override {
     CudnnPlanInfo info = cuda::cudnn_sdpa_prepare(spec, false);
     if (info.cache_hit) return std::nullopt;
@@ -237,16 +242,8 @@ CudaBackend* g_backend = nullptr;
 
 FusedAttentionArgs fused_attention_args(const AttentionSpec& spec, const Tensor& out, const Tensor& q, const Tensor& k,
                                         const Tensor& v, Tensor* lse) {
-  for (const Tensor* t : std::initializer_list<const Tensor*>{&out, &q, &k, &v})
-    if (t->stride(3) != 1)
-      throw Error(fmt::format("fused attention: {} needs unit stride in the head dim", t->describe()));
-  // cp.async moves 16-byte chunks: every row must start 16-byte aligned.
-  for (const Tensor* t : std::initializer_list<const Tensor*>{&out, &q, &k, &v})
-    if (reinterpret_cast<std::uintptr_t>(t->raw()) % 16 != 0 || t->stride(0) % 8 != 0 || t->stride(1) % 8 != 0 ||
-        t->stride(2) % 8 != 0)
-      throw Error(fmt::format("fused attention: {} is not 16-byte aligned in every row", t->describe()));
-  if (lse != nullptr && (lse->dtype() != DType::fp32 || !lse->is_contiguous() ||
-                         lse->numel() != spec.batch * spec.heads * spec.seq_q))
+  check_fused_rows("fused attention", {&out, &q, &k, &v});
+  if (lse != nullptr && !is_row_stats(*lse, spec.batch * spec.heads * spec.seq_q))
     throw Error("fused attention: lse must be a contiguous fp32 [B, H, Sq] tensor");
   FusedAttentionArgs a;
   a.q = q.raw();

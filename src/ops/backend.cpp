@@ -76,8 +76,13 @@ std::int64_t Backend::fused_workspace_bytes(const AttentionSpec& spec, bool flas
   return log_sum_exp_bytes(spec);
 }
 
+std::optional<std::string> Backend::fused_backward_refusal(const AttentionSpec& spec) const {
+  (void)spec;
+  return std::nullopt;
+}
+
 std::int64_t Backend::flash_backward_default_bytes(const AttentionSpec& spec) {
-  return sat_add(log_sum_exp_bytes(spec), sat_product({spec.batch, spec.heads, spec.seq_q, spec.head_dim, 4}));
+  return log_sum_exp_bytes(spec);  // Δ: one fp32 per query row, as the log-sum-exp
 }
 
 std::int64_t Backend::fused_backward_workspace_bytes(const AttentionSpec& spec, bool flash) const {

@@ -22,8 +22,4 @@ bool nvidia_driver_library_loads();
 // The reason in a build configured without CUDA.
 inline constexpr const char* kNoCudaInThisBuild = "this build has no CUDA backend (configured without the CUDA toolkit)";
 
-// What the CUDA backend answers for the fused (flash, efficient) backward until it has one.
-inline constexpr const char* kNoGpuFusedBackward =
-    "the GPU backward of flash/efficient is not built yet; --device cpu has it";
-
 }  // namespace attnprof::ops

@@ -20,13 +20,6 @@ std::optional<std::string> common_refusal(std::string_view variant, const Attent
   return std::nullopt;
 }
 
-std::optional<std::string> cpu_only_backward_refusal(std::string_view variant, const AttentionSpec& spec,
-                                                     std::string_view missing) {
-  if (spec.device == Device::cpu) return std::nullopt;
-  return fmt::format("device {}: the {} variant's backward runs on the CPU only (the {} backend has no {} yet)",
-                     device_name(spec.device), variant, device_name(spec.device), missing);
-}
-
 std::optional<std::string> op_sequence_backward_refusal(std::string_view variant, const AttentionSpec& spec) {
   return common_refusal(variant, spec);
 }

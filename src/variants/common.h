@@ -16,11 +16,6 @@ namespace attnprof::variants {
 // backend in this build. Names the allowed values.
 std::optional<std::string> common_refusal(std::string_view variant, const AttentionSpec& spec);
 
-// The backward refusal of a variant whose backward runs on the CPU only: nullopt there, else
-// "device cuda: the <variant> variant's backward runs on the CPU only (the cuda backend has no
-// <missing> yet)".
-std::optional<std::string> cpu_only_backward_refusal(std::string_view variant, const AttentionSpec& spec,
-                                                     std::string_view missing);
 // The backward refusal of a variant whose backward is a sequence of ops (naive, inplace, math,
 // fused): common_refusal's (both backends have the softmax-backward and head-group-sum kernels).
 std::optional<std::string> op_sequence_backward_refusal(std::string_view variant, const AttentionSpec& spec);

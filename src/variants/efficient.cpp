@@ -35,7 +35,7 @@ std::string FusedKernelVariant::with_head_dim_note(std::string text, const Atten
 
 std::optional<std::string> FusedKernelVariant::backward_refusal(const AttentionSpec& spec) const {
   if (auto why = refusal(spec)) return why;
-  return cpu_only_backward_refusal(name(), spec, "FlashAttention-2 backward kernel");
+  return ops::backend(spec.device).fused_backward_refusal(spec);
 }
 
 void FusedKernelVariant::forward_for_backward(const AttentionSpec& spec, const Tensor& q, const Tensor& k,

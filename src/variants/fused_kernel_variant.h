@@ -9,9 +9,11 @@ class FusedKernelVariant : public Variant {
   std::optional<std::string> refusal(const AttentionSpec& spec) const override;
   std::int64_t workspace_estimate(const AttentionSpec& spec) const override;
 
-  // The backward (FlashAttention-2 on the CPU: ops::flash_attention_backward and
-  // efficient_attention_backward): the forward keeps its fp32 log-sum-exp per query row (B·H·Sq·4
-  // bytes) and the backward recomputes the scores from it, so no S×S tensor is ever kept.
+  // The backward (FlashAttention-2: ops::flash_attention_backward and efficient_attention_backward;
+  // on the GPU the Δ, dK/dV and dQ kernels of src/cuda/attention_backward.h, which use no atomics,
+  // so their gradients are bit-identical run to run): the forward keeps its fp32 log-sum-exp per
+  // query row (B·H·Sq·4 bytes) and the backward recomputes the scores from it, so no S×S tensor is
+  // ever kept. The backend refuses what its backward does not take (fused_backward_refusal).
   std::optional<std::string> backward_refusal(const AttentionSpec& spec) const override;
   void forward_for_backward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v,
                             Tensor& out) override;

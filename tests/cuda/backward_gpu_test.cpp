@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cuda/gpu_test_util.h"
+#include "cuda/gradient_check.h"
 #include "variants/reference.h"
 #include "variants/reference_backward.h"
 
@@ -25,40 +26,15 @@ using namespace attnprof::cuda::gpu_testing;
 
 namespace {
 
-struct Shape {
-  std::int64_t kv_heads, seq_q, seq_k, head_dim;
-  bool causal;
-  CausalAlign align;
-  Layout layout;
+const std::vector<BackwardCase> kShapes{
+    {4, 2, 200, 72, 64, true, CausalAlign::bottom_right, Layout::bshd},   // 128 query rows see no key
+    {4, 2, 77, 128, 128, true, CausalAlign::bottom_right, Layout::bhsd},
+    {4, 4, 113, 97, 64, true, CausalAlign::top_left, Layout::bhsd},
+    {4, 1, 256, 256, 128, false, CausalAlign::top_left, Layout::bshd},    // MQA, no mask
 };
 
-const std::vector<Shape> kShapes{
-    {2, 200, 72, 64, true, CausalAlign::bottom_right, Layout::bshd},   // 128 query rows see no key
-    {2, 77, 128, 128, true, CausalAlign::bottom_right, Layout::bhsd},
-    {4, 113, 97, 64, true, CausalAlign::top_left, Layout::bhsd},
-    {1, 256, 256, 128, false, CausalAlign::top_left, Layout::bshd},    // MQA, no mask
-};
-
-// poison_nan's bit pattern on the device (gpu_test_util's poison() writes a plain NaN, which an
-// all-NaN dV could not be told apart from).
-void poison_pattern(Tensor& dev) {
-  Tensor host = Tensor::empty_strided(dev.shape(), dev.strides(), dev.dtype(), Device::cpu);
-  variants::poison_nan(host);
-  gpu().copy(dev, host);
-}
-
-void check_backward(const std::string& name, DType dtype, const Shape& s) {
-  const AttentionSpec spec{.batch = 2,
-                           .heads = 4,
-                           .kv_heads = s.kv_heads,
-                           .seq_q = s.seq_q,
-                           .seq_k = s.seq_k,
-                           .head_dim = s.head_dim,
-                           .dtype = dtype,
-                           .causal = s.causal,
-                           .causal_align = s.align,
-                           .layout = s.layout,
-                           .device = Device::cuda};
+void check_backward(const std::string& name, DType dtype, const BackwardCase& s) {
+  const AttentionSpec spec = backward_spec(s, dtype);
   Variant* variant = find_variant(name);
   ASSERT_NE(variant, nullptr) << name;
   ASSERT_FALSE(variant->backward_refusal(spec).has_value()) << name << ": " << *variant->backward_refusal(spec);
@@ -103,7 +79,7 @@ TEST(BackwardGpu, OpSequenceVariantsMatchFp64Gradients) {
   ATTNPROF_REQUIRE_GPU();
   for (const char* name : {"naive", "inplace", "math", "fused"}) {
     for (DType dtype : {DType::bf16, DType::fp32}) {
-      for (const Shape& s : kShapes) check_backward(name, dtype, s);
+      for (const BackwardCase& s : kShapes) check_backward(name, dtype, s);
     }
   }
 }

@@ -1,0 +1,110 @@
+// Launches of the FlashAttention-2 backward (kernels in attention_backward_kernel.cuh): Δ, then
+// dK/dV, then dQ, in stream order. Instantiations: D 64 and 128 × bf16 and fp16 for each of the two
+// tile kernels, bf16 and fp16 for Δ. Head dims that are multiples of 8 up to 64 run on the D 64
+// kernels, 72..128 on the D 128 ones (chunks past the head dim zero-filled on load, columns past
+// it never stored); ops::fused_backward_head_dim_refusal names the others.
+//
+// Tiles: 4 warps of 16 keys (dK/dV) or 16 query rows (dQ), one shared-memory stage (load, wait,
+// compute). Shared memory: dK/dV K + V (64 keys) + Q + dO (kBlockM rows) + LSE and Δ = 32.5 KiB at
+// D 64, 48.25 KiB at D 128; dQ Q + dO (64 rows) + K + V (64 keys) = 32 KiB at D 64, 64 KiB at D 128.
+// Registers (ptxas, bf16 and fp16 alike, 0 bytes spilled), sm_90a / sm_80: dK/dV D 64 239 / 238,
+// D 128 243 / 242; dQ D 64 164 / 167, D 128 236 / 220; Δ 36 / 38 (fp16), 42 (bf16).
+#include <attnprof/error.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <string>
+
+#include "cuda/attention_backward_kernel.cuh"
+#include "cuda/check.h"
+#include "cuda/per_device.h"
+#include "ops/fused_head_dim.h"
+
+namespace attnprof::cuda {
+namespace {
+
+using attention_backward::BwdTraits;
+
+// dK/dV: 64 keys per CTA against 64 query rows at a time (32 at D 128: with 64 its two 16×64
+// score blocks and the 16×128 dK and dV accumulators spilled). dQ: 64 query rows, 64-key tiles.
+using DkdvD64 = BwdTraits<64, 64, 64>;
+using DkdvD128 = BwdTraits<128, 32, 64>;
+template <int D>
+using Dq = BwdTraits<D, 64, 64>;
+
+template <class Tr>
+constexpr int dkdv_smem_bytes() {
+  return 2 * (Tr::kBlockN + Tr::kBlockM) * Tr::kRowBytes + 2 * Tr::kBlockM * 4;
+}
+template <class Tr>
+constexpr int dq_smem_bytes() {
+  return 2 * (Tr::kBlockN + Tr::kBlockM) * Tr::kRowBytes;
+}
+
+// The kernels' index arithmetic is 32-bit within a (batch, head): sequence positions, the causal
+// limit and in-tile offsets (rows·stride); the grid's y is batch·heads (at most 65535).
+FusedBackwardArgs checked(const FusedBackwardArgs& args) {
+  if (args.fwd.seq_q + args.fwd.seq_k > (1ll << 30))
+    throw Error("fused backward: seq_q + seq_k " + std::to_string(args.fwd.seq_q + args.fwd.seq_k) + " exceeds 2^30");
+  if (args.fwd.batch * args.fwd.heads > 65535)
+    throw Error("fused backward: batch·heads " + std::to_string(args.fwd.batch * args.fwd.heads) +
+                " exceeds the grid's 65535 in y");
+  for (const std::int64_t* stride : {args.fwd.q_stride, args.fwd.k_stride, args.fwd.v_stride, args.fwd.o_stride,
+                                     args.do_stride, args.dq_stride, args.dk_stride, args.dv_stride})
+    if (64 * stride[2] >= (1ll << 31))
+      throw Error("fused backward: a row stride of " + std::to_string(stride[2]) +
+                  " elements exceeds the kernels' 32-bit in-tile offsets");
+  FusedBackwardArgs c = args;
+  c.fwd.causal_offset = std::clamp<std::int64_t>(args.fwd.causal_offset, -args.fwd.seq_q, args.fwd.seq_k);
+  return c;
+}
+
+template <class TrKV, class TrQ, class T>
+void launch_tiles(const FusedBackwardArgs& args, cudaStream_t stream) {
+  auto dkdv = attention_backward::flash_bwd_dkdv_kernel<TrKV, T>;
+  auto dq = attention_backward::flash_bwd_dq_kernel<TrQ, T>;
+  static PerDevice<bool> configured;  // the attributes are per device: set once there
+  configured.get([&](int device) {
+    if (device < 0) ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));  // throws naming the failure
+    ATTNPROF_CUDA_CHECK(
+        cudaFuncSetAttribute(dkdv, cudaFuncAttributeMaxDynamicSharedMemorySize, dkdv_smem_bytes<TrKV>()));
+    ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(dq, cudaFuncAttributeMaxDynamicSharedMemorySize, dq_smem_bytes<TrQ>()));
+    return true;
+  });
+  const unsigned n_blocks = static_cast<unsigned>((args.fwd.seq_k + TrKV::kBlockN - 1) / TrKV::kBlockN);
+  const unsigned m_blocks = static_cast<unsigned>((args.fwd.seq_q + TrQ::kBlockM - 1) / TrQ::kBlockM);
+  dkdv<<<dim3(n_blocks, static_cast<unsigned>(args.fwd.batch * args.fwd.kv_heads)), TrKV::kThreads,
+         dkdv_smem_bytes<TrKV>(), stream>>>(args);
+  ATTNPROF_CUDA_CHECK_LAUNCH("flash_bwd_dkdv_kernel");
+  dq<<<dim3(m_blocks, static_cast<unsigned>(args.fwd.batch * args.fwd.heads)), TrQ::kThreads, dq_smem_bytes<TrQ>(),
+       stream>>>(args);
+  ATTNPROF_CUDA_CHECK_LAUNCH("flash_bwd_dq_kernel");
+}
+
+template <class T>
+void launch_typed(const FusedBackwardArgs& args, cudaStream_t stream) {
+  const std::int64_t rows = args.fwd.batch * args.fwd.heads * args.fwd.seq_q;
+  attention_backward::flash_bwd_dot_do_o_kernel<T><<<static_cast<unsigned>((rows + 7) / 8), 256, 0, stream>>>(args);
+  ATTNPROF_CUDA_CHECK_LAUNCH("flash_bwd_dot_do_o_kernel");
+  if (args.fwd.head_dim <= 64)
+    launch_tiles<DkdvD64, Dq<64>, T>(args, stream);
+  else
+    launch_tiles<DkdvD128, Dq<128>, T>(args, stream);
+}
+
+}  // namespace
+
+void launch_fused_backward(const FusedBackwardArgs& args, cudaStream_t stream) {
+  if (auto why = ops::fused_backward_head_dim_refusal(args.fwd.head_dim)) throw UsageError(*why);
+  if (args.fwd.batch * args.fwd.heads * args.fwd.seq_q == 0 || args.fwd.batch * args.fwd.kv_heads * args.fwd.seq_k == 0)
+    return;
+  const FusedBackwardArgs c = checked(args);
+  if (c.fwd.dtype == DType::bf16)
+    launch_typed<__nv_bfloat16>(c, stream);
+  else if (c.fwd.dtype == DType::fp16)
+    launch_typed<__half>(c, stream);
+  else
+    throw UsageError("dtype " + std::string(dtype_name(c.fwd.dtype)) + ": the GPU backward takes bf16 or fp16");
+}
+
+}  // namespace attnprof::cuda

@@ -1,0 +1,43 @@
+#pragma once
+// Host entry of the GPU FlashAttention-2 backward that `efficient` and `flash` share
+// (attention_backward.cu, kernels in attention_backward_kernel.cuh). Three kernels, no atomics:
+// flash_bwd_dot_do_o_kernel (Δ = rowsum(dO ⊙ O) per query row, fp32), flash_bwd_dkdv_kernel (one
+// CTA per batch, kv head and 64-key block: dK and dV summed over the query heads of its group in
+// registers and written once) and flash_bwd_dq_kernel (one CTA per batch, head and 64-row query
+// block: dQ summed over the visible key blocks and written once). Every output element has one
+// writer and every sum a fixed order, so the gradients are bit-identical run to run.
+#include <attnprof/attention.h>
+#include <attnprof/tensor.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "cuda/fused_attention.h"
+
+namespace attnprof::cuda {
+
+// The forward's arguments (q, k, v, its out as o and its LSE, the problem, the strides in elements
+// for [B, H, S, D] indexing with unit stride in d) and the backward's own tensors.
+struct FusedBackwardArgs {
+  FusedAttentionArgs fwd;  // lse: the forward's fp32 [B, H, Sq], natural log, read only
+  const void* dout = nullptr;
+  float* delta = nullptr;  // fp32 [B, H, Sq] contiguous: Δ, written by the first kernel
+  void* dq = nullptr;
+  void* dk = nullptr;
+  void* dv = nullptr;
+  std::int64_t do_stride[3]{}, dq_stride[3]{}, dk_stride[3]{}, dv_stride[3]{};  // batch, head, seq
+};
+
+// Runs the three kernels on `stream` for device tensors in [B, H, S, D] indexing (any layout
+// through the strides): allocates Δ (fp32 [B, H, Sq], the bytes ops::Backend's default
+// fused_backward_workspace_bytes counts; no dQ accumulator), checks unit stride in d, 16-byte
+// aligned rows, the LSE's shape and the head dim (UsageError for one the kernels do not take).
+void run_fused_backward(const AttentionSpec& spec, Tensor& dq, Tensor& dk, Tensor& dv, const Tensor& q, const Tensor& k,
+                        const Tensor& v, const Tensor& out, const Tensor& lse, const Tensor& dout, cudaStream_t stream);
+
+// The launches alone (attention_backward.cu): Δ, then dK/dV, then dQ.
+void launch_fused_backward(const FusedBackwardArgs& args, cudaStream_t stream);
+
+}  // namespace attnprof::cuda

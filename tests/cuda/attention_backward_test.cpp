@@ -1,0 +1,265 @@
+// The GPU FlashAttention-2 backward of `efficient` and `flash` (src/cuda/attention_backward.*):
+// dQ, dK, dV against the fp64 reference gradients, ‖x − ref‖/‖ref‖ ≤ 1e-2 for bf16 and fp16, every
+// gradient element written (NaN-poisoned first, no NaN after), over odd S (1, 17, 127, 255),
+// Sq ≠ Sk both ways, both causal alignments and non-causal (with the rows bottom-right leaves
+// blind), GQA 8/2 and MQA, both layouts, D 64 and 128 (and 40, 96 on their zero-filled kernels);
+// bit-identical gradients over 10 runs (no atomics); strided gradient views written in their own
+// elements only; Δ the only allocation; the head dims with no kernel refused in one line.
+#include <attnprof/attention.h>
+#include <attnprof/error.h>
+#include <attnprof/memory.h>
+#include <attnprof/variant.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cuda/gpu_test_util.h"
+#include "cuda/gradient_check.h"
+#include "ops/ops.h"
+#include "variants/reference.h"
+#include "variants/reference_backward.h"
+
+using namespace attnprof;
+using namespace attnprof::cuda::gpu_testing;
+
+namespace {
+
+const std::vector<BackwardCase> kCases{
+    {8, 2, 1, 1, 64, true, CausalAlign::top_left, Layout::bhsd},
+    {8, 2, 17, 17, 128, true, CausalAlign::bottom_right, Layout::bshd},
+    {8, 2, 127, 255, 64, true, CausalAlign::bottom_right, Layout::bhsd},
+    {8, 2, 255, 127, 128, true, CausalAlign::bottom_right, Layout::bshd},  // 128 blind rows per head
+    {8, 2, 255, 127, 64, true, CausalAlign::top_left, Layout::bhsd},
+    {8, 2, 127, 255, 128, true, CausalAlign::top_left, Layout::bshd},
+    {4, 1, 127, 17, 64, false, CausalAlign::top_left, Layout::bshd},  // MQA
+    {4, 1, 17, 255, 128, false, CausalAlign::top_left, Layout::bhsd},
+    {4, 1, 255, 255, 64, true, CausalAlign::top_left, Layout::bshd},
+    {4, 4, 255, 255, 128, false, CausalAlign::top_left, Layout::bhsd},
+    {8, 2, 130, 70, 40, true, CausalAlign::bottom_right, Layout::bshd},  // the D 64 kernel, 3 chunks zero-filled
+    {8, 2, 100, 150, 96, true, CausalAlign::top_left, Layout::bhsd},     // the D 128 kernel, 4 chunks zero-filled
+};
+
+std::string what_of(const std::string& name, const AttentionSpec& spec) {
+  return name + " " + std::string(dtype_name(spec.dtype)) + " " + spec.shape_string() + " " +
+         std::string(layout_name(spec.layout)) + (spec.causal ? " causal" : " non-causal");
+}
+
+// One forward (keeping the LSE) and `runs` backwards through the variant, each into freshly
+// poisoned gradient buffers; the host copies (same strides, byte for byte) of every run's gradients.
+std::vector<AttentionGrads> run_backward(const std::string& name, const AttentionSpec& spec, const AttentionInputs& in,
+                                         const Tensor& dout, int runs) {
+  Variant* variant = find_variant(name);
+  EXPECT_NE(variant, nullptr) << name;
+  if (variant == nullptr) return {};
+  if (auto why = variant->backward_refusal(spec)) {
+    ADD_FAILURE() << what_of(name, spec) << ": refused: " << *why;
+    return {};
+  }
+  Tensor out = make_output(spec);
+  variant->prepare(spec);
+  variant->forward_for_backward(spec, in.q, in.k, in.v, out);
+  std::vector<AttentionGrads> host;
+  AttentionGrads g = make_grads(spec);
+  for (int run = 0; run < runs; ++run) {
+    poison_pattern(g.dq);
+    poison_pattern(g.dk);
+    poison_pattern(g.dv);
+    variant->backward(spec, in.q, in.k, in.v, out, dout, g.dq, g.dk, g.dv);
+    gpu().synchronize();
+    host.push_back(AttentionGrads{to_host_exact(g.dq), to_host_exact(g.dk), to_host_exact(g.dv)});
+  }
+  variant->release_saved();
+  return host;
+}
+
+void check_against_fp64(const std::string& name, const AttentionSpec& spec) {
+  const AttentionInputs in = make_inputs(spec, 23);
+  const Tensor dout = make_output_grad(spec, 23);
+  const std::vector<AttentionGrads> got = run_backward(name, spec, in, dout, 1);
+  if (got.empty()) return;
+  const AttentionGrads& g = got.front();
+  const std::string what = what_of(name, spec);
+  for (const auto& [grad, label] : {std::pair{&g.dq, "dq"}, std::pair{&g.dk, "dk"}, std::pair{&g.dv, "dv"}}) {
+    EXPECT_EQ(variants::count_poison(*grad), 0) << what << ": " << label << " elements never written";
+    EXPECT_EQ(variants::count_nan(*grad), 0) << what << ": " << label << " holds NaN";
+  }
+  const Tensor q = to_host(in.q), k = to_host(in.k), v = to_host(in.v), dout_h = to_host(dout);
+  const variants::GradientErrors err = variants::check_gradients(spec, q, k, v, dout_h, g.dq, g.dk, g.dv);
+  constexpr double kTol = 1e-2;
+  if (!(err.worst() <= kTol)) {  // name the element farthest from the reference in each gradient
+    const variants::ReferenceGradients ref = variants::reference_gradients(spec, q, k, v, dout_h);
+    EXPECT_LE(err.dq, kTol) << what << ": dq, worst element " << worst_element(g.dq, ref.dq);
+    EXPECT_LE(err.dk, kTol) << what << ": dk, worst element " << worst_element(g.dk, ref.dk);
+    EXPECT_LE(err.dv, kTol) << what << ": dv, worst element " << worst_element(g.dv, ref.dv);
+  }
+  std::printf("%-60s grad rel err dq %.2e dk %.2e dv %.2e\n", what.c_str(), err.dq, err.dk, err.dv);
+}
+
+TEST(AttentionBackwardGpu, EfficientMatchesFp64Gradients) {
+  ATTNPROF_REQUIRE_GPU();
+  for (DType dtype : {DType::bf16, DType::fp16})
+    for (const BackwardCase& c : kCases) check_against_fp64("efficient", backward_spec(c, dtype));
+}
+
+TEST(AttentionBackwardGpu, FlashMatchesFp64Gradients) {
+  ATTNPROF_REQUIRE_GPU();
+  for (DType dtype : {DType::bf16, DType::fp16})
+    for (const BackwardCase& c : kCases) check_against_fp64("flash", backward_spec(c, dtype));
+}
+
+// The first element of `got` whose bytes differ from `first`'s (host tensors of one shape and
+// dtype, any strides), as "[b, h, s, d] a vs b"; "" when none.
+std::string first_difference(const Tensor& got, const Tensor& first) {
+  const std::size_t size = dtype_size(got.dtype());
+  for (std::int64_t a = 0; a < got.size(0); ++a)
+    for (std::int64_t b = 0; b < got.size(1); ++b)
+      for (std::int64_t c = 0; c < got.size(2); ++c)
+        for (std::int64_t d = 0; d < got.size(3); ++d) {
+          const std::int64_t at = offset4(got, a, b, c, d), at_first = offset4(first, a, b, c, d);
+          if (std::memcmp(static_cast<const char*>(got.raw()) + at * size,
+                          static_cast<const char*>(first.raw()) + at_first * size, size) != 0)
+            return "[" + std::to_string(a) + ", " + std::to_string(b) + ", " + std::to_string(c) + ", " +
+                   std::to_string(d) + "] " + std::to_string(get(got, at)) + " vs " +
+                   std::to_string(get(first, at_first));
+        }
+  return "";
+}
+
+// No atomics: ten backwards of one forward give the same bytes in every gradient.
+TEST(AttentionBackwardGpu, BitIdenticalOverTenRuns) {
+  ATTNPROF_REQUIRE_GPU();
+  for (const char* name : {"efficient", "flash"})
+    for (const BackwardCase& c : {BackwardCase{8, 2, 255, 383, 64, true, CausalAlign::bottom_right, Layout::bhsd},
+                                  BackwardCase{8, 2, 383, 255, 128, false, CausalAlign::top_left, Layout::bshd}}) {
+      const AttentionSpec spec = backward_spec(c, DType::bf16);
+      const AttentionInputs in = make_inputs(spec, 5);
+      const Tensor dout = make_output_grad(spec, 5);
+      const std::vector<AttentionGrads> runs = run_backward(name, spec, in, dout, 10);
+      for (std::size_t r = 1; r < runs.size(); ++r) {
+        const std::string what = what_of(name, spec) + " run " + std::to_string(r) + " vs run 0: ";
+        EXPECT_EQ(first_difference(runs[r].dq, runs[0].dq), "") << what << "dq differs at";
+        EXPECT_EQ(first_difference(runs[r].dk, runs[0].dk), "") << what << "dk differs at";
+        EXPECT_EQ(first_difference(runs[r].dv, runs[0].dv), "") << what << "dv differs at";
+      }
+    }
+}
+
+// Gradients as views with a row stride past the head dim (bshd rows of D + 16 elements): the
+// kernels write exactly the view's elements — the same bytes as into dense buffers — and leave the
+// columns between rows poisoned.
+TEST(AttentionBackwardGpu, StridedGradientViewsGetTheirElementsOnly) {
+  ATTNPROF_REQUIRE_GPU();
+  const AttentionSpec spec =
+      backward_spec(BackwardCase{8, 2, 77, 133, 64, true, CausalAlign::bottom_right, Layout::bhsd}, DType::fp16);
+  const AttentionInputs in = make_inputs(spec, 9);
+  const Tensor dout = make_output_grad(spec, 9);
+  Tensor out = make_output(spec);
+  Tensor lse = Tensor::empty({spec.batch, spec.heads, spec.seq_q}, DType::fp32, Device::cuda);
+  gpu().attention_flash(spec, out, in.q, in.k, in.v, &lse);
+  AttentionGrads dense = make_grads(spec);
+  gpu().attention_flash_backward(spec, dense.dq, dense.dk, dense.dv, in.q, in.k, in.v, out, lse, dout);
+
+  const std::int64_t row = spec.head_dim + 16, d = spec.head_dim;
+  auto padded = [&](std::int64_t heads, std::int64_t seq) {
+    Tensor buffer = Tensor::empty({spec.batch, seq, heads, row}, spec.dtype, Device::cuda);
+    poison_pattern(buffer);
+    return buffer;
+  };
+  auto view = [&](const Tensor& buffer) {  // [B, H, S, D] of a [B, S, H, row] buffer
+    return buffer.view_strided({buffer.size(0), buffer.size(2), buffer.size(1), d},
+                               {buffer.stride(0), row, buffer.stride(1), 1});
+  };
+  Tensor dq_buf = padded(spec.heads, spec.seq_q), dk_buf = padded(spec.kv_heads, spec.seq_k),
+         dv_buf = padded(spec.kv_heads, spec.seq_k);
+  Tensor dq = view(dq_buf), dk = view(dk_buf), dv = view(dv_buf);
+  gpu().attention_efficient_backward(spec, dq, dk, dv, in.q, in.k, in.v, out, lse, dout);
+  gpu().synchronize();
+  const char* labels[] = {"dq", "dk", "dv"};
+  const Tensor* dense_grads[] = {&dense.dq, &dense.dk, &dense.dv};
+  const Tensor* buffers[] = {&dq_buf, &dk_buf, &dv_buf};
+  for (int i = 0; i < 3; ++i) {
+    const Tensor buffer = to_host_exact(*buffers[i]);
+    const Tensor want = to_host(*dense_grads[i]);
+    // The view's elements: the dense run's values; the 16 columns after each row: still poison.
+    const Tensor got = buffer.view_strided({buffer.size(0), buffer.size(2), buffer.size(1), d},
+                                           {buffer.stride(0), row, buffer.stride(1), 1});
+    EXPECT_EQ(first_difference(got, want), "")
+        << labels[i] << " of " << spec.shape_string() << " into a strided view differs from the dense run at";
+    const Tensor gaps = buffer.view_strided({buffer.size(0), buffer.size(2), buffer.size(1), 16},
+                                            {buffer.stride(0), row, buffer.stride(1), 1}, d);
+    std::int64_t gaps_poisoned = 0;
+    for (std::int64_t a = 0; a < gaps.size(0); ++a)
+      for (std::int64_t b = 0; b < gaps.size(1); ++b)
+        for (std::int64_t c = 0; c < gaps.size(2); ++c)
+          for (std::int64_t e = 0; e < 16; ++e) gaps_poisoned += std::isnan(get(gaps, offset4(gaps, a, b, c, e)));
+    EXPECT_EQ(gaps_poisoned, gaps.numel()) << labels[i] << ": elements past the view's rows were written";
+  }
+}
+
+// The backward allocates Δ (fp32 per query row) and nothing else — what
+// ops::fused_backward_workspace_bytes says — and frees it.
+TEST(AttentionBackwardGpu, AllocatesExactlyTheWorkspaceItReports) {
+  ATTNPROF_REQUIRE_GPU();
+  const AttentionSpec spec =
+      backward_spec(BackwardCase{8, 2, 300, 200, 128, true, CausalAlign::bottom_right, Layout::bshd}, DType::bf16);
+  const AttentionInputs in = make_inputs(spec, 3);
+  const Tensor dout = make_output_grad(spec, 3);
+  Tensor out = make_output(spec);
+  Tensor lse = Tensor::empty({spec.batch, spec.heads, spec.seq_q}, DType::fp32, Device::cuda);
+  AttentionGrads g = make_grads(spec);
+  for (bool flash : {true, false}) {
+    if (flash)
+      gpu().attention_flash(spec, out, in.q, in.k, in.v, &lse);
+    else
+      gpu().attention_efficient(spec, out, in.q, in.k, in.v, &lse);
+    gpu().synchronize();
+    const std::int64_t before = memory::stats(Device::cuda).current_bytes;
+    memory::reset_peak(Device::cuda);
+    if (flash)
+      gpu().attention_flash_backward(spec, g.dq, g.dk, g.dv, in.q, in.k, in.v, out, lse, dout);
+    else
+      gpu().attention_efficient_backward(spec, g.dq, g.dk, g.dv, in.q, in.k, in.v, out, lse, dout);
+    gpu().synchronize();
+    const std::int64_t extra = memory::stats(Device::cuda).peak_bytes - before;
+    EXPECT_EQ(extra, ops::fused_backward_workspace_bytes(spec, flash)) << (flash ? "flash" : "efficient");
+    EXPECT_EQ(extra, spec.batch * spec.heads * spec.seq_q * 4) << (flash ? "flash" : "efficient") << ": Δ only";
+    EXPECT_EQ(memory::stats(Device::cuda).current_bytes, before) << (flash ? "flash" : "efficient");
+  }
+}
+
+// What has no kernel is refused in one line naming the value and what is allowed.
+TEST(AttentionBackwardGpu, RefusesHeadDimsWithoutAKernel) {
+  ATTNPROF_REQUIRE_GPU();
+  for (const char* name : {"efficient", "flash"}) {
+    Variant* variant = find_variant(name);
+    ASSERT_NE(variant, nullptr);
+    for (std::int64_t head_dim : {33, 136, 256}) {
+      AttentionSpec spec = backward_spec(kCases[0], DType::bf16);
+      spec.head_dim = head_dim;
+      ASSERT_FALSE(variant->refusal(spec).has_value()) << name << " runs head_dim " << head_dim << " forward";
+      EXPECT_EQ(variant->backward_refusal(spec).value_or("(not refused)"),
+                "head_dim " + std::to_string(head_dim) + ": the GPU backward takes multiples of 8 up to 128")
+          << name;
+    }
+  }
+  const AttentionSpec spec = AttentionSpec{.batch = 1,
+                                           .heads = 2,
+                                           .kv_heads = 2,
+                                           .seq_q = 8,
+                                           .seq_k = 8,
+                                           .head_dim = 33,
+                                           .dtype = DType::bf16,
+                                           .device = Device::cuda};
+  const AttentionInputs in = make_inputs(spec, 1);
+  Tensor out = make_output(spec), dout = make_output_grad(spec, 1);
+  Tensor lse = Tensor::empty({1, 2, 8}, DType::fp32, Device::cuda);
+  AttentionGrads g = make_grads(spec);
+  EXPECT_THROW(gpu().attention_flash_backward(spec, g.dq, g.dk, g.dv, in.q, in.k, in.v, out, lse, dout), UsageError);
+}
+
+}  // namespace
