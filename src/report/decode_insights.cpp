@@ -90,7 +90,14 @@ std::optional<Insight> split_kv_decode(const TraceWork& work, const RunFacts& fa
                         forward_ns > 0 ? fmt::format(", {}% of the forward", format_percent(100.0 * combine_ns / n / forward_ns))
                                        : std::string());
   } else {
-    text += "; no combine kernel: each CTA wrote its rows of O itself";
+    const std::optional<std::int64_t> splits = splits_of(*split);
+    if (splits && *splits == 1)
+      text += "; no combine kernel: each CTA wrote its rows of O itself";
+    else if (splits && lower(split->name).find("attnprof::") != std::string::npos)
+      text += "; no combine kernel: the merge is in the split kernel, where the last CTA of each (batch, kv head, row "
+              "block) to finish merges the splits' partial outputs by their log-sum-exp and writes O";
+    else
+      text += "; no combine kernel in the trace";
   }
   if (facts.spec && forward_ns > 0 && split_ns > 0) {
     const double bytes = decode_kv_bytes(*facts.spec);

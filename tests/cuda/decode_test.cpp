@@ -2,11 +2,15 @@
 // seq_k 239 / 512 / 799 / 4096 / 32771 (the first 4 heads checked there), MHA, GQA 4:1 and MQA (query heads packed into 16-row
 // tiles, up to 4 row blocks), causal bottom-right and not, D 64 and 128, bf16 and fp16, bhsd and
 // bshd, split counts from 1 to 128 (forced, and the device's own plan), rows that see no key
-// (a negative causal offset), NaN-poisoned O and LSE (every element must be written); then
-// `flash` through the CUDA backend, which must take the decode path on decode shapes.
+// (a negative causal offset), NaN-poisoned O and LSE (every element must be written); the merge
+// in the split kernel (the last CTA of each (batch, kv head, row block) merges its splits): bit-identical
+// run to run, its arrival counters left at zero by every launch (launches of other split counts
+// and shapes in between), grown past the 4096 first made; then `flash` through the CUDA backend,
+// which must take the decode path on decode shapes.
 #include <attnprof/error.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -15,6 +19,7 @@
 
 #include "cuda/attention_reference.h"
 #include "cuda/decode_forward.h"
+#include "cuda/flash_hopper_check.h"
 #include "cuda/fused_attention.h"
 
 using namespace attnprof;
@@ -164,6 +169,73 @@ TEST(CudaDecodeAttention, LongCachesMatchFp64) {
 TEST(CudaDecodeAttention, RowsThatSeeNoKeyAreZerosWithLseMinusInfinity) {
   ATTNPROF_REQUIRE_GPU();
   for (const Case& c : offset_cases()) check(c);
+}
+
+// One (batch, kv head, row block) column past the 4096 arrival counters first made: 520 · 8 =
+// 4160 columns of 2 splits, so the launcher grows the counter buffer (a new one, zeroed).
+TEST(CudaDecodeAttention, MoreColumnsThanCountersGrowTheCounters) {
+  ATTNPROF_REQUIRE_GPU();
+  check({520, 8, 8, 1, 512, 64, false, Layout::bhsd, DType::bf16, 2});
+  check({520, 8, 8, 1, 512, 64, false, Layout::bhsd, DType::bf16, 2});  // and they were left at zero
+}
+
+// The merge sums the splits in split order whichever CTA arrives last: launches on NaN-poisoned
+// O and LSE give the same bits; launches of other shapes and split counts in between (sharing the
+// arrival counters) must leave the counters at zero, or a later launch would merge early (NaN or
+// wrong rows) or never (poison left).
+TEST(CudaDecodeAttention, RepeatedLaunchesAreBitIdenticalAndLeaveTheCountersAtZero) {
+  ATTNPROF_REQUIRE_GPU();
+  struct Run {
+    Case c;
+    Tensor q, k, v, out, lse;
+    cuda::FusedAttentionArgs args;
+    cuda::DecodePlan plan;
+  };
+  std::vector<Case> cases = {{8, 32, 8, 1, 4096, 128, false, Layout::bhsd, DType::bf16, 7},
+                             {2, 8, 2, 16, 1000, 64, true, Layout::bshd, DType::fp16, 128},
+                             {8, 32, 8, 1, 4096, 128, false, Layout::bhsd, DType::bf16, 0}};
+  std::vector<Run> runs;
+  std::uint64_t seed = 61;
+  for (const Case& c : cases) {
+    Run r{c, {}, {}, {}, {}, {}, {}, {}};
+    const AttentionSpec spec = spec_of(c);
+    r.q = in_layout(random_host({c.B, c.H, c.Sq, c.D}, c.dtype, seed++), c.layout);
+    r.k = in_layout(random_host({c.B, c.Hkv, c.Sk, c.D}, c.dtype, seed++), c.layout);
+    r.v = in_layout(random_host({c.B, c.Hkv, c.Sk, c.D}, c.dtype, seed++), c.layout);
+    r.out = empty_in_layout({c.B, c.H, c.Sq, c.D}, c.dtype, c.layout);
+    r.lse = Tensor::empty({c.B, c.H, c.Sq}, DType::fp32, Device::cuda);
+    r.args = cuda::fused_attention_args(spec, r.out, r.q, r.k, r.v, &r.lse);
+    const cuda::DecodeShape shape = cuda::DecodeShape::of(r.args);
+    r.plan = c.splits == 0 ? cuda::flash_decode_plan(shape) : cuda::decode_plan_with_splits(shape, c.splits);
+    ASSERT_GT(r.plan.splits, 1) << describe(c, r.plan) << ": the case must merge splits";
+    runs.push_back(std::move(r));
+  }
+  auto launch = [](Run& r) {
+    poison(r.out);
+    poison(r.lse);
+    cuda::launch_decode_attention(r.args, r.plan, cuda::backend_stream());
+    gpu().synchronize();
+    return std::make_pair(to_host(r.out), to_host(r.lse));
+  };
+  std::vector<std::pair<Tensor, Tensor>> first;
+  for (Run& r : runs) first.push_back(launch(r));
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    for (const Tensor* t : {&first[i].first, &first[i].second}) {
+      std::int64_t bad = 0;
+      for (std::int64_t e = 0; e < t->numel(); ++e) bad += std::isfinite(get(*t, e)) ? 0 : 1;
+      EXPECT_EQ(bad, 0) << describe(runs[i].c, runs[i].plan) << ": elements left NaN or non-finite on the first launch";
+    }
+  const int rounds = quick() ? 3 : 20;
+  for (int round = 0; round < rounds; ++round)
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      const auto again = launch(runs[i]);
+      EXPECT_TRUE(cuda::flash_testing::same_bits(first[i].first, again.first))
+          << describe(runs[i].c, runs[i].plan) << ": O differs from the first launch's on round " << round;
+      EXPECT_TRUE(cuda::flash_testing::same_bits(first[i].second, again.second))
+          << describe(runs[i].c, runs[i].plan) << ": the LSE differs from the first launch's on round " << round;
+    }
+  // The first launches were right, not merely repeatable.
+  for (const Case& c : cases) check(c);
 }
 
 // flash through the backend on decode shapes (Llama's 32 query heads on 8 kv heads, one query
