@@ -100,6 +100,23 @@ TEST(SplitKvDecode, NamesTheSplitsWhereTheyMergeAndTheKvRate) {
   EXPECT_TRUE(plain == nullptr || plain->text.find("splitkv") == std::string::npos) << plain->text;
 }
 
+TEST(SplitKvDecode, APersistentGridShowsNoSplitCount) {
+  // attnprof's kernel on a persistent geometry: 264 CTAs (132 SMs × 2), grid y 1, several splits.
+  const std::string persistent =
+      "void attnprof::cuda::decode::flash_decode_splitkv_kernel<128, __nv_bfloat16, attnprof::cuda::decode::"
+      "DecodeGeometry<4, 3, 8, 2, true> >(attnprof::cuda::FusedAttentionArgs, attnprof::cuda::decode::DecodeParams)";
+  const auto insights = derive_insights(split_trace(persistent, "", {264, 1, 1}), {});
+  const Insight* decode = find(insights, "split_kv_decode");
+  ASSERT_NE(decode, nullptr);
+  EXPECT_EQ(decode->text.find("1 split"), std::string::npos) << "the grid's y is not the split count: " << decode->text;
+  EXPECT_EQ(decode->text.find("each CTA wrote"), std::string::npos) << decode->text;
+  EXPECT_NE(decode->text.find("flash_decode_splitkv_kernel: split-KV decoding (230.0 µs per forward); a persistent grid "
+                              "(SMs × CTAs per SM looping over the work: the split count is not in the grid), no combine "
+                              "kernel: with several splits the merge is in the split kernel"),
+            std::string::npos)
+      << decode->text;
+}
+
 TEST(SplitKvDecode, NamesACombineKernelAndItsShareOfTheForward) {
   RunFacts facts;
   facts.spec = llama_decode();
