@@ -51,14 +51,28 @@ struct Config {
   void (*launch)(const FusedAttentionArgs&, const decode::DecodeParams&, cudaStream_t, int);
   int smem_bytes;
   std::string name;
+  // Registers a thread and CTAs an SM the device keeps resident (after a launch set the kernel's
+  // shared memory attribute): whether the geometry gets the occupancy it was built for.
+  void (*residency)(int* registers, int* ctas_per_sm);
 };
+
+template <class G>
+void residency_of(int* registers, int* ctas_per_sm) {
+  const auto kernel = decode::flash_decode_splitkv_kernel<kD, Bf16, G>;
+  cudaFuncAttributes attributes{};
+  ATTNPROF_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  *registers = attributes.numRegs;
+  using Tr = decode::DecodeTraits<kD, G>;
+  ATTNPROF_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, kernel, Tr::kThreads, Tr::kSmemBytes));
+}
 
 template <class G>
 Config config_of() {
   Config c{{G::kWarps, G::kStages, G::kTileKiB, G::kCtasPerSm, G::kPersistent},
            &decode::launch_decode_kernel<kD, Bf16, G>,
            decode::DecodeTraits<kD, G>::kSmemBytes,
-           {}};
+           {},
+           &residency_of<G>};
   c.name = "w" + std::to_string(G::kWarps) + " s" + std::to_string(G::kStages) + " t" + std::to_string(G::kTileKiB) +
            "K c" + std::to_string(G::kCtasPerSm) + (G::kPersistent ? " persistent" : "");
   if (std::is_same_v<G, decode::ProductionGeometry>) c.name += " (production)";
@@ -282,6 +296,13 @@ int main(int argc, char** argv) {
         std::string what;
       } best;
       for (const Config& c : all) {
+        if (&sh == &shapes.front()) {  // once a geometry, after its first launch below
+          c.launch(args, decode::prepare_decode(args, production, stream).params, stream, sms);
+          int registers = 0, resident = 0;
+          c.residency(&registers, &resident);
+          std::printf("%-26s | %-28s | %d registers, %d CTAs an SM resident%s\n", "", c.name.c_str(), registers, resident,
+                      resident == c.spec.ctas_per_sm ? "" : " (NOT the CTAs an SM it is built for)");
+        }
         const DecodeGridRule rule{waves, ctas_per_sm ? ctas_per_sm : c.spec.ctas_per_sm};
         const DecodePlan planned = plan_decode(shape, sms, rule);
         std::vector<int> tried;
