@@ -1,7 +1,7 @@
 // decode_configs: times the split-KV decode kernel's geometries (decode_kernel.cuh's DecodeGeometry:
 // warps per CTA, cp.async stages per warp, KiB of K and V per warp tile, CTAs per SM, persistent
 // grid) and split counts around plan_decode's choice at the decode shapes of issue 21 (D 128, bf16,
-// one query row, not causal), so the production geometry (decode_plan.h's kDecodeGeometry) and the
+// one query row, not causal), so the production geometry (decode_plan.h's kDecodeGeometry128) and the
 // grid rule (kDecodeWaves, CTAs per SM) are chosen by measurement.
 //
 //   decode_configs [--samples N] [--waves W] [--ctas-per-sm C] [--shapes BxHxHkvxSk,...]
@@ -75,7 +75,7 @@ Config config_of() {
            &residency_of<G>};
   c.name = "w" + std::to_string(G::kWarps) + " s" + std::to_string(G::kStages) + " t" + std::to_string(G::kTileKiB) +
            "K c" + std::to_string(G::kCtasPerSm) + (G::kPersistent ? " persistent" : "");
-  if (std::is_same_v<G, decode::ProductionGeometry>) c.name += " (production)";
+  if (std::is_same_v<G, decode::ProductionGeometry<kD>>) c.name += " (production)";
   return c;
 }
 
@@ -84,7 +84,7 @@ Config config_of() {
 std::vector<Config> configs() {
   using decode::DecodeGeometry;
   return {
-      config_of<decode::ProductionGeometry>(),
+      config_of<decode::ProductionGeometry<kD>>(),
       config_of<DecodeGeometry<2, 6, 8, 2>>(),        // 100 KiB a CTA, 160 KiB in flight, 4 warps an SM
       config_of<DecodeGeometry<2, 4, 8, 3>>(),        // 68 KiB a CTA, 3 CTAs: 144 KiB in flight
       config_of<DecodeGeometry<4, 6, 8, 1>>(),        // 196 KiB, one CTA: 160 KiB in flight

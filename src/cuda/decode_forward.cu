@@ -102,16 +102,17 @@ void launch_decode_attention(const FusedAttentionArgs& args, const DecodePlan& p
   const decode::PreparedDecode prepared = decode::prepare_decode(args, plan, stream);
   const FusedAttentionArgs& a = prepared.args;
   const decode::DecodeParams& p = prepared.params;
-  using G = decode::ProductionGeometry;
-  static_assert(G::kCtasPerSm == kDecodeCtasPerSm, "plan_decode sizes the grid for the production geometry");
-  const int sms = G::kPersistent ? decode::sm_count_of_current_device() : 0;
+  // plan_decode sized the grid for these geometries (decode_grid_rule).
+  using G64 = decode::ProductionGeometry<64>;
+  using G128 = decode::ProductionGeometry<128>;
+  const int sms = decode::sm_count_of_current_device();
   const bool bf16 = args.dtype == DType::bf16;
   if (args.head_dim == 64)
-    bf16 ? decode::launch_decode_kernel<64, __nv_bfloat16, G>(a, p, stream, sms)
-         : decode::launch_decode_kernel<64, __half, G>(a, p, stream, sms);
+    bf16 ? decode::launch_decode_kernel<64, __nv_bfloat16, G64>(a, p, stream, sms)
+         : decode::launch_decode_kernel<64, __half, G64>(a, p, stream, sms);
   else
-    bf16 ? decode::launch_decode_kernel<128, __nv_bfloat16, G>(a, p, stream, sms)
-         : decode::launch_decode_kernel<128, __half, G>(a, p, stream, sms);
+    bf16 ? decode::launch_decode_kernel<128, __nv_bfloat16, G128>(a, p, stream, sms)
+         : decode::launch_decode_kernel<128, __half, G128>(a, p, stream, sms);
 }
 
 }  // namespace attnprof::cuda

@@ -8,7 +8,7 @@
 // whole GQA group: at seq_q 1 with 4 query heads per kv head, 4 rows of 16.
 // flash_decode_splitkv_kernel<D, T, G>: G, a DecodeGeometry, fixes the warps per CTA, the stages per
 // warp, the KiB of K and V per warp tile and the CTAs per SM (the production one: decode_plan.h's
-// kDecodeGeometry, 4 warps, 3 stages of 8 KiB, 2 CTAs per SM). One CTA per (batch, kv head, row
+// kDecodeGeometry128 / 64, both 4 warps, 3 stages of 8 KiB, 2 CTAs per SM). One CTA per (batch, kv head, row
 // block) × split (grid x, y), or with G::kPersistent a grid of SMs × CTAs per SM looping over those
 // items (x fastest). The split's keys, whole 128-key multiples but the last, are dealt to the
 // warps in warp tiles (16 keys at D 128 and 8 KiB); each warp streams its own tiles through its
@@ -48,8 +48,10 @@ struct DecodeGeometry {
   static constexpr int kCtasPerSm = CtasPerSm;
   static constexpr bool kPersistent = Persistent;
 };
-using ProductionGeometry = DecodeGeometry<kDecodeGeometry.warps, kDecodeGeometry.stages, kDecodeGeometry.tile_kib,
-                                          kDecodeGeometry.ctas_per_sm, kDecodeGeometry.persistent>;
+// The head dim's production geometry (decode_plan.h's decode_geometry).
+template <int D>
+using ProductionGeometry = DecodeGeometry<decode_geometry(D).warps, decode_geometry(D).stages, decode_geometry(D).tile_kib,
+                                          decode_geometry(D).ctas_per_sm, decode_geometry(D).persistent>;
 
 template <int kHeadDim_, class G>
 struct DecodeTraits {

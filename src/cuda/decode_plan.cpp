@@ -64,6 +64,8 @@ DecodePlan plan_decode(const DecodeShape& s, int sm_count, DecodeGridRule rule) 
   return best;
 }
 
+DecodePlan plan_decode(const DecodeShape& s, int sm_count) { return plan_decode(s, sm_count, decode_grid_rule(s.head_dim)); }
+
 bool DecodePlan::fits(const DecodeShape& shape) const {
   const DecodePlan same = decode_plan_with_splits(shape, splits);
   return runs() && same.runs() && same.splits == splits && same.keys_per_split == keys_per_split &&

@@ -39,17 +39,25 @@ struct DecodeGeometrySpec {
   int warps, stages, tile_kib, ctas_per_sm;
   bool persistent;
 };
-// The production geometry, one per head dim and dtype: bench/decode_configs times the others.
-inline constexpr DecodeGeometrySpec kDecodeGeometry{4, 3, 8, 2, false};  // 100 KiB of shared memory a CTA
-inline constexpr std::int64_t kDecodeCtasPerSm = kDecodeGeometry.ctas_per_sm;
+// The production geometries, one per head dim (both dtypes): bench/decode_configs times others at
+// D 128. 4 warps × 3 stages × 8 KiB: 100 KiB of shared memory a CTA (98 at D 64).
+inline constexpr DecodeGeometrySpec kDecodeGeometry128{4, 3, 8, 2, false};
+inline constexpr DecodeGeometrySpec kDecodeGeometry64{4, 3, 8, 2, false};
+constexpr DecodeGeometrySpec decode_geometry(std::int64_t head_dim) {
+  return head_dim <= 64 ? kDecodeGeometry64 : kDecodeGeometry128;
+}
 inline constexpr std::int64_t kDecodeWaves = 3;
 
 // plan_decode's split count rule: the grid it aims at is waves × SMs × ctas_per_sm CTAs (a value
 // below 1 counts as 1). bench/decode_configs tries others.
 struct DecodeGridRule {
   std::int64_t waves = kDecodeWaves;
-  std::int64_t ctas_per_sm = kDecodeCtasPerSm;
+  std::int64_t ctas_per_sm = 1;
 };
+// The rule for the head dim's production geometry: kDecodeWaves of its CTAs per SM.
+constexpr DecodeGridRule decode_grid_rule(std::int64_t head_dim) {
+  return DecodeGridRule{kDecodeWaves, decode_geometry(head_dim).ctas_per_sm};
+}
 
 struct DecodePlan {
   int splits = 0;                  // 0: the decode kernels do not run; 1: no merge, each CTA writes O
@@ -86,7 +94,9 @@ DecodePlan decode_plan_with_splits(const DecodeShape& shape, std::int64_t splits
 // - the last query row sees at least kDecodeMinKeys keys (causal top-left with few rows sees few:
 //   the tile kernels skip the rest);
 // - head_dim is 64 or 128 (the instantiated kernels).
-// With one split (the grid already full without splitting) the kernel writes O itself.
-DecodePlan plan_decode(const DecodeShape& shape, int sm_count, DecodeGridRule rule = {});
+// With one split (the grid already full without splitting) the kernel writes O itself. Without a
+// rule, decode_grid_rule(shape.head_dim).
+DecodePlan plan_decode(const DecodeShape& shape, int sm_count, DecodeGridRule rule);
+DecodePlan plan_decode(const DecodeShape& shape, int sm_count);
 
 }  // namespace attnprof::cuda

@@ -91,9 +91,6 @@ TEST(DecodePlan, TheGridRuleSetsTheWavesAndCtasPerSmAimedAt) {
   // 1 wave of 264: 5 splits (320 / 528) up to 10; 6 → 384 / 528, 7 → 448 / 528, 8 → 512 / 528,
   // 9 → 576 / 792, 10 → 640 / 792: 8.
   EXPECT_EQ(plan_decode(decode_shape(8, 32768), kH200Sms, DecodeGridRule{1, 2}).splits, 8);
-  // The default rule is the production geometry's CTAs per SM and kDecodeWaves.
-  EXPECT_EQ(DecodeGridRule{}.ctas_per_sm, kDecodeGeometry.ctas_per_sm);
-  EXPECT_EQ(DecodeGridRule{}.waves, kDecodeWaves);
 }
 
 TEST(DecodePlan, ShortCachesAreCappedAt512KeysASplit) {
