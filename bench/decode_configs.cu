@@ -1,6 +1,6 @@
 // decode_configs: times the split-KV decode kernel's geometries (decode_kernel.cuh's DecodeGeometry:
 // warps per CTA, cp.async stages per warp, KiB of K and V per warp tile, CTAs per SM, persistent
-// grid) and split counts around plan_decode's choice at the decode shapes of issue 21 (D 128, bf16,
+// grid, L2 prefetch hint) and split counts around plan_decode's choice at the decode shapes of issue 21 (D 128, bf16,
 // one query row, not causal), so the production geometry (decode_plan.h's kDecodeGeometry128) and the
 // grid rule (kDecodeWaves, CTAs per SM) are chosen by measurement.
 //
@@ -68,13 +68,14 @@ void residency_of(int* registers, int* ctas_per_sm) {
 
 template <class G>
 Config config_of() {
-  Config c{{G::kWarps, G::kStages, G::kTileKiB, G::kCtasPerSm, G::kPersistent},
+  Config c{{G::kWarps, G::kStages, G::kTileKiB, G::kCtasPerSm, G::kPersistent, G::kL2Prefetch},
            &decode::launch_decode_kernel<kD, Bf16, G>,
            decode::DecodeTraits<kD, G>::kSmemBytes,
            {},
            &residency_of<G>};
   c.name = "w" + std::to_string(G::kWarps) + " s" + std::to_string(G::kStages) + " t" + std::to_string(G::kTileKiB) +
-           "K c" + std::to_string(G::kCtasPerSm) + (G::kPersistent ? " persistent" : "");
+           "K c" + std::to_string(G::kCtasPerSm) + (G::kPersistent ? " persistent" : "") +
+           (G::kL2Prefetch ? " L2::" + std::to_string(G::kL2Prefetch) + "B" : "");
   if (std::is_same_v<G, decode::ProductionGeometry<kD>>) c.name += " (production)";
   return c;
 }
@@ -91,6 +92,7 @@ std::vector<Config> configs() {
       config_of<DecodeGeometry<8, 3, 8, 1>>(),        // 196 KiB, one CTA of 8 warps: 128 KiB
       config_of<DecodeGeometry<4, 3, 16, 1>>(),       // 32-key tiles: 196 KiB, 128 KiB in flight
       config_of<DecodeGeometry<4, 3, 8, 2, true>>(),  // production's, SMs × 2 CTAs looping over the items
+      config_of<DecodeGeometry<4, 3, 8, 2, false, 256>>(),  // production's with cp.async's L2::256B prefetch hint
   };
 }
 

@@ -39,19 +39,24 @@
 
 namespace attnprof::cuda::decode {
 
-// The split kernel's geometry (decode_plan.h's DecodeGeometrySpec as template arguments).
-template <int Warps, int Stages, int TileKiB, int CtasPerSm, bool Persistent = false>
+// The split kernel's geometry (decode_plan.h's DecodeGeometrySpec as template arguments), and
+// L2Prefetch: 0, or 128 / 256 for K/V copies with cp.async's .L2::128B / .L2::256B prefetch hint
+// (the L2 fetches that many bytes around each copy's 16).
+template <int Warps, int Stages, int TileKiB, int CtasPerSm, bool Persistent = false, int L2Prefetch = 0>
 struct DecodeGeometry {
   static constexpr int kWarps = Warps;
   static constexpr int kStages = Stages;
   static constexpr int kTileKiB = TileKiB;  // K and V of one warp tile
   static constexpr int kCtasPerSm = CtasPerSm;
   static constexpr bool kPersistent = Persistent;
+  static constexpr int kL2Prefetch = L2Prefetch;
+  static_assert(L2Prefetch == 0 || L2Prefetch == 128 || L2Prefetch == 256, "cp.async's L2 prefetch sizes");
 };
 // The head dim's production geometry (decode_plan.h's decode_geometry).
 template <int D>
 using ProductionGeometry = DecodeGeometry<decode_geometry(D).warps, decode_geometry(D).stages, decode_geometry(D).tile_kib,
-                                          decode_geometry(D).ctas_per_sm, decode_geometry(D).persistent>;
+                                          decode_geometry(D).ctas_per_sm, decode_geometry(D).persistent,
+                                          decode_geometry(D).l2_prefetch>;
 
 template <int kHeadDim_, class G>
 struct DecodeTraits {
@@ -101,6 +106,18 @@ __device__ __forceinline__ void cp_async_wait_group() {
 
 constexpr float kLn2 = 0.6931471805599453f;
 
+// attention::cp_async_16 with the geometry's L2 prefetch hint.
+template <int L2Prefetch>
+__device__ __forceinline__ void cp_async_kv(std::uint32_t smem_addr, const void* gmem, bool valid) {
+  const int src_bytes = valid ? 16 : 0;  // 0: fill the 16 bytes with zeros, read nothing
+  if constexpr (L2Prefetch == 256)
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(smem_addr), "l"(gmem), "r"(src_bytes));
+  else if constexpr (L2Prefetch == 128)
+    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(smem_addr), "l"(gmem), "r"(src_bytes));
+  else
+    attention::cp_async_16(smem_addr, gmem, valid);
+}
+
 // One work item: the CTA's (batch, kv head, row block) `x` and its split `split`.
 template <int D, class T, class G>
 __device__ __forceinline__ void decode_item(const FusedAttentionArgs& args, const DecodeParams& p,
@@ -145,10 +162,11 @@ __device__ __forceinline__ void decode_item(const FusedAttentionArgs& args, cons
       const bool valid = key < split_end;  // keys of the next split are not this CTA's to read
       const std::uint32_t dst = stage + attention::swizzle<Tr>(row, copy_chunk);
       // A zero-filled copy reads nothing; its address stays inside the tensor.
-      attention::cp_async_16(dst, valid ? k_head + key * args.k_stride[2] + copy_chunk * 8 : static_cast<const T*>(args.k),
-                             valid);
-      attention::cp_async_16(dst + Tr::kTileBytes,
-                             valid ? v_head + key * args.v_stride[2] + copy_chunk * 8 : static_cast<const T*>(args.v), valid);
+      cp_async_kv<G::kL2Prefetch>(
+          dst, valid ? k_head + key * args.k_stride[2] + copy_chunk * 8 : static_cast<const T*>(args.k), valid);
+      cp_async_kv<G::kL2Prefetch>(dst + Tr::kTileBytes,
+                                  valid ? v_head + key * args.v_stride[2] + copy_chunk * 8 : static_cast<const T*>(args.v),
+                                  valid);
     }
   };
 #pragma unroll

@@ -33,16 +33,18 @@ inline constexpr std::int64_t kDecodeMaxSplits = 128;
 
 // The split kernel's geometry (decode_kernel.cuh's DecodeGeometry): warps per CTA, cp.async stages
 // per warp, KiB of K and V per warp tile (16 keys at D 128, 32 at D 64 for 8), the CTAs per SM it
-// is built for (__launch_bounds__, and the grid rule below), and whether its grid is persistent
-// (SMs × CTAs per SM CTAs looping over the work) rather than one CTA per (.., split).
+// is built for (__launch_bounds__, and the grid rule below), whether its grid is persistent (SMs ×
+// CTAs per SM CTAs looping over the work) rather than one CTA per (.., split), and the L2 prefetch
+// hint of its K/V copies (0, 128 or 256 bytes).
 struct DecodeGeometrySpec {
   int warps, stages, tile_kib, ctas_per_sm;
   bool persistent;
+  int l2_prefetch;
 };
 // The production geometries, one per head dim (both dtypes): bench/decode_configs times others at
 // D 128. 4 warps × 3 stages × 8 KiB: 100 KiB of shared memory a CTA (98 at D 64).
-inline constexpr DecodeGeometrySpec kDecodeGeometry128{4, 3, 8, 2, false};
-inline constexpr DecodeGeometrySpec kDecodeGeometry64{4, 3, 8, 2, false};
+inline constexpr DecodeGeometrySpec kDecodeGeometry128{4, 3, 8, 2, false, 0};
+inline constexpr DecodeGeometrySpec kDecodeGeometry64{4, 3, 8, 2, false, 0};
 constexpr DecodeGeometrySpec decode_geometry(std::int64_t head_dim) {
   return head_dim <= 64 ? kDecodeGeometry64 : kDecodeGeometry128;
 }

@@ -31,12 +31,21 @@ bool is_combine(const std::string& name) { return lower(name).find("combine") !=
 
 bool is_ours(const std::string& name) { return lower(name).find("attnprof::") != std::string::npos; }
 
-// attnprof's kernel on a persistent grid (its DecodeGeometry's last argument true): SMs × CTAs per
+// attnprof's kernel on a persistent grid (its DecodeGeometry's 5th argument true): SMs × CTAs per
 // SM looping over the (column, split) items, so the grid does not show the split count.
 bool is_persistent(const std::string& name) {
   const std::string n = lower(name);
-  const std::size_t geometry = n.find("decodegeometry<");
-  return is_ours(name) && geometry != std::string::npos && n.find(", true>", geometry) != std::string::npos;
+  const std::size_t open = n.find("decodegeometry<");
+  if (!is_ours(name) || open == std::string::npos) return false;
+  const std::size_t close = n.find('>', open);
+  std::size_t at = open;
+  for (int field = 0; field < 4; ++field) {  // past the 4th comma
+    const std::size_t comma = n.find(',', at);
+    if (comma == std::string::npos || comma > close) return false;
+    at = comma + 1;
+  }
+  while (at < close && n[at] == ' ') ++at;
+  return n.compare(at, 4, "true") == 0;
 }
 
 // The split count, from the grid's y, for the kernels whose grid is known to put it there:

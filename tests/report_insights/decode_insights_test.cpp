@@ -62,7 +62,7 @@ trace::Trace split_trace(const std::string& split, const std::string& combine, s
 
 const char* kOurSplit =
     "void attnprof::cuda::decode::flash_decode_splitkv_kernel<128, __nv_bfloat16, attnprof::cuda::decode::"
-    "DecodeGeometry<4, 3, 8, 2, false> >(attnprof::cuda::FusedAttentionArgs, attnprof::cuda::decode::DecodeParams)";
+    "DecodeGeometry<4, 3, 8, 2, false, 0> >(attnprof::cuda::FusedAttentionArgs, attnprof::cuda::decode::DecodeParams)";
 const char* kFa2Split =
     "void flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4, false, false, "
     "cutlass::bfloat16_t>, false, false, false, false, true, false, true, false>(Flash_fwd_params)";
@@ -104,7 +104,7 @@ TEST(SplitKvDecode, APersistentGridShowsNoSplitCount) {
   // attnprof's kernel on a persistent geometry: 264 CTAs (132 SMs × 2), grid y 1, several splits.
   const std::string persistent =
       "void attnprof::cuda::decode::flash_decode_splitkv_kernel<128, __nv_bfloat16, attnprof::cuda::decode::"
-      "DecodeGeometry<4, 3, 8, 2, true> >(attnprof::cuda::FusedAttentionArgs, attnprof::cuda::decode::DecodeParams)";
+      "DecodeGeometry<4, 3, 8, 2, true, 256> >(attnprof::cuda::FusedAttentionArgs, attnprof::cuda::decode::DecodeParams)";
   const auto insights = derive_insights(split_trace(persistent, "", {264, 1, 1}), {});
   const Insight* decode = find(insights, "split_kv_decode");
   ASSERT_NE(decode, nullptr);
