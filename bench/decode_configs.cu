@@ -257,7 +257,9 @@ int main(int argc, char** argv) {
                 samples, static_cast<long long>(waves),
                 ctas_per_sm ? std::to_string(ctas_per_sm).c_str() : "the geometry's");
     std::printf("geometry: wW = W warps a CTA, sS = S cp.async stages a warp, tT = T KiB of K and V a warp tile, "
-                "cC = built for C CTAs an SM; splits * = plan_decode's choice for that rule\n");
+                "cC = built for C CTAs an SM, persistent = SMs x C CTAs looping over the work, L2::256B = cp.async's "
+                "L2 prefetch hint; splits * = plan_decode's choice for that rule; the first line of a shape is the "
+                "library's own forward (launch_decode_attention, flash's plan), the reference for max |dO|\n");
     std::printf("%-26s | %-28s | %-18s | %-9s | %-30s | %-9s | %s\n", "shape (BxH/HkvxSqxD)", "geometry (smem a CTA)",
                 "splits (keys each)", "grid", "median ms [min - max]", "K/V TB/s", "max |dO| vs production");
     bool any_differs = false;
@@ -335,7 +337,12 @@ int main(int argc, char** argv) {
                                        : "  DIFFERS: past 1/64 of max |O|")
                               : "");
           if (!differs && t.median < best.ms)
-            best = {t.median, c.name + ", " + std::to_string(plan.splits) + " splits"};
+            best = {t.median, c.name + ", " + std::to_string(plan.splits) + " splits" +
+                                  (plan.splits == planned.splits ? " (the plan's)" : " (not the plan's)") +
+                                  " = decode_plan.h's kDecodeGeometry128{" + std::to_string(c.spec.warps) + ", " +
+                                  std::to_string(c.spec.stages) + ", " + std::to_string(c.spec.tile_kib) + ", " +
+                                  std::to_string(c.spec.ctas_per_sm) + ", " + (c.spec.persistent ? "true" : "false") +
+                                  ", " + std::to_string(c.spec.l2_prefetch) + "}"};
         }
       }
       std::printf("%-26s | fastest: %s, %.4f ms = %.3f TB/s (production path %.4f ms: %.2fx)\n\n", sh.label().c_str(),
