@@ -1,5 +1,5 @@
-// The split-KV decode forward's launches (decode_forward.h): dispatch on head dim and dtype, the
-// kernels' attributes once per device, the workspace, the split and combine kernels.
+// The split-KV decode forward's launch (decode_forward.h): the checks, the workspace and the
+// per-device arrival counters, then the production geometry's kernel for the head dim and dtype.
 #include "cuda/decode_forward.h"
 
 #include <attnprof/error.h>
@@ -7,15 +7,47 @@
 #include <attnprof/tensor.h>
 
 #include <algorithm>
+#include <array>
+#include <mutex>
 #include <string>
 
 #include "cuda/check.h"
 #include "cuda/cuda_backend.h"
-#include "cuda/decode_kernel.cuh"
+#include "cuda/decode_launch.cuh"
 #include "cuda/per_device.h"
 
 namespace attnprof::cuda {
+namespace decode {
 namespace {
+
+// The arrival counters of every device: zero between launches (each launch leaves them so), grown
+// (a new zeroed buffer; the old one freed in the stream's order) when a forward needs more.
+int* arrival_counters(std::int64_t count, cudaStream_t stream) {
+  struct Counters {
+    int* ptr = nullptr;
+    std::int64_t count = 0;
+  };
+  static std::mutex mutex;
+  static std::array<Counters, PerDevice<int>::kMaxDevices> kept;
+  int device = -1;
+  ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
+  if (device < 0 || device >= PerDevice<int>::kMaxDevices)
+    throw Error("decode attention: device " + std::to_string(device) + " is past the " +
+                std::to_string(PerDevice<int>::kMaxDevices) + " devices the arrival counters are kept for");
+  std::lock_guard<std::mutex> lock(mutex);
+  Counters& c = kept[static_cast<std::size_t>(device)];
+  if (c.count < count) {
+    const std::int64_t grown = std::max({count, 2 * c.count, std::int64_t{4096}});
+    void* fresh = nullptr;
+    ATTNPROF_CUDA_CHECK(cudaMallocAsync(&fresh, static_cast<std::size_t>(grown) * sizeof(int), stream));
+    ATTNPROF_CUDA_CHECK(cudaMemsetAsync(fresh, 0, static_cast<std::size_t>(grown) * sizeof(int), stream));
+    if (c.ptr != nullptr) ATTNPROF_CUDA_CHECK(cudaFreeAsync(c.ptr, stream));
+    c = Counters{static_cast<int*>(fresh), grown};
+  }
+  return c.ptr;
+}
+
+}  // namespace
 
 int sm_count_of_current_device() {
   static PerDevice<int> counts;
@@ -27,48 +59,19 @@ int sm_count_of_current_device() {
   });
 }
 
-template <int D, class T>
-void launch_typed(const FusedAttentionArgs& args, const decode::DecodeParams& params, cudaStream_t stream) {
-  using Tr = decode::DecodeTraits<D>;
-  auto split_kernel = decode::flash_decode_splitkv_kernel<D, T>;
-  static PerDevice<bool> configured;
-  configured.get([&](int device) {
-    if (device < 0) ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
-    ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(split_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes));
-    ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(split_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                             cudaSharedmemCarveoutMaxShared));
-    return true;
-  });
-  const dim3 grid(static_cast<unsigned>(args.batch * args.kv_heads * params.row_blocks),
-                  static_cast<unsigned>(params.splits));
-  split_kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(args, params);
-  ATTNPROF_CUDA_CHECK_LAUNCH("flash_decode_splitkv_kernel");
-  if (params.splits == 1) return;
-  const std::int64_t rows = args.batch * args.heads * args.seq_q;
-  decode::flash_decode_splitkv_combine_kernel<D, T><<<static_cast<unsigned>((rows + 3) / 4), 128, 0, stream>>>(args, params);
-  ATTNPROF_CUDA_CHECK_LAUNCH("flash_decode_splitkv_combine_kernel");
-}
-
-}  // namespace
-
-DecodePlan flash_decode_plan(const DecodeShape& shape) {
-  if (!kernel_overrides().flash_schedule.empty()) return {};
-  return plan_decode(shape, sm_count_of_current_device());
-}
-
-void launch_decode_attention(const FusedAttentionArgs& args, const DecodePlan& plan, cudaStream_t stream) {
+PreparedDecode prepare_decode(const FusedAttentionArgs& args, const DecodePlan& plan, cudaStream_t stream) {
   if (args.dtype != DType::bf16 && args.dtype != DType::fp16)
     throw UsageError("dtype " + std::string(dtype_name(args.dtype)) + ": the fused GPU kernels take bf16 or fp16");
-  FusedAttentionArgs checked = args;
+  PreparedDecode prepared;
+  prepared.args = args;
   // Beyond [-seq_q, seq_k] every row sees all keys or none: the kernel's 32-bit limits stay in range.
-  checked.causal_offset = std::clamp<std::int64_t>(args.causal_offset, -args.seq_q, args.seq_k);
-  const DecodeShape shape = DecodeShape::of(checked);
+  prepared.args.causal_offset = std::clamp<std::int64_t>(args.causal_offset, -args.seq_q, args.seq_k);
+  const DecodeShape shape = DecodeShape::of(prepared.args);
   if (!plan.fits(shape))
     throw Error("decode attention: the plan (" + std::to_string(plan.splits) + " splits of " +
                 std::to_string(plan.keys_per_split) + " keys) is not one for head_dim " + std::to_string(args.head_dim) +
                 ", seq_q " + std::to_string(args.seq_q) + ", seq_k " + std::to_string(args.seq_k));
-  Tensor workspace;
-  decode::DecodeParams params;
+  DecodeParams& params = prepared.params;
   params.splits = plan.splits;
   params.keys_per_split = static_cast<int>(plan.keys_per_split);
   params.keys = static_cast<int>(plan.keys);
@@ -76,18 +79,40 @@ void launch_decode_attention(const FusedAttentionArgs& args, const DecodePlan& p
   params.row_blocks = plan.row_blocks;
   params.group = static_cast<int>(args.heads / args.kv_heads);
   if (plan.splits > 1) {
-    // The allocator frees in the backend stream's order: the kernels must run on that stream.
+    // The allocator frees in the backend stream's order, and the counters are shared by every
+    // launch on the device: the kernels must run on that stream, one after another.
     if (stream != backend_stream())
       throw Error("decode attention: launched on another stream than the CUDA backend's, which frees the workspace");
-    workspace = Tensor::empty({plan.workspace_bytes(shape)}, DType::boolean, Device::cuda);
-    params.partial_o = static_cast<float*>(workspace.raw());
+    prepared.workspace = Tensor::empty({plan.workspace_bytes(shape)}, DType::boolean, Device::cuda);
+    params.partial_o = static_cast<float*>(prepared.workspace.raw());
     params.partial_lse = params.partial_o + args.batch * args.heads * args.seq_q * plan.splits * args.head_dim;
+    params.counters = arrival_counters(args.batch * args.kv_heads * plan.row_blocks, stream);
   }
+  return prepared;
+}
+
+}  // namespace decode
+
+DecodePlan flash_decode_plan(const DecodeShape& shape) {
+  if (!kernel_overrides().flash_schedule.empty()) return {};
+  return plan_decode(shape, decode::sm_count_of_current_device());
+}
+
+void launch_decode_attention(const FusedAttentionArgs& args, const DecodePlan& plan, cudaStream_t stream) {
+  const decode::PreparedDecode prepared = decode::prepare_decode(args, plan, stream);
+  const FusedAttentionArgs& a = prepared.args;
+  const decode::DecodeParams& p = prepared.params;
+  // plan_decode sized the grid for these geometries (decode_grid_rule).
+  using G64 = decode::ProductionGeometry<64>;
+  using G128 = decode::ProductionGeometry<128>;
+  const int sms = decode::sm_count_of_current_device();
   const bool bf16 = args.dtype == DType::bf16;
   if (args.head_dim == 64)
-    bf16 ? launch_typed<64, __nv_bfloat16>(checked, params, stream) : launch_typed<64, __half>(checked, params, stream);
+    bf16 ? decode::launch_decode_kernel<64, __nv_bfloat16, G64>(a, p, stream, sms)
+         : decode::launch_decode_kernel<64, __half, G64>(a, p, stream, sms);
   else
-    bf16 ? launch_typed<128, __nv_bfloat16>(checked, params, stream) : launch_typed<128, __half>(checked, params, stream);
+    bf16 ? decode::launch_decode_kernel<128, __nv_bfloat16, G128>(a, p, stream, sms)
+         : decode::launch_decode_kernel<128, __half, G128>(a, p, stream, sms);
 }
 
 }  // namespace attnprof::cuda

@@ -1,24 +1,29 @@
 #pragma once
-// The split-KV ("flash-decoding") forward for few query rows against a long KV cache: the kernels
+// The split-KV ("flash-decoding") forward for few query rows against a long KV cache: the kernel
 // behind launch_decode_attention (decode_forward.h), chosen by plan_decode (decode_plan.h).
 //
 // Rows: the query heads of one kv head × seq_q, packed (row p = head-in-group · seq_q + query
 // row) into the 16 M rows of one mma.sync m16n8k16 tile (a CTA per 16 packed rows; rows past the
 // packed count are zero-filled and never stored), so one read of a kv head's K and V serves its
 // whole GQA group: at seq_q 1 with 4 query heads per kv head, 4 rows of 16.
-// flash_decode_splitkv_kernel: one CTA per (batch, kv head, row block) × split (grid x, y); the
-// split's keys, whole 128-key multiples but the last, are dealt to 4 warps in warp tiles of 16
-// keys (D 128) or 32 (D 64), 8 KiB of K and V a tile. Each warp streams its own tiles through its
-// own 3-stage cp.async pipeline (16-byte copies, XOR-swizzled rows for conflict-free ldmatrix),
-// with no CTA barrier in the key loop: 2 tiles of each warp in flight while it computes a third,
-// 64 KiB per CTA, 2 CTAs per SM. Per tile: S = Q·Kᵀ (Q's A fragments held in registers), a mask
-// only on tiles reaching past the split's end or a row's causal limit, an online softmax in base 2
-// (rescaled every tile: the arithmetic is far below the memory time), O += P·V with P repacked in
-// registers. The 4 warps' (max, sum, O) are merged through shared memory; with one split the CTA
-// writes O (and the LSE) itself, else O normalised and its natural-log LSE, fp32, to the
-// workspace: [B·H·Sq rows][splits][D] and [B·H·Sq rows][splits].
-// flash_decode_splitkv_combine_kernel: one warp per output row merges the splits by their LSE,
-// lse = log Σ exp(lse_i), O = Σ exp(lse_i − lse) O_i, and writes O (and the LSE).
+// flash_decode_splitkv_kernel<D, T, G>: G, a DecodeGeometry, fixes the warps per CTA, the stages per
+// warp, the KiB of K and V per warp tile and the CTAs per SM (the production one: decode_plan.h's
+// kDecodeGeometry128 / 64, both 4 warps, 3 stages of 8 KiB, 2 CTAs per SM). One CTA per (batch, kv head, row
+// block) × split (grid x, y), or with G::kPersistent a grid of SMs × CTAs per SM looping over those
+// items (x fastest). The split's keys, whole 128-key multiples but the last, are dealt to the
+// warps in warp tiles (16 keys at D 128 and 8 KiB); each warp streams its own tiles through its
+// own cp.async pipeline (16-byte copies, XOR-swizzled rows for conflict-free ldmatrix), with no
+// CTA barrier in the key loop: stages − 1 tiles of each warp in flight while it computes one
+// (production: 64 KiB per CTA, 2 CTAs per SM). Per tile: S = Q·Kᵀ (Q's A fragments held in
+// registers), a mask only on tiles reaching past the split's end or a row's causal limit, an
+// online softmax in base 2 (rescaled every tile: the arithmetic is far below the memory time),
+// O += P·V with P repacked in registers. The warps' (max, sum, O) are merged through shared
+// memory; with one split the CTA writes O (and the LSE) itself. Else it writes O normalised and
+// its natural-log LSE, fp32, to the workspace ([B·H·Sq rows][splits][D] and [B·H·Sq rows][splits]),
+// fences, and counts itself in its (batch, kv head, row block)'s arrival counter; the CTA that
+// arrives last resets the counter to 0 and merges every split of its rows by their LSE, in split
+// order (whichever CTA arrives last, the same sums in the same order: bit-identical run to run),
+// lse = log Σ exp(lse_i), O = Σ exp(lse_i − lse) O_i, and writes O (and the LSE). No combine kernel.
 // A row that sees no key (a causal offset below 0) comes out as zeros with LSE −inf; a split
 // holding no key of a row gives that row a −inf partial LSE and weight 0.
 #include <cuda_bf16.h>
@@ -27,31 +32,40 @@
 #include <cstdint>
 
 #include "cuda/attention_kernel.cuh"
+#include "cuda/decode_forward.h"
 #include "cuda/decode_plan.h"
 #include "cuda/device_types.cuh"
 #include "cuda/fused_attention.h"
 
 namespace attnprof::cuda::decode {
 
-struct DecodeParams {
-  int splits = 1;
-  int keys_per_split = 0;  // a multiple of kDecodeSplitAlign
-  int keys = 0;            // keys the last query row sees: the splits cover [0, keys)
-  int rows = 0;            // packed rows of one kv head
-  int row_blocks = 1;
-  int group = 1;           // query heads per kv head
-  float* partial_o = nullptr;    // splits > 1: [B·H·Sq][splits][D]
-  float* partial_lse = nullptr;  // splits > 1: [B·H·Sq][splits]
+// The split kernel's geometry (decode_plan.h's DecodeGeometrySpec as template arguments), and
+// L2Prefetch: 0, or 128 / 256 for K/V copies with cp.async's .L2::128B / .L2::256B prefetch hint
+// (the L2 fetches that many bytes around each copy's 16).
+template <int Warps, int Stages, int TileKiB, int CtasPerSm, bool Persistent = false, int L2Prefetch = 0>
+struct DecodeGeometry {
+  static constexpr int kWarps = Warps;
+  static constexpr int kStages = Stages;
+  static constexpr int kTileKiB = TileKiB;  // K and V of one warp tile
+  static constexpr int kCtasPerSm = CtasPerSm;
+  static constexpr bool kPersistent = Persistent;
+  static constexpr int kL2Prefetch = L2Prefetch;
+  static_assert(L2Prefetch == 0 || L2Prefetch == 128 || L2Prefetch == 256, "cp.async's L2 prefetch sizes");
 };
+// The head dim's production geometry (decode_plan.h's decode_geometry).
+template <int D>
+using ProductionGeometry = DecodeGeometry<decode_geometry(D).warps, decode_geometry(D).stages, decode_geometry(D).tile_kib,
+                                          decode_geometry(D).ctas_per_sm, decode_geometry(D).persistent,
+                                          decode_geometry(D).l2_prefetch>;
 
-template <int kHeadDim_>
+template <int kHeadDim_, class G>
 struct DecodeTraits {
   static constexpr int kHeadDim = kHeadDim_;  // attention::swizzle reads it
-  static constexpr int kWarps = 4;
+  static constexpr int kWarps = G::kWarps;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kRows = static_cast<int>(kDecodeRowsPerCta);
-  static constexpr int kWarpKeys = kHeadDim <= 64 ? 32 : 16;  // 8 KiB of K and V a warp tile
-  static constexpr int kStages = 3;
+  static constexpr int kWarpKeys = G::kTileKiB * 1024 / (4 * kHeadDim);  // keys of a warp tile's K and V
+  static constexpr int kStages = G::kStages;
   static constexpr int kChunks = kHeadDim / 8;  // 16-byte chunks per row
   static constexpr bool kSwizzle8 = true;       // attention::swizzle's 8-chunk XOR (8 or 16 chunks a row)
   static constexpr int kRowBytes = kHeadDim * 2;
@@ -64,7 +78,7 @@ struct DecodeTraits {
   static constexpr int kCopyRows = 32 / kChunks;  // rows a warp's 32 lanes copy per pass
   // Shared memory: Q (16 rows), then each warp's kStages stages of K and V. After the key loop the
   // stages hold the merge: each warp's O (rows padded by 8 floats against bank conflicts), then its
-  // scaled row maxima and its row sums.
+  // scaled row maxima and its row sums; after that the split merge's weights, [16 rows][splits].
   static constexpr int kOffStages = kRows * kRowBytes;
   static constexpr int kSmemBytes = kOffStages + kWarps * kStages * kStageBytes;
   static constexpr int kMergeStride = kHeadDim + 8;
@@ -72,11 +86,17 @@ struct DecodeTraits {
   static constexpr int kOffMergeSum = kOffMergeMax + kWarps * kRows * 4;
   static constexpr int kMergeCols = kHeadDim / (kThreads / kRows);  // O columns a thread merges
   static_assert(kHeadDim == 64 || kHeadDim == 128, "plan_decode runs head dims 64 and 128");
+  static_assert(kWarpKeys * 4 * kHeadDim == G::kTileKiB * 1024 && kWarpKeys % 16 == 0, "whole 16-key MMA steps a tile");
   static_assert(kChunks % 8 == 0, "the 8-chunk swizzle permutes whole groups of 8 chunks");
   static_assert(kDecodeSplitAlign % (kWarps * kWarpKeys) == 0, "a split is whole warp tiles of every warp");
   static_assert(kWarpKeys % kCopyRows == 0 && kKTiles % 2 == 0 && kDTiles % 2 == 0, "tile geometry");
   static_assert(kOffMergeSum + kWarps * kRows * 4 <= kSmemBytes, "the merge fits in the stages");
+  static_assert(kOffStages + kRows * kDecodeMaxSplits * 4 <= kSmemBytes, "the split merge's weights fit in the stages");
   static_assert(kMergeCols % 8 == 0, "16-byte output stores");
+  static_assert(kStages >= 2, "a tile in flight while one is computed");
+  // 1 KiB of shared memory per CTA is the system's (Hopper: 228 KiB an SM, 227 a CTA at most).
+  static_assert(kSmemBytes <= 227 * 1024 && (kSmemBytes + 1024) * G::kCtasPerSm <= 228 * 1024,
+                "the CTAs per SM the geometry is built for fit in shared memory");
 };
 
 template <int N>
@@ -86,19 +106,30 @@ __device__ __forceinline__ void cp_async_wait_group() {
 
 constexpr float kLn2 = 0.6931471805599453f;
 
-template <int D, class T>
-__global__ void __launch_bounds__(DecodeTraits<D>::kThreads, 2)
-    flash_decode_splitkv_kernel(FusedAttentionArgs args, DecodeParams p) {
-  using Tr = DecodeTraits<D>;
+// attention::cp_async_16 with the geometry's L2 prefetch hint.
+template <int L2Prefetch>
+__device__ __forceinline__ void cp_async_kv(std::uint32_t smem_addr, const void* gmem, bool valid) {
+  const int src_bytes = valid ? 16 : 0;  // 0: fill the 16 bytes with zeros, read nothing
+  if constexpr (L2Prefetch == 256)
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(smem_addr), "l"(gmem), "r"(src_bytes));
+  else if constexpr (L2Prefetch == 128)
+    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(smem_addr), "l"(gmem), "r"(src_bytes));
+  else
+    attention::cp_async_16(smem_addr, gmem, valid);
+}
+
+// One work item: the CTA's (batch, kv head, row block) `x` and its split `split`.
+template <int D, class T, class G>
+__device__ __forceinline__ void decode_item(const FusedAttentionArgs& args, const DecodeParams& p,
+                                            unsigned char* smem_raw, int x, int split) {
+  using Tr = DecodeTraits<D, G>;
   using Mma = attention::MmaType<T>;
-  extern __shared__ __align__(128) unsigned char smem_raw[];
   const std::uint32_t smem = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int kv_heads = static_cast<int>(args.kv_heads), seq_q = static_cast<int>(args.seq_q);
-  const int row_block = static_cast<int>(blockIdx.x) % p.row_blocks;
-  const int pair = static_cast<int>(blockIdx.x) / p.row_blocks;
+  const int row_block = x % p.row_blocks;
+  const int pair = x / p.row_blocks;
   const int b = pair / kv_heads, kvh = pair % kv_heads;
-  const int split = static_cast<int>(blockIdx.y);
   const int split_begin = split * p.keys_per_split;
   const int split_end = min(split_begin + p.keys_per_split, p.keys);
   const int first_row = row_block * Tr::kRows;
@@ -116,7 +147,7 @@ __global__ void __launch_bounds__(DecodeTraits<D>::kThreads, 2)
   attention::cp_async_commit();
 
   // This warp's tiles: tile t of the split holds keys split_begin + t·kWarpKeys onwards; warp w
-  // takes t = w, w + 4, ...; its j-th goes to stage j % kStages of its own region.
+  // takes t = w, w + kWarps, ...; its j-th goes to stage j % kStages of its own region.
   const int split_tiles = (max(split_end - split_begin, 0) + Tr::kWarpKeys - 1) / Tr::kWarpKeys;
   const int my_tiles = split_tiles > warp ? (split_tiles - warp + Tr::kWarps - 1) / Tr::kWarps : 0;
   const std::uint32_t warp_stages = smem + Tr::kOffStages + warp * Tr::kStages * Tr::kStageBytes;
@@ -131,10 +162,11 @@ __global__ void __launch_bounds__(DecodeTraits<D>::kThreads, 2)
       const bool valid = key < split_end;  // keys of the next split are not this CTA's to read
       const std::uint32_t dst = stage + attention::swizzle<Tr>(row, copy_chunk);
       // A zero-filled copy reads nothing; its address stays inside the tensor.
-      attention::cp_async_16(dst, valid ? k_head + key * args.k_stride[2] + copy_chunk * 8 : static_cast<const T*>(args.k),
-                             valid);
-      attention::cp_async_16(dst + Tr::kTileBytes,
-                             valid ? v_head + key * args.v_stride[2] + copy_chunk * 8 : static_cast<const T*>(args.v), valid);
+      cp_async_kv<G::kL2Prefetch>(
+          dst, valid ? k_head + key * args.k_stride[2] + copy_chunk * 8 : static_cast<const T*>(args.k), valid);
+      cp_async_kv<G::kL2Prefetch>(dst + Tr::kTileBytes,
+                                  valid ? v_head + key * args.v_stride[2] + copy_chunk * 8 : static_cast<const T*>(args.v),
+                                  valid);
     }
   };
 #pragma unroll
@@ -262,7 +294,7 @@ __global__ void __launch_bounds__(DecodeTraits<D>::kThreads, 2)
   }
 
   // Merge the warps: each writes its O, scaled max and sum over the stages (once every warp is
-  // done with them), then each thread merges 1/8 of a row's columns.
+  // done with them), then each of a row's kThreads / 16 threads merges kMergeCols of its columns.
   attention::cp_async_wait_all();
   __syncthreads();
   float* merge_o = reinterpret_cast<float*>(smem_raw + Tr::kOffStages);
@@ -313,65 +345,105 @@ __global__ void __launch_bounds__(DecodeTraits<D>::kThreads, 2)
     o[c / 8][c % 8 + 2] = acc.z * inv;
     o[c / 8][c % 8 + 3] = acc.w * inv;
   }
-  const int packed = first_row + row;
-  if (packed >= p.rows) return;
-  const int h = kvh * p.group + packed / seq_q, i = packed % seq_q;
+  // The [B, H, Sq] row of packed row `r` of this CTA (r < the CTA's valid rows).
+  auto row_id_of = [&](int r) {
+    const int packed = first_row + r, h = kvh * p.group + packed / seq_q;
+    return (static_cast<std::int64_t>(b) * args.heads + h) * args.seq_q + packed % seq_q;
+  };
+  auto out_of = [&](int r) {
+    const int packed = first_row + r, h = kvh * p.group + packed / seq_q;
+    return static_cast<T*>(args.o) + b * args.o_stride[0] + h * args.o_stride[1] + (packed % seq_q) * args.o_stride[2];
+  };
+  const int valid_rows = min(Tr::kRows, p.rows - first_row);
+  const bool row_valid = row < valid_rows, row_leader = tid % (Tr::kThreads / Tr::kRows) == 0;
   const float lse = total > 0.0f ? top * kLn2 + logf(total) : -INFINITY;
-  const std::int64_t row_id = (static_cast<std::int64_t>(b) * args.heads + h) * args.seq_q + i;  // [B, H, Sq]
-  const bool row_leader = tid % (Tr::kThreads / Tr::kRows) == 0;
   if (p.splits == 1) {
-    T* out = static_cast<T*>(args.o) + b * args.o_stride[0] + h * args.o_stride[1] + i * args.o_stride[2] + col0;
+    if (!row_valid) return;
 #pragma unroll
-    for (int c = 0; c < Tr::kMergeCols / 8; ++c) store_floats<T, 8>(out + c * 8, o[c]);
-    if (args.lse != nullptr && row_leader) args.lse[row_id] = lse;
-  } else {
+    for (int c = 0; c < Tr::kMergeCols / 8; ++c) store_floats<T, 8>(out_of(row) + col0 + c * 8, o[c]);
+    if (args.lse != nullptr && row_leader) args.lse[row_id_of(row)] = lse;
+    return;
+  }
+  if (row_valid) {
+    const std::int64_t row_id = row_id_of(row);
     float* out = p.partial_o + (row_id * p.splits + split) * D + col0;
 #pragma unroll
     for (int c = 0; c < Tr::kMergeCols; c += 4)
       *reinterpret_cast<float4*>(out + c) = make_float4(o[c / 8][c % 8], o[c / 8][c % 8 + 1], o[c / 8][c % 8 + 2], o[c / 8][c % 8 + 3]);
     if (row_leader) p.partial_lse[row_id * p.splits + split] = lse;
   }
-}
 
-// One warp per output row ([B·H·Sq] in LSE order), 4 rows a CTA: lanes read the splits' LSEs,
-// then D/32 columns of every split's O.
-template <int D, class T>
-__global__ void __launch_bounds__(128) flash_decode_splitkv_combine_kernel(FusedAttentionArgs args, DecodeParams p) {
-  constexpr int kCols = D / 32;
-  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  const std::int64_t row_id = static_cast<std::int64_t>(blockIdx.x) * 4 + warp;
-  if (row_id >= args.batch * args.heads * args.seq_q) return;
-  const float* lse_of = p.partial_lse + row_id * p.splits;
-  float top = -INFINITY;
-  for (int s = lane; s < p.splits; s += 32) top = fmaxf(top, lse_of[s]);
+  // Arrival: this CTA's partials are visible device-wide (fence) before it counts itself; the
+  // last of the item's splits to arrive merges them all.
+  __shared__ int is_last;
+  __threadfence();
+  __syncthreads();
+  if (tid == 0) {
+    const int arrived = atomicAdd(p.counters + x, 1) + 1;
+    is_last = arrived == p.splits;
+    if (is_last) p.counters[x] = 0;  // every split has counted itself: 0 for the next launch
+  }
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();  // the other CTAs' partials, published before their count, are read after it
+
+  // Each row's LSE over the splits and each split's weight exp(lse_i − lse), a warp per row,
+  // into shared memory (the stages are free: every warp is past the warp merge).
+  float* split_weight = reinterpret_cast<float*>(smem_raw + Tr::kOffStages);  // [16 rows][splits]
+  for (int r = warp; r < valid_rows; r += Tr::kWarps) {
+    const float* lse_of = p.partial_lse + row_id_of(r) * p.splits;
+    float best = -INFINITY;
+    for (int s = lane; s < p.splits; s += 32) best = fmaxf(best, __ldcg(lse_of + s));
 #pragma unroll
-  for (int m = 16; m > 0; m /= 2) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, m));
-  float sum = 0.0f;
-  if (top != -INFINITY)
-    for (int s = lane; s < p.splits; s += 32) sum += expf(lse_of[s] - top);
+    for (int m = 16; m > 0; m /= 2) best = fmaxf(best, __shfl_xor_sync(0xffffffffu, best, m));
+    float sum = 0.0f;
+    if (best != -INFINITY)
+      for (int s = lane; s < p.splits; s += 32) sum += expf(__ldcg(lse_of + s) - best);
 #pragma unroll
-  for (int m = 16; m > 0; m /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, m);
-  const float lse = sum > 0.0f ? top + logf(sum) : -INFINITY;
-  float acc[kCols];
-#pragma unroll
-  for (int c = 0; c < kCols; ++c) acc[c] = 0.0f;
-  if (sum > 0.0f) {
-    const float* o_of = p.partial_o + row_id * p.splits * D + lane * kCols;
-    // Unrolled so 8 splits' loads are in flight together, not one round trip per split.
+    for (int m = 16; m > 0; m /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, m);
+    const float row_lse = sum > 0.0f ? best + logf(sum) : -INFINITY;
+    for (int s = lane; s < p.splits; s += 32)
+      split_weight[r * p.splits + s] = sum > 0.0f ? expf(__ldcg(lse_of + s) - row_lse) : 0.0f;  // 0: no key of the row
+    if (args.lse != nullptr && lane == 0) args.lse[row_id_of(r)] = row_lse;
+  }
+  __syncthreads();
+  // O = Σ weight_i O_i over the splits in order, 4 columns of a row per thread and step.
+  constexpr int kQuads = D / 4;
+  for (int item = tid; item < valid_rows * kQuads; item += Tr::kThreads) {
+    const int r = item / kQuads, c = (item % kQuads) * 4;
+    const float* o_of = p.partial_o + row_id_of(r) * p.splits * D + c;
+    const float* w_of = split_weight + r * p.splits;
+    float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    // Unrolled so several splits' loads are in flight together, not one round trip per split.
 #pragma unroll 8
     for (int s = 0; s < p.splits; ++s) {
-      const float weight = expf(lse_of[s] - lse);  // 0 for a split that saw none of the row's keys
-      float part[kCols];
-      load_floats<float, kCols>(part, o_of + static_cast<std::int64_t>(s) * D);
-#pragma unroll
-      for (int c = 0; c < kCols; ++c) acc[c] += weight * part[c];
+      const float4 part = __ldcg(reinterpret_cast<const float4*>(o_of + static_cast<std::int64_t>(s) * D));
+      const float w = w_of[s];
+      acc.x += w * part.x;
+      acc.y += w * part.y;
+      acc.z += w * part.z;
+      acc.w += w * part.w;
     }
+    const float out[4] = {acc.x, acc.y, acc.z, acc.w};
+    store_floats<T, 4>(out_of(r) + c, out);
   }
-  const std::int64_t i = row_id % args.seq_q, bh = row_id / args.seq_q;
-  const std::int64_t h = bh % args.heads, b = bh / args.heads;
-  T* out = static_cast<T*>(args.o) + b * args.o_stride[0] + h * args.o_stride[1] + i * args.o_stride[2] + lane * kCols;
-  store_floats<T, kCols>(out, acc);
-  if (args.lse != nullptr && lane == 0) args.lse[row_id] = lse;
+}
+
+template <int D, class T, class G>
+__global__ void __launch_bounds__(DecodeTraits<D, G>::kThreads, G::kCtasPerSm)
+    flash_decode_splitkv_kernel(FusedAttentionArgs args, DecodeParams p) {
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  if constexpr (G::kPersistent) {
+    // Items x fastest, as the hardware deals a (x, split) grid; a CTA's next item reuses the
+    // shared memory once every thread is done with the last.
+    const std::int64_t xs = args.batch * args.kv_heads * p.row_blocks;
+    for (std::int64_t item = blockIdx.x; item < xs * p.splits; item += gridDim.x) {
+      decode_item<D, T, G>(args, p, smem_raw, static_cast<int>(item % xs), static_cast<int>(item / xs));
+      __syncthreads();
+    }
+  } else {
+    decode_item<D, T, G>(args, p, smem_raw, static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y));
+  }
 }
 
 }  // namespace attnprof::cuda::decode

@@ -44,14 +44,15 @@ DecodePlan decode_plan_with_splits(const DecodeShape& s, std::int64_t splits) {
   return plan;
 }
 
-DecodePlan plan_decode(const DecodeShape& s, int sm_count) {
+DecodePlan plan_decode(const DecodeShape& s, int sm_count, DecodeGridRule rule) {
   const DecodePlan any = decode_plan_with_splits(s, 1);
   if (!any.runs() || any.keys < kDecodeMinKeys) return {};
   const std::int64_t ctas_per_split = s.batch * s.kv_heads * any.row_blocks;
-  const std::int64_t slots = std::max(sm_count, 1) * kDecodeCtasPerSm;
+  const std::int64_t slots = std::max(sm_count, 1) * std::max<std::int64_t>(rule.ctas_per_sm, 1);
   const std::int64_t most = std::clamp<std::int64_t>(any.keys / kDecodeMinKeysPerSplit, 1, kDecodeMaxSplits);
-  const std::int64_t fewest = std::min((kDecodeWaves * slots + ctas_per_split - 1) / ctas_per_split, most);
-  // From the fewest splits that fill kDecodeWaves waves up to twice as many: the one whose CTAs fill
+  const std::int64_t waves = std::max<std::int64_t>(rule.waves, 1);
+  const std::int64_t fewest = std::min((waves * slots + ctas_per_split - 1) / ctas_per_split, most);
+  // From the fewest splits that fill rule.waves waves up to twice as many: the one whose CTAs fill
   // their last wave best, ctas / (waves · slots) (compared as integers); on a tie, fewer splits.
   DecodePlan best;
   std::int64_t best_ctas = 0, best_room = 1;
@@ -62,6 +63,8 @@ DecodePlan plan_decode(const DecodeShape& s, int sm_count) {
   }
   return best;
 }
+
+DecodePlan plan_decode(const DecodeShape& s, int sm_count) { return plan_decode(s, sm_count, decode_grid_rule(s.head_dim)); }
 
 bool DecodePlan::fits(const DecodeShape& shape) const {
   const DecodePlan same = decode_plan_with_splits(shape, splits);

@@ -30,11 +30,39 @@ inline constexpr std::int64_t kDecodeSplitAlign = 128;  // keys: a split is whol
 // trace never shows more extra memory than the S×S matrix the kernel does without.
 inline constexpr std::int64_t kDecodeMinKeysPerSplit = 512;
 inline constexpr std::int64_t kDecodeMaxSplits = 128;
-inline constexpr std::int64_t kDecodeCtasPerSm = 2;     // ~100 KiB of shared memory each
+
+// The split kernel's geometry (decode_kernel.cuh's DecodeGeometry): warps per CTA, cp.async stages
+// per warp, KiB of K and V per warp tile (16 keys at D 128, 32 at D 64 for 8), the CTAs per SM it
+// is built for (__launch_bounds__, and the grid rule below), whether its grid is persistent (SMs ×
+// CTAs per SM CTAs looping over the work) rather than one CTA per (.., split), and the L2 prefetch
+// hint of its K/V copies (0, 128 or 256 bytes).
+struct DecodeGeometrySpec {
+  int warps, stages, tile_kib, ctas_per_sm;
+  bool persistent;
+  int l2_prefetch;
+};
+// The production geometries, one per head dim (both dtypes): bench/decode_configs times others at
+// D 128. 4 warps × 3 stages × 8 KiB: 100 KiB of shared memory a CTA (98 at D 64).
+inline constexpr DecodeGeometrySpec kDecodeGeometry128{4, 3, 8, 2, false, 0};
+inline constexpr DecodeGeometrySpec kDecodeGeometry64{4, 3, 8, 2, false, 0};
+constexpr DecodeGeometrySpec decode_geometry(std::int64_t head_dim) {
+  return head_dim <= 64 ? kDecodeGeometry64 : kDecodeGeometry128;
+}
 inline constexpr std::int64_t kDecodeWaves = 3;
 
+// plan_decode's split count rule: the grid it aims at is waves × SMs × ctas_per_sm CTAs (a value
+// below 1 counts as 1). bench/decode_configs tries others.
+struct DecodeGridRule {
+  std::int64_t waves = kDecodeWaves;
+  std::int64_t ctas_per_sm = 1;
+};
+// The rule for the head dim's production geometry: kDecodeWaves of its CTAs per SM.
+constexpr DecodeGridRule decode_grid_rule(std::int64_t head_dim) {
+  return DecodeGridRule{kDecodeWaves, decode_geometry(head_dim).ctas_per_sm};
+}
+
 struct DecodePlan {
-  int splits = 0;                  // 0: the decode kernels do not run; 1: no combine kernel
+  int splits = 0;                  // 0: the decode kernels do not run; 1: no merge, each CTA writes O
   int row_blocks = 0;              // CTAs per (batch, kv head, split) along the packed rows
   std::int64_t rows = 0;           // packed rows of one kv head: (heads / kv_heads) · seq_q
   std::int64_t keys = 0;           // keys the last query row sees (all of seq_k unless causal)
@@ -56,19 +84,21 @@ DecodePlan decode_plan_with_splits(const DecodeShape& shape, std::int64_t splits
 // arithmetic (16 packed rows per MMA), so the forward is as fast as the bytes in flight keep HBM
 // busy. One CTA per (batch, kv head, row block, split) keeps (stages − 1) · 4 warps · 8 KiB = 64 KiB
 // of K/V in flight and 2 fit an SM (~100 KiB of shared memory each): H200's 4.8 TB/s at ~1 µs of
-// latency needs ~5 MB in flight, ~80 resident CTAs, so a grid of kDecodeWaves × SMs × 2 CTAs keeps
-// every SM streaming to the end. Equal CTAs run in waves of SMs × 2, and a last wave that is
-// mostly empty streams with too few bytes in flight: from the fewest splits that reach that many
-// CTAs to twice as many, the count whose last wave is fullest (fewest on a tie); at most
-// kDecodeMaxSplits (the combine kernel reads splits × D floats a row) and at least
-// kDecodeMinKeysPerSplit keys each. The decode kernels run when:
+// latency needs ~5 MB in flight, ~80 resident CTAs, so a grid of rule.waves × SMs ×
+// rule.ctas_per_sm CTAs keeps every SM streaming to the end. Equal CTAs run in waves of SMs ×
+// ctas_per_sm, and a last wave that is mostly empty streams with too few bytes in flight: from the
+// fewest splits that reach that many CTAs to twice as many, the count whose last wave is fullest
+// (fewest on a tie); at most kDecodeMaxSplits (the last CTA of a (batch, kv head, row block) merges
+// splits × D floats a row) and at least kDecodeMinKeysPerSplit keys each. The decode kernels run when:
 // - seq_q is 1..16 and the query heads of one kv head, × seq_q, fill at most kDecodeMaxRowBlocks
 //   16-row tiles (each row block reads its K/V again, from L2; more and the 128-row tile
 //   kernels' reuse wins);
 // - the last query row sees at least kDecodeMinKeys keys (causal top-left with few rows sees few:
 //   the tile kernels skip the rest);
 // - head_dim is 64 or 128 (the instantiated kernels).
-// With one split (the grid already full without splitting) the kernel writes O itself.
+// With one split (the grid already full without splitting) the kernel writes O itself. Without a
+// rule, decode_grid_rule(shape.head_dim).
+DecodePlan plan_decode(const DecodeShape& shape, int sm_count, DecodeGridRule rule);
 DecodePlan plan_decode(const DecodeShape& shape, int sm_count);
 
 }  // namespace attnprof::cuda

@@ -29,13 +29,32 @@ bool is_split_kv(const std::string& name) {
 
 bool is_combine(const std::string& name) { return lower(name).find("combine") != std::string::npos; }
 
+bool is_ours(const std::string& name) { return lower(name).find("attnprof::") != std::string::npos; }
+
+// attnprof's kernel on a persistent grid (its DecodeGeometry's 5th argument true): SMs × CTAs per
+// SM looping over the (column, split) items, so the grid does not show the split count.
+bool is_persistent(const std::string& name) {
+  const std::string n = lower(name);
+  const std::size_t open = n.find("decodegeometry<");
+  if (!is_ours(name) || open == std::string::npos) return false;
+  const std::size_t close = n.find('>', open);
+  std::size_t at = open;
+  for (int field = 0; field < 4; ++field) {  // past the 4th comma
+    const std::size_t comma = n.find(',', at);
+    if (comma == std::string::npos || comma > close) return false;
+    at = comma + 1;
+  }
+  while (at < close && n[at] == ' ') ++at;
+  return n.compare(at, 4, "true") == 0;
+}
+
 // The split count, from the grid's y, for the kernels whose grid is known to put it there:
-// attnprof's (x: batch · kv head · row block, y: split) and FlashAttention 2's (x: query block, y:
-// split, z: batch · head, when it splits at all).
+// attnprof's (x: batch · kv head · row block, y: split; not on a persistent grid) and
+// FlashAttention 2's (x: query block, y: split, z: batch · head, when it splits at all).
 std::optional<std::int64_t> splits_of(const trace::Event& kernel) {
-  if (!kernel.launch) return std::nullopt;
+  if (!kernel.launch || is_persistent(kernel.name)) return std::nullopt;
   const std::string n = lower(kernel.name);
-  if (n.find("attnprof::") == std::string::npos && n.find("flash_fwd_splitkv_kernel") == std::string::npos)
+  if (!is_ours(kernel.name) && n.find("flash_fwd_splitkv_kernel") == std::string::npos)
     return std::nullopt;
   return kernel.launch->grid[1];
 }
@@ -90,7 +109,18 @@ std::optional<Insight> split_kv_decode(const TraceWork& work, const RunFacts& fa
                         forward_ns > 0 ? fmt::format(", {}% of the forward", format_percent(100.0 * combine_ns / n / forward_ns))
                                        : std::string());
   } else {
-    text += "; no combine kernel: each CTA wrote its rows of O itself";
+    const std::optional<std::int64_t> splits = splits_of(*split);
+    if (splits && *splits == 1)
+      text += "; no combine kernel: each CTA wrote its rows of O itself";
+    else if (splits && is_ours(split->name))
+      text += "; no combine kernel: the merge is in the split kernel, where the last CTA of each (batch, kv head, row "
+              "block) to finish merges the splits' partial outputs by their log-sum-exp and writes O";
+    else if (is_persistent(split->name))
+      text += "; a persistent grid (SMs × CTAs per SM looping over the work: the split count is not in the grid), no "
+              "combine kernel: with several splits the merge is in the split kernel, where the last CTA of each (batch, "
+              "kv head, row block) to finish merges the splits' partial outputs by their log-sum-exp and writes O";
+    else
+      text += "; no combine kernel in the trace";
   }
   if (facts.spec && forward_ns > 0 && split_ns > 0) {
     const double bytes = decode_kv_bytes(*facts.spec);

@@ -66,7 +66,8 @@ std::optional<Insight> warp_specialized(const trace::Trace& trace, const TraceWo
 // Split-KV decoding (few query rows, keys split across CTAs, partial outputs merged by their LSE):
 // an attention kernel named splitkv/split_kv (attnprof's flash_decode_splitkv_kernel,
 // FlashAttention 2's flash_fwd_splitkv_kernel) — the split count from its grid's y where that grid
-// is known (both of those), its combine kernel and share of the forward, and with the shape the
+// is known (both of those), its combine kernel and share of the forward (attnprof's merges inside
+// the split kernel: no combine kernel), and with the shape the
 // K/V bytes read per forward and their rate (decode_kv_bytes).
 std::optional<Insight> split_kv_decode(const TraceWork& work, const RunFacts& facts);
 std::optional<Insight> cpu_bound(const TraceWork& work, const RunFacts& facts);

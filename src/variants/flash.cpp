@@ -28,10 +28,10 @@ class FlashVariant final : public FusedKernelVariant {
     // The sm80 kernels' note; the sm_90a kernel's smallest is D 64, so head dims up to 32 run there.
     text = with_head_dim_note(text, spec);
     if (spec.head_dim <= 32) text += "; on sm90 the D 64 wgmma kernel";
-    // Few query rows against many keys (a decode step) may take the split-KV kernels instead
+    // Few query rows against many keys (a decode step) may take the split-KV kernel instead
     // (cuda/decode_plan.h decides with the GPU's SM count).
     if (spec.seq_q <= 16 && spec.seq_k >= 512 && (spec.head_dim == 64 || spec.head_dim == 128))
-      text += "; a decode shape may run the split-KV decode kernels (split + combine)";
+      text += "; a decode shape may run the split-KV decode kernel (splits merged by its last CTAs)";
     return text;
   }
   void forward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out) override {

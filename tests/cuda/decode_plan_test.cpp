@@ -11,6 +11,9 @@ using namespace attnprof::cuda;
 namespace {
 
 constexpr int kH200Sms = 132;
+// The rule the counts below are worked out for (the production one when written): 3 waves of
+// SMs × 2 CTAs. Passed explicitly, so switching the production geometry does not move them.
+constexpr DecodeGridRule kRule{3, 2};
 
 // Llama-style decode: 32 query heads on 8 kv heads, one query row, D 128, causal bottom-right.
 DecodeShape decode_shape(std::int64_t batch, std::int64_t seq_k) {
@@ -34,7 +37,7 @@ TEST(DecodePlan, Llama8BatchSplitsToFillWholeWavesOfTheH200) {
   // 1056 = 32/33; 20 and 24 tie at 32/33 (1280 / 1320, 1536 / 1584), none of 13..26 does better:
   // 16 splits.
   const DecodeShape s = decode_shape(8, 32768);
-  const DecodePlan p = plan_decode(s, kH200Sms);
+  const DecodePlan p = plan_decode(s, kH200Sms, kRule);
   ASSERT_TRUE(p.runs());
   EXPECT_EQ(p.splits, 16);
   EXPECT_EQ(p.keys_per_split, 2048);
@@ -50,12 +53,12 @@ TEST(DecodePlan, RoundingSplitsToWhole128KeyMultiplesCanLeaveFewer) {
   // 13 splits of 4096 keys round to 384 keys a split: 11 splits.
   EXPECT_EQ(decode_plan_with_splits(decode_shape(8, 4096), 13).splits, 11);
   // plan_decode: at most 4096 / 512 = 8 splits, of 512 keys (512 CTAs, 512 / 528).
-  const DecodePlan p = plan_decode(decode_shape(8, 4096), kH200Sms);
+  const DecodePlan p = plan_decode(decode_shape(8, 4096), kH200Sms, kRule);
   EXPECT_EQ(p.splits, 8);
   EXPECT_EQ(p.keys_per_split, 512);
   // 131072: 13 → 10112 (79·128) keys, 13 splits (832 / 1056); 16 → 8192 keys (1024 / 1056).
   EXPECT_EQ(decode_plan_with_splits(decode_shape(8, 131072), 13).keys_per_split, 10112);
-  const DecodePlan long_cache = plan_decode(decode_shape(8, 131072), kH200Sms);
+  const DecodePlan long_cache = plan_decode(decode_shape(8, 131072), kH200Sms, kRule);
   EXPECT_EQ(long_cache.splits, 16);
   EXPECT_EQ(long_cache.keys_per_split, 8192);
 }
@@ -63,12 +66,12 @@ TEST(DecodePlan, RoundingSplitsToWhole128KeyMultiplesCanLeaveFewer) {
 TEST(DecodePlan, LargeBatchesSplitLessAndAFullGridNotAtAll) {
   // 64·8 = 512 CTAs per split: 792 / 512 → 2 splits of 4096 (1024 / 1056); 3 and 4 tie (1536 /
   // 1584, 2048 / 2112): 2.
-  const DecodePlan two = plan_decode(decode_shape(64, 8192), kH200Sms);
+  const DecodePlan two = plan_decode(decode_shape(64, 8192), kH200Sms, kRule);
   EXPECT_EQ(two.splits, 2);
   EXPECT_EQ(two.keys_per_split, 4096);
   // 128·8 = 1024 CTAs ≥ 792: one split (1024 / 1056; 2 ties), the kernel writes O itself, no workspace.
   const DecodeShape full = decode_shape(128, 8192);
-  const DecodePlan one = plan_decode(full, kH200Sms);
+  const DecodePlan one = plan_decode(full, kH200Sms, kRule);
   ASSERT_TRUE(one.runs());
   EXPECT_EQ(one.splits, 1);
   EXPECT_EQ(one.workspace_bytes(full), 0);
@@ -76,60 +79,71 @@ TEST(DecodePlan, LargeBatchesSplitLessAndAFullGridNotAtAll) {
 
 TEST(DecodePlan, FewerSmsWantFewerSplits) {
   // Waves of 66·2 = 132: 3 waves want 7 splits (448 CTAs of 528); 8 splits: 512 / 528.
-  EXPECT_EQ(plan_decode(decode_shape(8, 32768), 66).splits, 8);
+  EXPECT_EQ(plan_decode(decode_shape(8, 32768), 66, kRule).splits, 8);
+}
+
+TEST(DecodePlan, TheGridRuleSetsTheWavesAndCtasPerSmAimedAt) {
+  // 1 CTA per SM, 3 waves of 132: 7 splits (448 CTAs, 448 / 528) up to 14; 8 (4096 keys each):
+  // 512 / 528; 10, 12 and 14 only tie (640 / 660, 768 / 792, 896 / 924): 8.
+  const DecodePlan one_per_sm = plan_decode(decode_shape(8, 32768), kH200Sms, DecodeGridRule{3, 1});
+  EXPECT_EQ(one_per_sm.splits, 8);
+  EXPECT_EQ(one_per_sm.keys_per_split, 4096);
+  // 1 wave of 264: 5 splits (320 / 528) up to 10; 6 → 384 / 528, 7 → 448 / 528, 8 → 512 / 528,
+  // 9 → 576 / 792, 10 → 640 / 792: 8.
+  EXPECT_EQ(plan_decode(decode_shape(8, 32768), kH200Sms, DecodeGridRule{1, 2}).splits, 8);
 }
 
 TEST(DecodePlan, ShortCachesAreCappedAt512KeysASplit) {
   // 512 keys: one split, whatever the grid wants; 1024: at most 2; 1535: still 2 (1535 / 512 = 2).
-  const DecodePlan p = plan_decode(decode_shape(8, 512), kH200Sms);
+  const DecodePlan p = plan_decode(decode_shape(8, 512), kH200Sms, kRule);
   EXPECT_EQ(p.splits, 1);
   EXPECT_EQ(p.keys_per_split, 512);
-  EXPECT_EQ(plan_decode(decode_shape(8, 1024), kH200Sms).splits, 2);
-  EXPECT_EQ(plan_decode(decode_shape(8, 1535), kH200Sms).splits, 2);
-  EXPECT_FALSE(plan_decode(decode_shape(8, 511), kH200Sms).runs());  // below 512 keys: the tile kernels
+  EXPECT_EQ(plan_decode(decode_shape(8, 1024), kH200Sms, kRule).splits, 2);
+  EXPECT_EQ(plan_decode(decode_shape(8, 1535), kH200Sms, kRule).splits, 2);
+  EXPECT_FALSE(plan_decode(decode_shape(8, 511), kH200Sms, kRule).runs());  // below 512 keys: the tile kernels
   // The workspace stays under one bf16 score row per query row: at 1024 keys, 2 · 129 · 4 = 1032 B
   // against 1024 · 2 = 2048 B.
   const DecodeShape s = decode_shape(8, 1024);
-  EXPECT_LT(plan_decode(s, kH200Sms).workspace_bytes(s), s.batch * s.heads * s.seq_q * s.seq_k * 2);
+  EXPECT_LT(plan_decode(s, kH200Sms, kRule).workspace_bytes(s), s.batch * s.heads * s.seq_q * s.seq_k * 2);
 }
 
 TEST(DecodePlan, RunsOnlyForFewRowsManyKeysAndTheInstantiatedHeadDims) {
   DecodeShape s = decode_shape(8, 4096);
   s.seq_q = 16;
   s.causal_offset = s.seq_k - s.seq_q;
-  EXPECT_TRUE(plan_decode(s, kH200Sms).runs());  // 4 heads × 16 rows = 64 rows: 4 row blocks
-  EXPECT_EQ(plan_decode(s, kH200Sms).row_blocks, 4);
+  EXPECT_TRUE(plan_decode(s, kH200Sms, kRule).runs());  // 4 heads × 16 rows = 64 rows: 4 row blocks
+  EXPECT_EQ(plan_decode(s, kH200Sms, kRule).row_blocks, 4);
   s.seq_q = 17;
   s.causal_offset = s.seq_k - s.seq_q;
-  EXPECT_FALSE(plan_decode(s, kH200Sms).runs());  // more than 16 query rows
+  EXPECT_FALSE(plan_decode(s, kH200Sms, kRule).runs());  // more than 16 query rows
   s = decode_shape(8, 4096);
   s.kv_heads = 1;  // MQA: 32 rows per query row
   s.seq_q = 2;
-  EXPECT_EQ(plan_decode(s, kH200Sms).row_blocks, 4);
+  EXPECT_EQ(plan_decode(s, kH200Sms, kRule).row_blocks, 4);
   s.seq_q = 3;  // 96 rows: 6 row blocks, each reading K/V again
-  EXPECT_FALSE(plan_decode(s, kH200Sms).runs());
+  EXPECT_FALSE(plan_decode(s, kH200Sms, kRule).runs());
   s = decode_shape(8, 4096);
   s.head_dim = 64;
-  EXPECT_TRUE(plan_decode(s, kH200Sms).runs());
+  EXPECT_TRUE(plan_decode(s, kH200Sms, kRule).runs());
   s.head_dim = 96;
-  EXPECT_FALSE(plan_decode(s, kH200Sms).runs());
+  EXPECT_FALSE(plan_decode(s, kH200Sms, kRule).runs());
 }
 
 TEST(DecodePlan, CountsTheKeysTheLastRowSees) {
   DecodeShape s = decode_shape(8, 4096);
   s.seq_q = 4;
   s.causal_offset = 0;  // top-left: the last of 4 rows sees 4 keys
-  EXPECT_FALSE(plan_decode(s, kH200Sms).runs());
+  EXPECT_FALSE(plan_decode(s, kH200Sms, kRule).runs());
   s.causal_offset = 600 - 4;  // the last row sees 600 keys of 4096
-  const DecodePlan p = plan_decode(s, kH200Sms);
+  const DecodePlan p = plan_decode(s, kH200Sms, kRule);
   ASSERT_TRUE(p.runs());
   EXPECT_EQ(p.keys, 600);
   EXPECT_EQ(p.splits, 1);  // 600 / 512 → at most 1 split
   s.causal = false;        // not causal: the offset means nothing
-  EXPECT_EQ(plan_decode(s, kH200Sms).keys, 4096);
+  EXPECT_EQ(plan_decode(s, kH200Sms, kRule).keys, 4096);
   s.causal = true;
   s.causal_offset = -10;  // no row sees a key
-  EXPECT_FALSE(plan_decode(s, kH200Sms).runs());
+  EXPECT_FALSE(plan_decode(s, kH200Sms, kRule).runs());
 }
 
 TEST(DecodePlan, ForcedSplitCountsAreClampedAndPlansCheckTheirShape) {

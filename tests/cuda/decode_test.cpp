@@ -2,11 +2,15 @@
 // seq_k 239 / 512 / 799 / 4096 / 32771 (the first 4 heads checked there), MHA, GQA 4:1 and MQA (query heads packed into 16-row
 // tiles, up to 4 row blocks), causal bottom-right and not, D 64 and 128, bf16 and fp16, bhsd and
 // bshd, split counts from 1 to 128 (forced, and the device's own plan), rows that see no key
-// (a negative causal offset), NaN-poisoned O and LSE (every element must be written); then
-// `flash` through the CUDA backend, which must take the decode path on decode shapes.
+// (a negative causal offset), NaN-poisoned O and LSE (every element must be written); the merge
+// in the split kernel (the last CTA of each (batch, kv head, row block) merges its splits): bit-identical
+// run to run, its arrival counters left at zero by every launch (launches of other split counts
+// and shapes in between), grown past the 4096 first made; then `flash` through the CUDA backend,
+// which must take the decode path on decode shapes.
 #include <attnprof/error.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -15,6 +19,8 @@
 
 #include "cuda/attention_reference.h"
 #include "cuda/decode_forward.h"
+#include "cuda/decode_geometry_probe.h"
+#include "cuda/flash_hopper_check.h"
 #include "cuda/fused_attention.h"
 
 using namespace attnprof;
@@ -104,8 +110,9 @@ std::vector<Case> offset_cases() {
   };
 }
 
-// Launches the decode kernels directly with the case's plan and checks O and the LSE against fp64.
-void check(const Case& c) {
+// Launches the decode kernel (the production geometry, or `geometry` of decode_geometry_probe.h)
+// directly with the case's plan and checks O and the LSE against fp64.
+void check(const Case& c, int geometry = -1) {
   const AttentionSpec spec = spec_of(c);
   Tensor qh = random_host({c.B, c.H, c.Sq, c.D}, c.dtype, 41), kh = random_host({c.B, c.Hkv, c.Sk, c.D}, c.dtype, 42),
          vh = random_host({c.B, c.Hkv, c.Sk, c.D}, c.dtype, 43);
@@ -119,10 +126,16 @@ void check(const Case& c) {
   const cuda::DecodeShape shape = cuda::DecodeShape::of(args);
   const cuda::DecodePlan plan =
       c.splits == 0 ? cuda::flash_decode_plan(shape) : cuda::decode_plan_with_splits(shape, c.splits);
-  const std::string what = describe(c, plan);
+  const std::string what =
+      describe(c, plan) + (geometry < 0 ? std::string() : std::string(", geometry ") + cuda::decode_testing::geometry_name(geometry));
   ASSERT_TRUE(plan.runs()) << what << ": no decode plan";
   gpu().synchronize();
-  cuda::launch_decode_attention(args, plan, cuda::backend_stream());
+  if (geometry < 0) {
+    cuda::launch_decode_attention(args, plan, cuda::backend_stream());
+  } else {
+    const cuda::decode::PreparedDecode prepared = cuda::decode::prepare_decode(args, plan, cuda::backend_stream());
+    cuda::decode_testing::launch_geometry(geometry, prepared.args, prepared.params, cuda::backend_stream());
+  }
   gpu().synchronize();
   const Tensor lse_host = to_host(lse);
   // Past 4096 keys the fp64 reference checks the first 4 heads (a whole GQA group) to bound its time.
@@ -164,6 +177,92 @@ TEST(CudaDecodeAttention, LongCachesMatchFp64) {
 TEST(CudaDecodeAttention, RowsThatSeeNoKeyAreZerosWithLseMinusInfinity) {
   ATTNPROF_REQUIRE_GPU();
   for (const Case& c : offset_cases()) check(c);
+}
+
+// More (batch, kv head, row block) columns than the 4096 arrival counters first made: 520 · 8 =
+// 4160 columns of 2 splits, so the launcher grows the counter buffer (a new one, zeroed).
+TEST(CudaDecodeAttention, MoreColumnsThanCountersGrowTheCounters) {
+  ATTNPROF_REQUIRE_GPU();
+  if (quick()) GTEST_SKIP() << "4160 columns: too slow under compute-sanitizer (ATTNPROF_QUICK)";
+  check({520, 8, 8, 1, 256, 64, false, Layout::bhsd, DType::bf16, 2});
+  check({520, 8, 8, 1, 256, 64, false, Layout::bhsd, DType::bf16, 2});  // and they were left at zero
+}
+
+// The geometries bench/decode_configs times besides production's (a persistent grid, 2 warps of 6
+// stages, 8 warps at one CTA per SM) against fp64: one split and many, GQA and MQA, causal rows
+// that see no key, a split count that leaves a persistent CTA several items.
+TEST(CudaDecodeAttention, OtherGeometriesMatchFp64) {
+  ATTNPROF_REQUIRE_GPU();
+  const std::vector<Case> cases = {
+      {8, 32, 8, 1, 4096, 128, false, Layout::bhsd, DType::bf16, 0},
+      {2, 8, 2, 16, 4096, 128, true, Layout::bshd, DType::bf16, 7},
+      {1, 4, 1, 16, 799, 64, true, Layout::bhsd, DType::bf16, 1},
+      {2, 4, 1, 5, 4096, 128, true, Layout::bhsd, DType::bf16, 128, -3},  // rows 0-2 see nothing
+      {4, 8, 2, 1, 16384, 128, false, Layout::bhsd, DType::bf16, 128},  // 1024 items: a persistent CTA takes several
+  };
+  for (int g = 0; g < cuda::decode_testing::kGeometries; ++g)
+    for (std::size_t i = 0; i < cases.size(); ++i)
+      if (cuda::decode_testing::geometry_takes(g, cases[i].D) && (!quick() || cases[i].Sk <= 4096)) check(cases[i], g);
+}
+
+// The merge sums the splits in split order whichever CTA arrives last: launches on NaN-poisoned
+// O and LSE give the same bits; launches of other shapes and split counts in between (sharing the
+// arrival counters) must leave the counters at zero, or a later launch would merge early (NaN or
+// wrong rows) or never (poison left).
+TEST(CudaDecodeAttention, RepeatedLaunchesAreBitIdenticalAndLeaveTheCountersAtZero) {
+  ATTNPROF_REQUIRE_GPU();
+  struct Run {
+    Case c;
+    Tensor q, k, v, out, lse;
+    cuda::FusedAttentionArgs args;
+    cuda::DecodePlan plan;
+  };
+  const std::int64_t batch = quick() ? 2 : 8;  // under compute-sanitizer, fewer columns
+  std::vector<Case> cases = {{batch, 32, 8, 1, 4096, 128, false, Layout::bhsd, DType::bf16, 7},
+                             {2, 8, 2, 16, 1000, 64, true, Layout::bshd, DType::fp16, 128},
+                             {batch, 32, 8, 1, 4096, 128, false, Layout::bhsd, DType::bf16, 0}};
+  std::vector<Run> runs;
+  std::uint64_t seed = 61;
+  for (const Case& c : cases) {
+    Run r{c, {}, {}, {}, {}, {}, {}, {}};
+    const AttentionSpec spec = spec_of(c);
+    r.q = in_layout(random_host({c.B, c.H, c.Sq, c.D}, c.dtype, seed++), c.layout);
+    r.k = in_layout(random_host({c.B, c.Hkv, c.Sk, c.D}, c.dtype, seed++), c.layout);
+    r.v = in_layout(random_host({c.B, c.Hkv, c.Sk, c.D}, c.dtype, seed++), c.layout);
+    r.out = empty_in_layout({c.B, c.H, c.Sq, c.D}, c.dtype, c.layout);
+    r.lse = Tensor::empty({c.B, c.H, c.Sq}, DType::fp32, Device::cuda);
+    r.args = cuda::fused_attention_args(spec, r.out, r.q, r.k, r.v, &r.lse);
+    const cuda::DecodeShape shape = cuda::DecodeShape::of(r.args);
+    r.plan = c.splits == 0 ? cuda::flash_decode_plan(shape) : cuda::decode_plan_with_splits(shape, c.splits);
+    ASSERT_GT(r.plan.splits, 1) << describe(c, r.plan) << ": the case must merge splits";
+    runs.push_back(std::move(r));
+  }
+  auto launch = [](Run& r) {
+    poison(r.out);
+    poison(r.lse);
+    cuda::launch_decode_attention(r.args, r.plan, cuda::backend_stream());
+    gpu().synchronize();
+    return std::make_pair(to_host(r.out), to_host(r.lse));
+  };
+  std::vector<std::pair<Tensor, Tensor>> first;
+  for (Run& r : runs) first.push_back(launch(r));
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    for (const Tensor* t : {&first[i].first, &first[i].second}) {
+      std::int64_t bad = 0;
+      for (std::int64_t e = 0; e < t->numel(); ++e) bad += std::isfinite(get(*t, e)) ? 0 : 1;
+      EXPECT_EQ(bad, 0) << describe(runs[i].c, runs[i].plan) << ": elements left NaN or non-finite on the first launch";
+    }
+  const int rounds = quick() ? 3 : 20;
+  for (int round = 0; round < rounds; ++round)
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      const auto again = launch(runs[i]);
+      EXPECT_TRUE(cuda::flash_testing::same_bits(first[i].first, again.first))
+          << describe(runs[i].c, runs[i].plan) << ": O differs from the first launch's on round " << round;
+      EXPECT_TRUE(cuda::flash_testing::same_bits(first[i].second, again.second))
+          << describe(runs[i].c, runs[i].plan) << ": the LSE differs from the first launch's on round " << round;
+    }
+  // The first launches were right, not merely repeatable.
+  for (const Case& c : cases) check(c);
 }
 
 // flash through the backend on decode shapes (Llama's 32 query heads on 8 kv heads, one query

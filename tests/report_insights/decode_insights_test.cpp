@@ -45,7 +45,7 @@ AttentionSpec llama_decode() {
   return s;
 }
 
-// Three forwards of a split kernel (230 µs, grid {64, 13, 1}) and, when named, its combine kernel (4 µs).
+// Three forwards of a split kernel (230 µs, the grid given) and, when named, its combine kernel (4 µs).
 trace::Trace split_trace(const std::string& split, const std::string& combine, std::array<std::int64_t, 3> grid) {
   testing::TraceBuilder b;
   b.add_h200();
@@ -61,27 +61,73 @@ trace::Trace split_trace(const std::string& split, const std::string& combine, s
 }
 
 const char* kOurSplit =
-    "void attnprof::cuda::decode::flash_decode_splitkv_kernel<128, __nv_bfloat16>(attnprof::cuda::FusedAttentionArgs, "
-    "attnprof::cuda::decode::DecodeParams)";
-const char* kOurCombine =
-    "void attnprof::cuda::decode::flash_decode_splitkv_combine_kernel<128, __nv_bfloat16>(attnprof::cuda::"
-    "FusedAttentionArgs, attnprof::cuda::decode::DecodeParams)";
+    "void attnprof::cuda::decode::flash_decode_splitkv_kernel<128, __nv_bfloat16, attnprof::cuda::decode::"
+    "DecodeGeometry<4, 3, 8, 2, false, 0> >(attnprof::cuda::FusedAttentionArgs, attnprof::cuda::decode::DecodeParams)";
+const char* kFa2Split =
+    "void flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4, false, false, "
+    "cutlass::bfloat16_t>, false, false, false, false, true, false, true, false>(Flash_fwd_params)";
+const char* kFa2Combine =
+    "void flash::flash_fwd_splitkv_combine_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4, false, false, "
+    "cutlass::bfloat16_t>, 4, 5, false>(Flash_fwd_params)";
 
-TEST(SplitKvDecode, NamesTheSplitsTheCombineKernelAndTheKvRate) {
+TEST(SplitKvDecode, NamesTheSplitsWhereTheyMergeAndTheKvRate) {
   RunFacts facts;
   facts.spec = llama_decode();
-  const auto insights = derive_insights(split_trace(kOurSplit, kOurCombine, {64, 13, 1}), facts);
+  const auto insights = derive_insights(split_trace(kOurSplit, "", {64, 13, 1}), facts);
   const Insight* decode = find(insights, "split_kv_decode");
   ASSERT_NE(decode, nullptr);
   const std::string& text = decode->text;
-  // 64 · 13 = 832 CTAs; the combine's 4 µs of the forward's 234 µs = 1.71%; 1 GiB over 234 µs =
-  // 4.59 TB/s, over the split kernel's 230 µs = 4.67 TB/s.
+  // 64 · 13 = 832 CTAs; 1 GiB over the forward's (= the split kernel's) 230 µs = 4.67 TB/s.
   EXPECT_NE(text.find("flash_decode_splitkv_kernel: split-KV decoding, the keys in 13 splits (the grid's y), 832 CTAs "
                       "of 128 threads (230.0 µs per forward)"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("flash_decode_splitkv_combine_kernel merges the splits' partial outputs by their log-sum-exp "
-                      "(4.0 µs per forward, 1.71% of the forward)"),
+  EXPECT_NE(text.find("no combine kernel: the merge is in the split kernel, where the last CTA of each (batch, kv "
+                      "head, row block) to finish merges the splits' partial outputs by their log-sum-exp and writes O"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("combine_kernel"), std::string::npos) << "attnprof has no combine kernel to name: " << text;
+  EXPECT_NE(text.find("K and V, 1.00 GiB per forward, read at 4.67 TB/s over the forward (4.67 TB/s in the split "
+                      "kernel alone)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(decode->about.size(), 2u);  // the forward range and the split kernel
+  // The split kernel's occupancy (2 CTAs of 4 warps per SM) is its design, not a finding.
+  const Insight* by_design = find(insights, "low_occupancy_by_design");
+  ASSERT_NE(by_design, nullptr);
+  EXPECT_NE(by_design->text.find("attnprof's split-KV decode"), std::string::npos) << by_design->text;
+  const Insight* plain = find(insights, "low_occupancy");
+  EXPECT_TRUE(plain == nullptr || plain->text.find("splitkv") == std::string::npos) << plain->text;
+}
+
+TEST(SplitKvDecode, APersistentGridShowsNoSplitCount) {
+  // attnprof's kernel on a persistent geometry: 264 CTAs (132 SMs × 2), grid y 1, several splits.
+  const std::string persistent =
+      "void attnprof::cuda::decode::flash_decode_splitkv_kernel<128, __nv_bfloat16, attnprof::cuda::decode::"
+      "DecodeGeometry<4, 3, 8, 2, true, 256> >(attnprof::cuda::FusedAttentionArgs, attnprof::cuda::decode::DecodeParams)";
+  const auto insights = derive_insights(split_trace(persistent, "", {264, 1, 1}), {});
+  const Insight* decode = find(insights, "split_kv_decode");
+  ASSERT_NE(decode, nullptr);
+  EXPECT_EQ(decode->text.find("1 split"), std::string::npos) << "the grid's y is not the split count: " << decode->text;
+  EXPECT_EQ(decode->text.find("each CTA wrote"), std::string::npos) << decode->text;
+  EXPECT_NE(decode->text.find("flash_decode_splitkv_kernel: split-KV decoding (230.0 µs per forward); a persistent grid "
+                              "(SMs × CTAs per SM looping over the work: the split count is not in the grid), no combine "
+                              "kernel: with several splits the merge is in the split kernel"),
+            std::string::npos)
+      << decode->text;
+}
+
+TEST(SplitKvDecode, NamesACombineKernelAndItsShareOfTheForward) {
+  RunFacts facts;
+  facts.spec = llama_decode();
+  const auto insights = derive_insights(split_trace(kFa2Split, kFa2Combine, {1, 13, 64}), facts);
+  const Insight* decode = find(insights, "split_kv_decode");
+  ASSERT_NE(decode, nullptr);
+  const std::string& text = decode->text;
+  // The combine's 4 µs of the forward's 234 µs = 1.71%; 1 GiB over 234 µs = 4.59 TB/s, over the
+  // split kernel's 230 µs = 4.67 TB/s.
+  EXPECT_NE(text.find("flash::flash_fwd_splitkv_combine_kernel merges the splits' partial outputs by their "
+                      "log-sum-exp (4.0 µs per forward, 1.71% of the forward)"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("K and V, 1.00 GiB per forward, read at 4.59 TB/s over the forward (4.67 TB/s in the split "
@@ -89,12 +135,6 @@ TEST(SplitKvDecode, NamesTheSplitsTheCombineKernelAndTheKvRate) {
             std::string::npos)
       << text;
   EXPECT_EQ(decode->about.size(), 3u);  // the forward range and both kernels
-  // The split kernel's occupancy (2 CTAs of 4 warps per SM) is its design, not a finding.
-  const Insight* by_design = find(insights, "low_occupancy_by_design");
-  ASSERT_NE(by_design, nullptr);
-  EXPECT_NE(by_design->text.find("attnprof's split-KV decode"), std::string::npos) << by_design->text;
-  const Insight* plain = find(insights, "low_occupancy");
-  EXPECT_TRUE(plain == nullptr || plain->text.find("splitkv") == std::string::npos) << plain->text;
 }
 
 TEST(SplitKvDecode, OneSplitHasNoCombineAndFlashAttention2sGridIsRead) {
@@ -105,13 +145,7 @@ TEST(SplitKvDecode, OneSplitHasNoCombineAndFlashAttention2sGridIsRead) {
   EXPECT_NE(decode->text.find("no combine kernel"), std::string::npos) << decode->text;
   EXPECT_EQ(decode->text.find("TB/s"), std::string::npos) << "no shape, no bytes: " << decode->text;
   // FlashAttention 2: grid (query blocks, splits, batch · heads).
-  const auto fa2 = derive_insights(
-      split_trace("void flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4, false, false, "
-                  "cutlass::bfloat16_t>, false, false, false, false, true, false, true, false>(Flash_fwd_params)",
-                  "void flash::flash_fwd_splitkv_combine_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4, false, false, "
-                  "cutlass::bfloat16_t>, 4, 5, false>(Flash_fwd_params)",
-                  {1, 9, 256}),
-      {});
+  const auto fa2 = derive_insights(split_trace(kFa2Split, kFa2Combine, {1, 9, 256}), {});
   decode = find(fa2, "split_kv_decode");
   ASSERT_NE(decode, nullptr);
   EXPECT_NE(decode->text.find("flash::flash_fwd_splitkv_kernel: split-KV decoding, the keys in 9 splits (the grid's "

@@ -69,7 +69,7 @@ TEST(Describe, FusedGpuRowsNameTheHeadDimPadding) {
   gpu.head_dim = 128;
   gpu.seq_q = 1;
   gpu.seq_k = 32768;
-  EXPECT_TRUE(contains(find_variant("flash")->describe(gpu), "split-KV decode kernels"))
+  EXPECT_TRUE(contains(find_variant("flash")->describe(gpu), "split-KV decode kernel (splits merged by its last CTAs)"))
       << find_variant("flash")->describe(gpu);
   EXPECT_FALSE(contains(find_variant("efficient")->describe(gpu), "split-KV")) << find_variant("efficient")->describe(gpu);
   cpu = gpu;
