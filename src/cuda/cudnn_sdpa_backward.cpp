@@ -146,6 +146,22 @@ std::vector<DescPtr> backward_graph(GraphBuilder& g, const AttentionSpec& spec, 
   return ops;
 }
 
+// The SDPA_BWD operation's enum values, from cuDNN 9.19's cudnn_graph_v9.h, written as numbers: a
+// machine may build against older cuDNN headers than the library it runs (the H200 image's lack
+// these names), and a library without the operation refuses it when the graph is built, where the
+// composite graph takes over (the plan line says why).
+constexpr auto kSdpaBwdOperation = static_cast<cudnnBackendDescriptorType_t>(43);
+constexpr auto kSdpaBwdQ = static_cast<cudnnBackendAttributeName_t>(2851);
+constexpr auto kSdpaBwdK = static_cast<cudnnBackendAttributeName_t>(2852);
+constexpr auto kSdpaBwdV = static_cast<cudnnBackendAttributeName_t>(2853);
+constexpr auto kSdpaBwdO = static_cast<cudnnBackendAttributeName_t>(2854);
+constexpr auto kSdpaBwdStats = static_cast<cudnnBackendAttributeName_t>(2855);
+constexpr auto kSdpaBwdScale = static_cast<cudnnBackendAttributeName_t>(2856);
+constexpr auto kSdpaBwdDq = static_cast<cudnnBackendAttributeName_t>(2859);
+constexpr auto kSdpaBwdDk = static_cast<cudnnBackendAttributeName_t>(2860);
+constexpr auto kSdpaBwdDv = static_cast<cudnnBackendAttributeName_t>(2861);
+constexpr auto kSdpaBwdDo = static_cast<cudnnBackendAttributeName_t>(2862);
+
 // Non-causal: the single SDPA_BWD operation (cuDNN 9.17+; K and V not transposed), as cuDNN's
 // frontend auto-selects for a graph with no mask, bias or dropout. It keeps its own dQ accumulator
 // in cuDNN's workspace.
@@ -153,22 +169,22 @@ std::vector<DescPtr> unified_backward_graph(GraphBuilder& g, const AttentionSpec
   const cudnnDataType_t io = io_type(spec.dtype);
   const std::int64_t b = spec.batch, h = spec.heads, sq = spec.seq_q, stride = p.stats_seq_stride;
   const Dims one{1, 1, 1, 1};
-  auto op = std::make_shared<Desc>(CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR);
+  auto op = std::make_shared<Desc>(kSdpaBwdOperation);
   auto attach = [&](cudnnBackendAttributeName_t name, std::int64_t uid, const Geometry& geometry) {
     op->set_desc(name, *g.tensor(uid, geometry.dims, geometry.strides, io));
   };
-  attach(CUDNN_ATTR_OPERATION_SDPA_BWD_QDESC, kQ, p.q);
-  attach(CUDNN_ATTR_OPERATION_SDPA_BWD_KDESC, kKey, p.k);
-  attach(CUDNN_ATTR_OPERATION_SDPA_BWD_VDESC, kValue, p.v);
-  attach(CUDNN_ATTR_OPERATION_SDPA_BWD_ODESC, kO, p.o);
-  attach(CUDNN_ATTR_OPERATION_SDPA_BWD_DODDESC, kDO, p.dout);
-  attach(CUDNN_ATTR_OPERATION_SDPA_BWD_DQDESC, kDQ, p.dq);
-  attach(CUDNN_ATTR_OPERATION_SDPA_BWD_DKDESC, kDK, p.dk);
-  attach(CUDNN_ATTR_OPERATION_SDPA_BWD_DVDESC, kDV, p.dv);
-  op->set_desc(CUDNN_ATTR_OPERATION_SDPA_BWD_STATSDESC,
+  attach(kSdpaBwdQ, kQ, p.q);
+  attach(kSdpaBwdK, kKey, p.k);
+  attach(kSdpaBwdV, kValue, p.v);
+  attach(kSdpaBwdO, kO, p.o);
+  attach(kSdpaBwdDo, kDO, p.dout);
+  attach(kSdpaBwdDq, kDQ, p.dq);
+  attach(kSdpaBwdDk, kDK, p.dk);
+  attach(kSdpaBwdDv, kDV, p.dv);
+  op->set_desc(kSdpaBwdStats,
                *g.tensor(kStats, {b, h, sq, 1}, {h * stride, stride, 1, 1}, CUDNN_DATA_FLOAT, false, false,
                          p.stats_alignment));
-  op->set_desc(CUDNN_ATTR_OPERATION_SDPA_BWD_SCALEDESC, *g.tensor(kScale, one, one, CUDNN_DATA_FLOAT, false, true));
+  op->set_desc(kSdpaBwdScale, *g.tensor(kScale, one, one, CUDNN_DATA_FLOAT, false, true));
   op->finalize();
   g.keep.push_back(op);
   return {op};
