@@ -16,7 +16,8 @@ namespace {
 
 const std::set<std::string> kAttentionRules = {"hidden_copy",      "mask_rebuilt",       "safe_softmax",
                                                 "s2_materialized",  "single_fused_kernel", "warp_specialized",
-                                                "split_kv_decode"};
+                                                "split_kv_decode",  "probabilities_kept", "scores_recomputed",
+                                                "dkdv_reduction"};
 
 std::string source_dir() {
   const char* dir = std::getenv("ATTNPROF_SOURCE_DIR");
