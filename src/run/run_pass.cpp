@@ -147,22 +147,7 @@ report::ForwardSummary summarize_passes(const trace::Trace& trace, Pass pass) {
                                                  f.memset + b.memset, f.kernel_time_ns + b.kernel_time_ns,
                                                  f.device_time_ns + b.device_time_ns, f.cpu_time_ns + b.cpu_time_ns});
   }
-  if (n == 0) return steps;
-  for (const report::ForwardWork& s : steps.forwards) {
-    steps.kernels_per_forward += static_cast<double>(s.kernels);
-    steps.memcpy_per_forward += static_cast<double>(s.memcpy);
-    steps.memset_per_forward += static_cast<double>(s.memset);
-    steps.kernel_time_per_forward_ns += static_cast<double>(s.kernel_time_ns);
-    steps.device_time_per_forward_ns += static_cast<double>(s.device_time_ns);
-    steps.cpu_time_per_forward_ns += static_cast<double>(s.cpu_time_ns);
-  }
-  const double count = static_cast<double>(n);
-  steps.kernels_per_forward /= count;
-  steps.memcpy_per_forward /= count;
-  steps.memset_per_forward /= count;
-  steps.kernel_time_per_forward_ns /= count;
-  steps.device_time_per_forward_ns /= count;
-  steps.cpu_time_per_forward_ns /= count;
+  report::average_forwards(steps);
   return steps;
 }
 
