@@ -73,6 +73,13 @@ RunFacts run_facts(const RunResult& result) {
   return facts;
 }
 
+std::string differed_text(const RunResult& result) {
+  if (result.determinism_differed.empty()) return {};
+  std::string names;
+  for (const std::string& n : result.determinism_differed) names += (names.empty() ? "" : ", ") + n;
+  return " (" + names + ")";
+}
+
 std::vector<Insight> pass_insights(const RunResult& result, const RunFacts& facts) {
   std::vector<Insight> insights;
   // The forward's rules read attn_fwd ranges and speak of forwards: a backward or train run gets
@@ -114,8 +121,9 @@ GlanceRow glance_row(const RunResult& result, double peak_tflops) {
                                                                       result.determinism_runs),
                                          {}}
                                : Insight{"nondeterministic",
-                                         fmt::format("{} of {} runs on the same inputs differed from the first",
-                                                     result.determinism_mismatches, result.determinism_runs),
+                                         fmt::format("{} of {} runs on the same inputs differed from the first{}",
+                                                     result.determinism_mismatches, result.determinism_runs,
+                                                     differed_text(result)),
                                          {}});
   }
   return row;

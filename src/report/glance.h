@@ -46,6 +46,9 @@ struct GlanceRow {
 
 // Facts of a run as the insight rules take them.
 RunFacts run_facts(const RunResult& result);
+// " (dk, dv)": what differed over a run's determinism runs (RunResult::determinism_differed), "" when
+// nothing did.
+std::string differed_text(const RunResult& result);
 // A run's insights from its trace: a forward run's from every rule (derive_insights), a backward or
 // train run's from the backward's rules (derive_backward_insights: attn_bwd); nan_output from the
 // facts alone when there is no trace (--no-profile) or the pass is not a forward.

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <vector>
 
@@ -173,20 +172,11 @@ RunResult run_variant(const RunOptions& options) {
   if (!options.dump_dir.empty()) dump_inputs_and_output(options.dump_dir, in, host_out);
   if (!options.dump_dir.empty() && pass != Pass::forward) dump_gradients(options.dump_dir, tensors);
 
-  // 1b. Determinism: the same inputs, bit-identical outputs (atomics or split-K would break it).
+  // 1b. Determinism: the same inputs, bit-identical outputs and gradients (atomics or split-K
+  // would break it).
   int determinism_runs = options.determinism_runs >= 0 ? options.determinism_runs
                                                        : (spec.device == Device::cuda ? 10 : 0);
-  if (determinism_runs > 1) {
-    result.determinism_runs = determinism_runs;
-    std::size_t bytes = host_out.storage_bytes();
-    for (int run = 1; run < determinism_runs; ++run) {
-      poison(out);
-      variant->forward(spec, in.q, in.k, in.v, out);
-      device.synchronize();
-      Tensor again = to_host(out);
-      if (std::memcmp(again.raw(), host_out.raw(), bytes) != 0) ++result.determinism_mismatches;
-    }
-  }
+  if (determinism_runs > 1) check_determinism(*variant, spec, pass, tensors, device, determinism_runs, result);
 
   // 2. Peak extra memory of one pass: everything it allocates beyond q, k, v and out (and dO and
   // the gradients for a backward).
