@@ -11,28 +11,16 @@
 
 #include "report/backward_insights.h"
 #include "report/insights.h"
+#include "report_insights/insight_test_util.h"
 #include "report_insights/synthetic_trace.h"
 #include "trace/reader.h"
 
 namespace attnprof::report {
 namespace {
 
-const Insight* find(const std::vector<Insight>& insights, const std::string& code) {
-  for (const Insight& i : insights)
-    if (i.code == code) return &i;
-  return nullptr;
-}
-
 bool has(const Insight* insight, const std::string& part) {
   return insight != nullptr && insight->text.find(part) != std::string::npos;
 }
-
-std::string source_dir() {
-  const char* dir = std::getenv("ATTNPROF_SOURCE_DIR");
-  return dir ? dir : ATTNPROF_TEST_SOURCE_DIR;
-}
-
-std::string model(const std::string& stem) { return source_dir() + "/tests/data/model-traces/" + stem + ".json.gz"; }
 
 // B 2, H 8 (kv_heads as given), Sq 128, Sk 256, D 64, bf16, causal top-left, on the GPU.
 AttentionSpec spec(std::int64_t kv_heads) {
