@@ -53,10 +53,9 @@ struct RunResult {
   std::string table_path;        // key_averages .txt
   std::optional<trace::Trace> trace;
   std::string timing_source;     // "profiler", "wall clock", "CUDA events (CUPTI unavailable: ...)"
-  // Runs of the pass compared bit for bit with the first (0: not checked): the output of a
-  // forward pass; dQ, dK and dV of a backward or train pass.
-  int determinism_runs = 0;
+  int determinism_runs = 0;      // passes compared bit for bit with the first (0: not checked)
   int determinism_mismatches = 0;  // of those, how many differed
+  std::vector<std::string> determinism_differed;  // what differed: "out", and "dq", "dk", "dv" of a backward
 };
 
 // One row of `compare`: a variant's result, or why it did not run.

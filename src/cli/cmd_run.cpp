@@ -62,8 +62,8 @@ void print_text(const RunResult& r, double peak_tflops) {
   if (r.determinism_runs > 0) {
     fmt::print("  {:<26}{}\n", "determinism",
                r.determinism_mismatches == 0 ? fmt::format("{} runs bit-identical", r.determinism_runs)
-                                             : fmt::format("{} of {} runs differed", r.determinism_mismatches,
-                                                           r.determinism_runs));
+                                             : fmt::format("{} of {} runs differed{}", r.determinism_mismatches,
+                                                           r.determinism_runs, report::differed_text(r)));
   }
   if (!r.trace_path.empty()) fmt::print("  {:<26}{}\n  {:<26}{}\n", "trace", r.trace_path, "table", r.table_path);
 }

@@ -36,7 +36,7 @@ void RunFlags::add_to(CLI::App& app, bool single_variant) {
   } else {
     app.add_option("--variants", variants, "comma-separated variants (default: every one the device supports)");
     app.add_option("--rounds", rounds,
-                   "measure the kept forwards (--active or --repeat) in this many rounds, each over every variant "
+                   "measure the kept passes (--active or --repeat) in this many rounds, each over every variant "
                    "on fresh inputs, rounds 2.. each in a fresh process; the spread then covers run-to-run drift")
         ->capture_default_str()
         ->check(strict_integer());
@@ -47,19 +47,21 @@ void RunFlags::add_to(CLI::App& app, bool single_variant) {
       app.add_option("--out", out, "directory for the traces (.json.gz) and tables (.txt); --no-profile writes none")
           ->capture_default_str()
           ->check(non_empty_path());
-  app.add_flag("--no-profile", no_profile, "time plain forwards without recording a trace")->excludes(out_option);
+  app.add_flag("--no-profile", no_profile, "time plain passes (forwards, or the --pass backward or train steps) without recording a trace")->excludes(out_option);
   app.add_option("--wait", wait, "profiler schedule: steps skipped first")->check(strict_integer())->capture_default_str();
   app.add_option("--warmup", warmup, "profiler schedule: steps recorded then discarded")->capture_default_str();
-  app.add_option("--active", active, "profiler schedule: steps kept, one forward each; times are their median and spread")
+  app.add_option("--active", active, "profiler schedule: steps kept, one pass each (a forward, or with --pass a backward or "
+                 "training step); times are their median and spread")
       ->capture_default_str();
-  app.add_option("--repeat", repeat, "--no-profile: forwards timed after one warm-up; times are their median and spread")
+  app.add_option("--repeat", repeat, "--no-profile: passes (forwards, or the --pass backward or train steps) timed after one "
+                 "warm-up; times are their median and spread")
       ->capture_default_str();
   add_min_time_option(app, min_time, "--active or --repeat");
 }
 
 void add_min_time_option(CLI::App& app, double& min_time, const std::string& count_flags) {
   app.add_option("--min-time", min_time,
-                 "seconds the kept forwards (" + count_flags + ") fill at least: a fast forward is kept more times, up to " +
+                 "seconds the kept passes (" + count_flags + ") fill at least: a fast pass is kept more times, up to " +
                      std::to_string(kMaxKeptForwards) + "; 0 keeps exactly that count")
       ->capture_default_str();
 }

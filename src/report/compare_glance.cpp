@@ -40,13 +40,7 @@ void write_compare_results(const std::string& dir, const std::string& stem, cons
 }
 
 std::vector<Insight> run_insights(const RunResult& result, const Ceilings& ceilings) {
-  std::vector<Insight> insights;
-  if (result.trace && result.pass == Pass::forward) {  // as glance_row: the trace rules read forwards
-    insights = derive_insights(*result.trace, run_facts(result));
-  } else if (auto nan = rules::nan_output(run_facts(result))) {
-    // No trace (--no-profile): the facts alone still say when the output holds NaN.
-    insights.push_back(*nan);
-  }
+  std::vector<Insight> insights = pass_insights(result, run_facts(result));  // as glance_row
   if (auto decode = decode_bandwidth(insights, result, ceilings)) insights.push_back(*decode);
   return insights;
 }

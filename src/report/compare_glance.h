@@ -23,9 +23,8 @@ std::optional<Insight> above_ceiling_insight(const Ceilings& ceilings, const Run
 void write_compare_results(const std::string& dir, const std::string& stem, const std::vector<CompareRow>& rows,
                            const std::vector<GlanceRow>& glance, const Ceilings& ceilings, std::string_view parameter = "out_dir");
 
-// A run's insights as compare computes them (for `attnprof run`): from the trace (a forward run's:
-// the rules read attn_fwd), or without one (--no-profile, or a backward or train pass) only
-// nan_output when the output holds NaN; then decode_bandwidth against `ceilings`.
+// A run's insights as compare computes them (for `attnprof run`): pass_insights (glance.h), then
+// decode_bandwidth against `ceilings`.
 std::vector<Insight> run_insights(const RunResult& result, const Ceilings& ceilings);
 
 }  // namespace attnprof::report

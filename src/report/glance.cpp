@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "report/backward_insights.h"
 #include "report/ceilings.h"
 #include "report/result_keys.h"
 #include "report/time_stats_text.h"
@@ -72,6 +73,23 @@ RunFacts run_facts(const RunResult& result) {
   return facts;
 }
 
+std::string differed_text(const RunResult& result) {
+  if (result.determinism_differed.empty()) return {};
+  std::string names;
+  for (const std::string& n : result.determinism_differed) names += (names.empty() ? "" : ", ") + n;
+  return " (" + names + ")";
+}
+
+std::vector<Insight> pass_insights(const RunResult& result, const RunFacts& facts) {
+  std::vector<Insight> insights;
+  // The forward's rules read attn_fwd ranges and speak of forwards: a backward or train run gets
+  // the backward's rules (attn_bwd) and its own facts, never a claim about a forward's numbers.
+  if (result.trace && result.pass == Pass::forward) return derive_insights(*result.trace, facts);
+  if (result.trace) insights = derive_backward_insights(*result.trace, facts);
+  if (auto nan = rules::nan_output(facts)) insights.push_back(*nan);
+  return insights;
+}
+
 GlanceRow glance_row(const RunResult& result, double peak_tflops) {
   GlanceRow row;
   row.variant = result.variant;
@@ -95,13 +113,7 @@ GlanceRow glance_row(const RunResult& result, double peak_tflops) {
   if (result.pass != Pass::forward) row.grad_rel_err = result.grad_rel_err;
   row.trace_path = result.trace_path;
   RunFacts facts = run_facts(result);
-  // The trace rules read attn_fwd ranges and speak of forwards: a backward or train row gets the
-  // run's own facts only, never a claim about the forward it did not measure.
-  if (result.trace && result.pass == Pass::forward) {
-    row.insights = derive_insights(*result.trace, facts);
-  } else if (auto nan = rules::nan_output(facts)) {
-    row.insights.push_back(*nan);
-  }
+  row.insights = pass_insights(result, facts);
   if (auto setup = rules::one_time_setup(result.setup_ns, result.median_ns)) row.insights.push_back(*setup);
   if (result.determinism_runs > 0) {
     row.insights.push_back(result.determinism_mismatches == 0
@@ -109,8 +121,9 @@ GlanceRow glance_row(const RunResult& result, double peak_tflops) {
                                                                       result.determinism_runs),
                                          {}}
                                : Insight{"nondeterministic",
-                                         fmt::format("{} of {} runs on the same inputs differed from the first",
-                                                     result.determinism_mismatches, result.determinism_runs),
+                                         fmt::format("{} of {} runs on the same inputs differed from the first{}",
+                                                     result.determinism_mismatches, result.determinism_runs,
+                                                     differed_text(result)),
                                          {}});
   }
   return row;

@@ -46,6 +46,13 @@ struct GlanceRow {
 
 // Facts of a run as the insight rules take them.
 RunFacts run_facts(const RunResult& result);
+// " (dk, dv)": what differed over a run's determinism runs (RunResult::determinism_differed), "" when
+// nothing did.
+std::string differed_text(const RunResult& result);
+// A run's insights from its trace: a forward run's from every rule (derive_insights), a backward or
+// train run's from the backward's rules (derive_backward_insights: attn_bwd); nan_output from the
+// facts alone when there is no trace (--no-profile) or the pass is not a forward.
+std::vector<Insight> pass_insights(const RunResult& result, const RunFacts& facts);
 // A measured row; insights come from result.trace (none when the run kept no trace).
 // peak_tflops: the measured matmul ceiling for the run's dtype (Ceilings::peak_tflops), 0 if none.
 GlanceRow glance_row(const RunResult& result, double peak_tflops);

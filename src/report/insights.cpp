@@ -10,6 +10,7 @@
 #include <set>
 
 #include "report/attention_calls.h"
+#include "report/backward_insights.h"
 #include "core/utf8.h"
 #include "report/glance.h"
 #include "report/insight_parts.h"
@@ -404,14 +405,12 @@ nlohmann::json insights_json(const std::vector<Insight>& insights) {
   return out;
 }
 
-namespace {
 std::optional<DType> dtype_from_type_name(const std::string& name) {
   if (name == "c10::BFloat16" || name == "bf16" || name == "bfloat16") return DType::bf16;
   if (name == "c10::Half" || name == "fp16" || name == "half" || name == "float16") return DType::fp16;
   if (name == "float" || name == "fp32" || name == "float32") return DType::fp32;
   return std::nullopt;
 }
-}  // namespace
 
 std::optional<AttentionSpec> spec_from_trace(const trace::Trace& trace, const TraceWork& work) {
   for (const trace::Event& e : trace.events) {
@@ -453,20 +452,18 @@ bool has_forward_ranges(const TraceWork& work, const std::vector<std::string>& r
          is_named_range(work.forwards.front().range->category, work.forwards.front().range->name, range_names);
 }
 
-// The attention calls of a trace without attn_fwd ranges (a model's trace): their forward calls
-// as windows, and the attention shape of the first one whose shape was recorded whole.
-struct FoundCalls {
-  std::vector<WorkWindow> windows;
-  std::optional<AttentionSpec> spec;
-};
-FoundCalls forward_calls(const trace::Trace& trace) {
+}  // namespace
+
+FoundCalls attention_call_windows(const trace::Trace& trace, AttentionPass pass) {
   const Timeline timeline = Timeline::of(trace);
   FoundCalls out;
+  std::set<long> steps;
   for (const AttentionCall& c : find_attention(timeline).calls) {
-    if (c.pass != AttentionPass::forward) continue;
+    if (c.pass != pass) continue;
     const std::string& key = timeline.track_key(c.track);
     const std::size_t sep = key.find('\x1f');
     out.windows.push_back(WorkWindow{c.op, key.substr(0, sep), key.substr(sep + 1), c.start_ns, c.end_ns});
+    if (c.step >= 0) steps.insert(c.step);
     const AttentionShape& s = c.shape;
     if (out.spec || !s.batch || !s.heads || !s.kv_heads || !s.seq_q || !s.seq_k || !s.head_dim) continue;
     AttentionSpec spec;
@@ -478,11 +475,13 @@ FoundCalls forward_calls(const trace::Trace& trace) {
     spec.head_dim = *s.head_dim;
     if (auto dtype = dtype_from_type_name(c.dtype)) spec.dtype = *dtype;
     else continue;
+    if (c.causal) spec.causal = *c.causal;
+    out.causal_known = c.causal.has_value();
     out.spec = spec;
   }
+  out.steps = static_cast<int>(steps.size());
   return out;
 }
-}  // namespace
 
 std::vector<Insight> derive_insights(const trace::Trace& trace, const RunFacts& facts) {
   return derive_insights(trace, facts, default_range_names());
@@ -502,7 +501,7 @@ std::vector<Insight> derive_insights(const trace::Trace& trace, const RunFacts& 
     attention = work;
     if (!known.spec) known.spec = spec_from_trace(trace, work);
   } else {
-    FoundCalls calls = forward_calls(trace);
+    FoundCalls calls = attention_call_windows(trace, AttentionPass::forward);
     attention = collect_windows(trace, calls.windows);
     if (!known.spec) known.spec = calls.spec;
   }
@@ -522,6 +521,8 @@ std::vector<Insight> derive_insights(const trace::Trace& trace, const RunFacts& 
   add(rules::driver_api_launch(trace, work));
   add(rules::warp_specialized(trace, attention));
   add(rules::split_kv_decode(attention, known));
+  // The backward's rules read attn_bwd ranges, else the backward attention calls.
+  for (Insight& i : derive_backward_insights(trace, facts)) out.push_back(std::move(i));
   // CPU against GPU time per forward says "the GPU waits for launches" only of the named ranges: a
   // model's step also holds data loading, Python and the profiler's own overhead.
   if (ranges || facts.cpu_ns_per_forward) add(rules::cpu_bound(work, known));

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/bytes_text.h"
+#include "report/attention_calls.h"
 #include "report/forward_work.h"
 
 namespace attnprof::report {
@@ -20,8 +21,10 @@ namespace attnprof::report {
 struct Insight {
   std::string code;  // hidden_copy, fp32_gemm_cuda_cores, mask_rebuilt, safe_softmax, s2_materialized,
                      // single_fused_kernel, low_occupancy_by_design, low_occupancy, driver_api_launch,
-                     // warp_specialized, split_kv_decode, cpu_bound, nan_output, one_time_setup (from the
-                     // run, not the trace), above_ceiling and decode_bandwidth (from the ceilings)
+                     // warp_specialized, split_kv_decode, probabilities_kept, scores_recomputed,
+                     // dkdv_reduction (the backward's: backward_insights.h), cpu_bound, nan_output,
+                     // one_time_setup (from the run, not the trace), above_ceiling and decode_bandwidth
+                     // (from the ceilings)
   std::string text;
   // What it is about: the calls (the ranges or attention calls it read, by name) and the kernels
   // (full names) it speaks of. Empty only for the run's own facts (nan_output, one_time_setup).
@@ -41,7 +44,7 @@ struct RunFacts {
   std::optional<int> forwards;                 // forwards the numbers average over
 };
 
-// Every rule, in a fixed order. Codes appear at most once.
+// Every rule, in a fixed order (the backward's after the forward's). Codes appear at most once.
 std::vector<Insight> derive_insights(const trace::Trace& trace, const RunFacts& facts);
 // The same, with the ranges of these names (inspect --range) in place of attn_fwd.
 std::vector<Insight> derive_insights(const trace::Trace& trace, const RunFacts& facts,
@@ -97,6 +100,21 @@ inline constexpr double kLowOccupancyPercent = 25.0;
 // its input types. nullopt when the trace has no shapes. derive_insights uses it when the run's
 // facts carry no spec (a trace given to `inspect`).
 std::optional<AttentionSpec> spec_from_trace(const trace::Trace& trace, const TraceWork& work);
+
+// "c10::BFloat16", "bf16", "float", ...: the dtype a trace's recorded input type names; nullopt for
+// any other type.
+std::optional<DType> dtype_from_type_name(const std::string& name);
+
+// The attention calls of one pass found in a trace (report/attention_calls.h) as work windows, with
+// the shape of the first call whose shape was recorded whole (causal from its recorded argument:
+// causal_known) and the number of profiler steps the calls fall in (0 when outside every step).
+struct FoundCalls {
+  std::vector<WorkWindow> windows;
+  std::optional<AttentionSpec> spec;
+  bool causal_known = false;
+  int steps = 0;
+};
+FoundCalls attention_call_windows(const trace::Trace& trace, AttentionPass pass);
 
 // Peak bytes above the forward's starting allocation, from the trace's [memory] events; nullopt
 // when the trace has none inside a forward.

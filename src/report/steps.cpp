@@ -128,26 +128,31 @@ ForwardSummary summarize_forwards(const Timeline& timeline, const std::vector<st
     s.forwards.push_back(ForwardWork{w.start, w.end, w.kernels, w.memcpy, w.memset, w.kernel_ns, w.device_ns,
                                      forwards[i]->dur_ns});
   }
-  if (!s.forwards.empty()) {
-    // Sums first, one division last: 10 forwards of 1 kernel are exactly 1 per forward (ten
-    // additions of 1/10 are not).
-    for (const ForwardWork& f : s.forwards) {
-      s.kernels_per_forward += f.kernels;
-      s.memcpy_per_forward += f.memcpy;
-      s.memset_per_forward += f.memset;
-      s.kernel_time_per_forward_ns += f.kernel_time_ns;
-      s.device_time_per_forward_ns += f.device_time_ns;
-      s.cpu_time_per_forward_ns += f.cpu_time_ns;
-    }
-    const double n = static_cast<double>(s.forwards.size());
-    s.kernels_per_forward /= n;
-    s.memcpy_per_forward /= n;
-    s.memset_per_forward /= n;
-    s.kernel_time_per_forward_ns /= n;
-    s.device_time_per_forward_ns /= n;
-    s.cpu_time_per_forward_ns /= n;
-  }
+  average_forwards(s);
   return s;
+}
+
+void average_forwards(ForwardSummary& s) {
+  s.kernels_per_forward = s.memcpy_per_forward = s.memset_per_forward = 0;
+  s.kernel_time_per_forward_ns = s.device_time_per_forward_ns = s.cpu_time_per_forward_ns = 0;
+  if (s.forwards.empty()) return;
+  // Sums first, one division last: 10 forwards of 1 kernel are exactly 1 per forward (ten
+  // additions of 1/10 are not).
+  for (const ForwardWork& f : s.forwards) {
+    s.kernels_per_forward += static_cast<double>(f.kernels);
+    s.memcpy_per_forward += static_cast<double>(f.memcpy);
+    s.memset_per_forward += static_cast<double>(f.memset);
+    s.kernel_time_per_forward_ns += static_cast<double>(f.kernel_time_ns);
+    s.device_time_per_forward_ns += static_cast<double>(f.device_time_ns);
+    s.cpu_time_per_forward_ns += static_cast<double>(f.cpu_time_ns);
+  }
+  const double n = static_cast<double>(s.forwards.size());
+  s.kernels_per_forward /= n;
+  s.memcpy_per_forward /= n;
+  s.memset_per_forward /= n;
+  s.kernel_time_per_forward_ns /= n;
+  s.device_time_per_forward_ns /= n;
+  s.cpu_time_per_forward_ns /= n;
 }
 
 ForwardSummary summarize_forwards(const trace::Trace& trace, const std::string& range_name) {

@@ -50,6 +50,11 @@ ForwardSummary summarize_forwards(const Timeline& timeline, const std::string& r
 // starts inside an earlier one is counted with it.
 ForwardSummary summarize_forwards(const Timeline& timeline, const std::vector<std::string>& range_names);
 
+// Sets the means of `summary` from its `forwards` (each 0 when there are none): what
+// summarize_forwards does last, and what a summary built from other ranges (a training step's
+// forward and backward together) needs.
+void average_forwards(ForwardSummary& summary);
+
 // True when the trace holds kernel, gpu_memcpy or gpu_memset events.
 bool has_device_work(const trace::Trace& trace);
 bool has_device_work(const Timeline& timeline);

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <vector>
 
@@ -31,51 +30,6 @@ namespace {
 int kept_this_round(int kept, int rounds) {
   const int r = std::max(1, rounds);
   return std::max(1, (kept + r - 1) / r);
-}
-
-// A host copy of t's storage that the next pass cannot overwrite (to_host returns a CPU tensor itself).
-Tensor snapshot(const Tensor& t) {
-  const Tensor host = to_host(t);
-  Tensor copy = Tensor::empty_strided(host.shape(), host.strides(), host.dtype(), Device::cpu);
-  std::memcpy(copy.raw(), host.raw(), host.storage_bytes());
-  return copy;
-}
-
-// Forwards 2..runs of the same inputs whose output differs from the first's (`first`) bit for bit.
-int forward_mismatches(Variant& variant, const AttentionSpec& spec, PassTensors& t, ops::Backend& device,
-                       const Tensor& first, int runs) {
-  const Tensor reference = snapshot(first);
-  int mismatches = 0;
-  for (int run = 1; run < runs; ++run) {
-    poison(t.out);
-    variant.forward(spec, t.in.q, t.in.k, t.in.v, t.out);
-    device.synchronize();
-    const Tensor again = to_host(t.out);
-    if (std::memcmp(again.raw(), reference.raw(), reference.storage_bytes()) != 0) ++mismatches;
-  }
-  return mismatches;
-}
-
-// `runs` forward-and-backward steps of the same inputs and dO; those after the first whose dQ, dK
-// or dV differs from the first's bit for bit.
-int gradient_mismatches(Variant& variant, const AttentionSpec& spec, PassTensors& t, ops::Backend& device, int runs) {
-  std::vector<Tensor> first;
-  int mismatches = 0;
-  for (int run = 0; run < runs; ++run) {
-    variant.forward_for_backward(spec, t.in.q, t.in.k, t.in.v, t.out);
-    variant.backward(spec, t.in.q, t.in.k, t.in.v, t.out, t.dout, t.grads.dq, t.grads.dk, t.grads.dv);
-    device.synchronize();
-    const std::vector<Tensor> grads{snapshot(t.grads.dq), snapshot(t.grads.dk), snapshot(t.grads.dv)};
-    if (run == 0) {
-      first = grads;
-      continue;
-    }
-    bool same = true;
-    for (std::size_t i = 0; i < grads.size(); ++i)
-      same = same && std::memcmp(grads[i].raw(), first[i].raw(), first[i].storage_bytes()) == 0;
-    if (!same) ++mismatches;
-  }
-  return mismatches;
 }
 
 }  // namespace
@@ -219,16 +173,11 @@ RunResult run_variant(const RunOptions& options) {
   if (!options.dump_dir.empty()) dump_inputs_and_output(options.dump_dir, in, host_out);
   if (!options.dump_dir.empty() && pass != Pass::forward) dump_gradients(options.dump_dir, tensors);
 
-  // 1b. Determinism: the same inputs, bit-identical results (atomics or split-K would break it):
-  // the output of a forward pass, dQ, dK and dV of a backward or train pass.
+  // 1b. Determinism: the same inputs, bit-identical outputs and gradients (atomics or split-K
+  // would break it).
   int determinism_runs = options.determinism_runs >= 0 ? options.determinism_runs
                                                        : (spec.device == Device::cuda ? 10 : 0);
-  if (determinism_runs > 1) {
-    result.determinism_runs = determinism_runs;
-    result.determinism_mismatches = pass == Pass::forward
-                                        ? forward_mismatches(*variant, spec, tensors, device, host_out, determinism_runs)
-                                        : gradient_mismatches(*variant, spec, tensors, device, determinism_runs);
-  }
+  if (determinism_runs > 1) check_determinism(*variant, spec, pass, tensors, device, determinism_runs, result);
 
   // 2. Peak extra memory of one pass: everything it allocates beyond q, k, v and out (and dO and
   // the gradients for a backward).

@@ -49,7 +49,7 @@ nlohmann::json run_result_json(const RunResult& r, double peak_tflops) {
   j["timing"] = r.timing_source;
   if (r.determinism_runs > 0) {
     j["determinism"] = {{"runs", r.determinism_runs}, {"bit_identical", r.determinism_mismatches == 0},
-                        {"mismatches", r.determinism_mismatches}};
+                        {"mismatches", r.determinism_mismatches}, {"differed", r.determinism_differed}};
   }
   j["trace_path"] = r.trace_path;
   if (!r.trace_path.empty()) j["trace"] = r.trace_path;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 
 #include "run/npy.h"
@@ -147,22 +148,7 @@ report::ForwardSummary summarize_passes(const trace::Trace& trace, Pass pass) {
                                                  f.memset + b.memset, f.kernel_time_ns + b.kernel_time_ns,
                                                  f.device_time_ns + b.device_time_ns, f.cpu_time_ns + b.cpu_time_ns});
   }
-  if (n == 0) return steps;
-  for (const report::ForwardWork& s : steps.forwards) {
-    steps.kernels_per_forward += static_cast<double>(s.kernels);
-    steps.memcpy_per_forward += static_cast<double>(s.memcpy);
-    steps.memset_per_forward += static_cast<double>(s.memset);
-    steps.kernel_time_per_forward_ns += static_cast<double>(s.kernel_time_ns);
-    steps.device_time_per_forward_ns += static_cast<double>(s.device_time_ns);
-    steps.cpu_time_per_forward_ns += static_cast<double>(s.cpu_time_ns);
-  }
-  const double count = static_cast<double>(n);
-  steps.kernels_per_forward /= count;
-  steps.memcpy_per_forward /= count;
-  steps.memset_per_forward /= count;
-  steps.kernel_time_per_forward_ns /= count;
-  steps.device_time_per_forward_ns /= count;
-  steps.cpu_time_per_forward_ns /= count;
+  report::average_forwards(steps);
   return steps;
 }
 
@@ -188,6 +174,59 @@ void dump_gradients(const std::string& dir, const PassTensors& t) {
   write_npy((d / "dq.npy").string(), to_host(t.grads.dq));
   write_npy((d / "dk.npy").string(), to_host(t.grads.dk));
   write_npy((d / "dv.npy").string(), to_host(t.grads.dv));
+}
+
+void check_determinism(Variant& variant, const AttentionSpec& spec, Pass pass, PassTensors& t, ops::Backend& device,
+                       int runs, RunResult& result) {
+  result.determinism_runs = runs;
+  result.determinism_mismatches = 0;
+  result.determinism_differed.clear();
+  // One pass: the forward (keeping what a backward reads), then for a backward or train pass the
+  // backward; every output NaN-poisoned first, so an element left unwritten differs too.
+  auto run_once = [&] {
+    poison(t.out);
+    if (pass == Pass::forward) {
+      variant.forward(spec, t.in.q, t.in.k, t.in.v, t.out);
+    } else {
+      variant.forward_for_backward(spec, t.in.q, t.in.k, t.in.v, t.out);
+      device.synchronize();
+      poison(t.grads.dq);
+      poison(t.grads.dk);
+      poison(t.grads.dv);
+      backward(variant, spec, t);
+    }
+    device.synchronize();
+  };
+  struct Compared {
+    const char* name;
+    const Tensor* tensor;
+    std::vector<unsigned char> first;  // a copy: on the CPU to_host is the tensor itself
+  };
+  std::vector<Compared> compared{{"out", &t.out, {}}};
+  if (pass != Pass::forward) {
+    compared.push_back({"dq", &t.grads.dq, {}});
+    compared.push_back({"dk", &t.grads.dk, {}});
+    compared.push_back({"dv", &t.grads.dv, {}});
+  }
+  run_once();
+  for (Compared& c : compared) {
+    const Tensor host = to_host(*c.tensor);
+    const auto* bytes = static_cast<const unsigned char*>(host.raw());
+    c.first.assign(bytes, bytes + host.storage_bytes());
+  }
+  std::vector<bool> differed(compared.size(), false);
+  for (int run = 1; run < runs; ++run) {
+    run_once();
+    bool any = false;
+    for (std::size_t i = 0; i < compared.size(); ++i) {
+      const Tensor again = to_host(*compared[i].tensor);
+      if (std::memcmp(again.raw(), compared[i].first.data(), compared[i].first.size()) == 0) continue;
+      differed[i] = any = true;
+    }
+    if (any) ++result.determinism_mismatches;
+  }
+  for (std::size_t i = 0; i < compared.size(); ++i)
+    if (differed[i]) result.determinism_differed.emplace_back(compared[i].name);
 }
 
 }  // namespace attnprof

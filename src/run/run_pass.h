@@ -53,6 +53,13 @@ report::ForwardSummary summarize_passes(const trace::Trace& trace, Pass pass);
 // run, and sets result's grad_rel_err fields against the fp64 reference gradients.
 void check_backward(Variant& variant, const AttentionSpec& spec, PassTensors& t, ops::Backend& device,
                     RunResult& result);
+// Determinism: `runs` passes on the same inputs (the forward; for a backward or train pass the
+// forward that keeps what the backward reads, then the backward), each output NaN-poisoned first,
+// compared bit for bit with the first: out, and dq, dk, dv when the pass has a backward. Sets
+// result's determinism_runs, determinism_mismatches (the later runs that differed anywhere) and
+// determinism_differed (the tensors that differed in some run: "out", "dq", "dk", "dv").
+void check_determinism(Variant& variant, const AttentionSpec& spec, Pass pass, PassTensors& t, ops::Backend& device,
+                       int runs, RunResult& result);
 // DIR/do.npy, dq.npy, dk.npy, dv.npy (logical [B,H,S,D] / [B,Hkv,S,D], bf16 as float32).
 void dump_gradients(const std::string& dir, const PassTensors& t);
 

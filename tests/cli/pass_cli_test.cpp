@@ -158,3 +158,28 @@ TEST(PassCli, SweepRunsTheBackwardOfVariantsThatHaveOne) {
 }
 
 }  // namespace
+
+// The schedule and timing flags count passes, not forwards: their help is true of --pass backward
+// and train too (run and compare share them).
+TEST(PassCli, TimingFlagsHelpSpeaksOfPasses) {
+  for (const char* command : {"run", "compare"}) {
+    CliResult r = run_cli({command, "--help"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::string folded;  // CLI11 wraps long descriptions: compare with the whitespace folded
+    for (char c : r.out) {
+      if (c == '\n' || c == ' ') {
+        if (!folded.empty() && folded.back() != ' ') folded += ' ';
+      } else {
+        folded += c;
+      }
+    }
+    for (const char* said : {"time plain passes (forwards, or the --pass backward or train steps) without recording",
+                             "steps kept, one pass each (a forward, or with --pass a backward or training step)",
+                             "passes (forwards, or the --pass backward or train steps) timed after one warm-up",
+                             "seconds the kept passes (--active or --repeat) fill at least: a fast pass is kept more"}) {
+      EXPECT_NE(folded.find(said), std::string::npos) << command << ": no '" << said << "' in:\n" << r.out;
+    }
+    for (const char* old : {"one forward each", "time plain forwards", "forwards timed after", "kept forwards"})
+      EXPECT_EQ(r.out.find(old), std::string::npos) << command << " still says '" << old << "'";
+  }
+}

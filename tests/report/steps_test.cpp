@@ -136,5 +136,28 @@ TEST(Steps, OnACpuTraceTheKernelsAreCpuKernelEvents) {
   EXPECT_EQ(fw.forwards[0].cpu_time_ns, 900);
 }
 
+TEST(Steps, AverageForwardsIsTheMeanOfEachCountAndTime) {
+  ForwardSummary s;
+  s.kernels_per_forward = 99;  // stale means are replaced
+  // kernels 1, 1, 2 → 4/3; memcpy 0, 0, 3 → 1; times 10, 20, 60 ns → 30; cpu 3, 3, 3 → 3.
+  s.forwards = {ForwardWork{0, 10, 1, 0, 0, 10, 12, 3}, ForwardWork{20, 30, 1, 0, 1, 20, 21, 3},
+                ForwardWork{40, 50, 2, 3, 2, 60, 72, 3}};
+  average_forwards(s);
+  EXPECT_DOUBLE_EQ(s.kernels_per_forward, 4.0 / 3.0);
+  EXPECT_DOUBLE_EQ(s.memcpy_per_forward, 1.0);
+  EXPECT_DOUBLE_EQ(s.memset_per_forward, 1.0);
+  EXPECT_DOUBLE_EQ(s.kernel_time_per_forward_ns, 30.0);
+  EXPECT_DOUBLE_EQ(s.device_time_per_forward_ns, 35.0);
+  EXPECT_DOUBLE_EQ(s.cpu_time_per_forward_ns, 3.0);
+  // Ten forwards of one kernel are exactly one per forward (sums first, one division).
+  s.forwards.assign(10, ForwardWork{0, 1, 1, 0, 0, 1, 1, 1});
+  average_forwards(s);
+  EXPECT_EQ(s.kernels_per_forward, 1.0);
+  s.forwards.clear();
+  average_forwards(s);
+  EXPECT_EQ(s.kernels_per_forward, 0.0);
+  EXPECT_EQ(s.device_time_per_forward_ns, 0.0);
+}
+
 }  // namespace
 }  // namespace attnprof::report

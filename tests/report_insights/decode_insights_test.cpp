@@ -11,22 +11,12 @@
 
 #include "report/decode_insights.h"
 #include "report/insights.h"
+#include "report_insights/insight_test_util.h"
 #include "report_insights/synthetic_trace.h"
 #include "trace/reader.h"
 
 namespace attnprof::report {
 namespace {
-
-const Insight* find(const std::vector<Insight>& insights, const std::string& code) {
-  for (const Insight& i : insights)
-    if (i.code == code) return &i;
-  return nullptr;
-}
-
-std::string source_dir() {
-  const char* dir = std::getenv("ATTNPROF_SOURCE_DIR");
-  return dir ? dir : ATTNPROF_TEST_SOURCE_DIR;
-}
 
 // Llama decode: batch 8, 32 query heads on 8 kv heads, one row, seq-k 32768, D 128, bf16,
 // causal bottom-right: K and V are 2 · 8 · 8 · 32768 · 128 · 2 B = 1 GiB.

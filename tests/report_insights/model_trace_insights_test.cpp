@@ -9,6 +9,7 @@
 #include <set>
 
 #include "report/insights.h"
+#include "report_insights/insight_test_util.h"
 #include "trace/reader.h"
 
 namespace attnprof::report {
@@ -16,12 +17,8 @@ namespace {
 
 const std::set<std::string> kAttentionRules = {"hidden_copy",      "mask_rebuilt",       "safe_softmax",
                                                 "s2_materialized",  "single_fused_kernel", "warp_specialized",
-                                                "split_kv_decode"};
-
-std::string source_dir() {
-  const char* dir = std::getenv("ATTNPROF_SOURCE_DIR");
-  return dir ? dir : ATTNPROF_TEST_SOURCE_DIR;
-}
+                                                "split_kv_decode",  "probabilities_kept", "scores_recomputed",
+                                                "dkdv_reduction"};
 
 std::set<std::string> codes_of(const std::string& path) {
   std::set<std::string> out;
@@ -45,8 +42,6 @@ bool about_has(const Insight& insight, const std::string& part) {
 std::filesystem::path public_dir() {
   return std::filesystem::path(source_dir()) / ".." / "shared" / "traces" / "public";
 }
-
-std::string model(const std::string& stem) { return source_dir() + "/tests/data/model-traces/" + stem + ".json.gz"; }
 
 TEST(ModelTraceInsights, ComposedAttentionShowsItsCopyAndItsMaskInsideTheCalls) {
   auto codes = codes_of(model("gpt_train_naive"));

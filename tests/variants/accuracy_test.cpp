@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cpu/cpu_features.h"
+#include "variants/cpu_case.h"
 #include "variants/reference.h"
 
 namespace attnprof {
@@ -30,6 +31,7 @@ struct Case {
   Layout layout;
   bool causal;
   std::int64_t batch, heads, kv_heads, seq_q, seq_k, head_dim;
+  CausalAlign align = CausalAlign::top_left;
 };
 
 std::string case_name(const Case& c) {
@@ -73,22 +75,8 @@ std::vector<Case> all_cases() {
   return cases;
 }
 
-AttentionSpec spec_of(const Case& c) {
-  AttentionSpec spec;
-  spec.batch = c.batch;
-  spec.heads = c.heads;
-  spec.kv_heads = c.kv_heads;
-  spec.seq_q = c.seq_q;
-  spec.seq_k = c.seq_k;
-  spec.head_dim = c.head_dim;
-  spec.dtype = c.dtype;
-  spec.causal = c.causal;
-  spec.layout = c.layout;
-  spec.device = Device::cpu;
-  return spec;
-}
-
-double tolerance(DType dtype) { return dtype == DType::fp32 ? 1e-5 : 1e-2; }
+AttentionSpec spec_of(const Case& c) { return testing::cpu_spec(c); }
+using testing::tolerance;
 
 // Runs one case and checks it; returns the error for the caller's own assertions.
 variants::ErrorReport run_case(const Case& c, std::uint64_t seed = 7) {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "ops/backend.h"
+#include "variants/cpu_case.h"
 #include "variants/reference.h"
 #include "variants/reference_backward.h"
 
@@ -36,6 +37,7 @@ struct Case {
   bool causal;
   CausalAlign align;
   std::int64_t kv_heads, seq_q, seq_k, head_dim;
+  std::int64_t batch = 2, heads = 4;
 };
 
 std::string case_name(const Case& c) {
@@ -65,23 +67,8 @@ std::vector<Case> all_cases() {
   return cases;
 }
 
-AttentionSpec spec_of(const Case& c) {
-  AttentionSpec spec;
-  spec.batch = 2;
-  spec.heads = 4;
-  spec.kv_heads = c.kv_heads;
-  spec.seq_q = c.seq_q;
-  spec.seq_k = c.seq_k;
-  spec.head_dim = c.head_dim;
-  spec.dtype = c.dtype;
-  spec.causal = c.causal;
-  spec.causal_align = c.align;
-  spec.layout = c.layout;
-  spec.device = Device::cpu;
-  return spec;
-}
-
-double tolerance(DType dtype) { return dtype == DType::fp32 ? 1e-5 : 1e-2; }
+AttentionSpec spec_of(const Case& c) { return testing::cpu_spec(c); }
+using testing::tolerance;
 
 class VariantBackward : public ::testing::TestWithParam<Case> {};
 

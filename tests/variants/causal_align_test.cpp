@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "variants/cpu_case.h"
 #include "variants/reference.h"
 
 namespace attnprof {
@@ -59,7 +60,7 @@ AttentionSpec spec_for(const Shape& s) {
   return spec;
 }
 
-double tolerance(DType dtype) { return dtype == DType::fp32 ? 1e-5 : 1e-2; }
+using testing::tolerance;
 
 float value_at(const Tensor& t, std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t d) {
   const std::int64_t offset = b * t.stride(0) + h * t.stride(1) + i * t.stride(2) + d * t.stride(3);
