@@ -61,6 +61,10 @@ class CudnnVariant final : public Variant {
     if (auto why = refusal(spec)) return why;
     if (spec.head_dim > 128)
       return fmt::format("head_dim {}: the cudnn variant's backward takes multiples of 8 up to 128", spec.head_dim);
+    if (spec.causal && spec.causal_offset() < 0)  // src/cuda/cudnn_sdpa_backward.cpp says why
+      return fmt::format("seq {} > seq_k {} with causal bottom-right (rows that see no key): the cudnn variant's "
+                         "backward takes seq <= seq_k there; efficient and flash take it",
+                         spec.seq_q, spec.seq_k);
     return std::nullopt;
   }
   void prepare_backward(const AttentionSpec& spec) override {
