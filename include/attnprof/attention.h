@@ -50,6 +50,9 @@ struct AttentionSpec {
   // 4·B·H·Sq·Sk·D, halved for causal top-left (the anchors' convention); causal bottom-right
   // counts the visible (i, j) pairs exactly: 4·B·H·D·Σ_i clamp(i + 1 + Sk − Sq, 0, Sk).
   double flops() const;
+  // The (query, key) pairs the mask leaves visible: Σ_i clamp(i + 1 + causal_offset(), 0, Sk) when
+  // causal (either alignment), Sq·Sk without a mask.
+  double visible_pairs() const;
   // Throws UsageError for sizes <= 0, kv_heads not dividing heads, or element counts that overflow.
   void validate() const;
   // "8x16x1024x64" (B x H x S x D, with Sk and Hkv when they differ, and " causal bottom-right"

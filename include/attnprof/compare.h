@@ -21,8 +21,9 @@ using RoundMeasurer =
 // every registered one. The kept forwards are measured in base.rounds rounds, each running every
 // variant in turn on fresh inputs and output; the first round also checks, traces and writes.
 // Rounds 2.. go through `later_rounds` (attnprof's CLI measures each in a fresh process, so the
-// spread covers what differs between processes: allocations, page placement, a slower start);
-// without one they run here, through measure_round.
+// samples come from that many processes, which differ in allocations, page placement and speed);
+// without one they run here, through measure_round. With one, the device's cached memory is
+// released first, for those processes to allocate.
 std::vector<CompareRow> compare_variants(const RunOptions& base, const std::vector<std::string>& variants,
                                          const std::function<void(const std::string&)>& on_start = {},
                                          const RoundMeasurer& later_rounds = {});

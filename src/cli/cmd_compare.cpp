@@ -3,7 +3,10 @@
 #include <attnprof/error.h>
 #include <fmt/format.h>
 
+#include <sys/prctl.h>
+
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <memory>
 
@@ -33,6 +36,7 @@ Command add_compare(CLI::App& app) {
   return [flags, round, round_variants]() {
     RunOptions base = flags->to_options();
     if (*round > 0) {
+      prctl(PR_SET_PDEATHSIG, SIGTERM);  // the round's process ends with the compare that started it
       const std::vector<std::string> names = parse_variant_list(*round_variants);
       std::fputs(round_samples_json(names, measure_round(base, names)).c_str(), stdout);
       return 0;

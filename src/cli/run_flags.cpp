@@ -37,7 +37,7 @@ void RunFlags::add_to(CLI::App& app, bool single_variant) {
     app.add_option("--variants", variants, "comma-separated variants (default: every one the device supports)");
     app.add_option("--rounds", rounds,
                    "measure the kept passes (--active or --repeat) in this many rounds, each over every variant "
-                   "on fresh inputs, rounds 2.. each in a fresh process; the spread then covers run-to-run drift")
+                   "on fresh inputs, rounds 2.. each in a fresh process; the samples then come from that many processes")
         ->capture_default_str()
         ->check(strict_integer());
     compare = true;

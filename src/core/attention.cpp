@@ -58,13 +58,18 @@ double visible_pairs(std::int64_t seq_q, std::int64_t seq_k, std::int64_t offset
 }
 }  // namespace
 
+double AttentionSpec::visible_pairs() const {
+  if (!causal) return static_cast<double>(seq_q) * static_cast<double>(seq_k);
+  return attnprof::visible_pairs(seq_q, seq_k, causal_offset());
+}
+
 double AttentionSpec::flops() const {
   const double per_pair = 4.0 * static_cast<double>(batch) * static_cast<double>(heads) * static_cast<double>(head_dim);
   const double full = per_pair * static_cast<double>(seq_q) * static_cast<double>(seq_k);
   if (!causal) return full;
   // Top-left keeps the anchors' convention (half of the full count, whatever Sq and Sk are);
   // bottom-right counts the visible (i, j) pairs exactly, so the rows that see no key cost nothing.
-  if (causal_align == CausalAlign::bottom_right) return per_pair * visible_pairs(seq_q, seq_k, causal_offset());
+  if (causal_align == CausalAlign::bottom_right) return per_pair * attnprof::visible_pairs(seq_q, seq_k, causal_offset());
   return full / 2.0;
 }
 

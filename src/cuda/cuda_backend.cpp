@@ -201,6 +201,7 @@ class CudaBackend final : public ops::Backend {
     return cuda::cudnn_sdpa_backward_workspace_bytes(spec);
   }
   void synchronize() override { ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  void release_cached_memory() override { cuda::release_cached_memory(); }
   void push_range(const char* name) override { nvtxRangePushA(name); }
   void pop_range() override { nvtxRangePop(); }
   std::optional<std::int64_t> free_bytes() const override {

@@ -383,7 +383,7 @@ void check_backward_spec(const AttentionSpec& spec) {
                                  spec.seq_q, spec.seq_k));
 }
 
-// The problem cuDNN runs (every query row sees a key: check_head_dim refuses the others).
+// The problem cuDNN runs (every query row sees a key: check_backward_spec refuses the others).
 BackwardGeometry solvable_geometry(const AttentionSpec& spec, const Tensor& dq, const Tensor& dk, const Tensor& dv,
                                    const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
                                    const Tensor& dout, const void* lse_rows) {

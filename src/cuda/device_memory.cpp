@@ -41,4 +41,13 @@ void set_allocation_stream(cudaStream_t stream) {
   g_stream = stream;
 }
 
+void release_cached_memory() {
+  ATTNPROF_CUDA_CHECK(cudaStreamSynchronize(g_stream));
+  int device = 0;
+  ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
+  cudaMemPool_t pool = nullptr;
+  ATTNPROF_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+  ATTNPROF_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
+}
+
 }  // namespace attnprof::cuda

@@ -14,4 +14,7 @@ namespace attnprof::cuda {
 memory::RawAllocator device_allocator();
 // Called by the backend once its stream exists: allocations are ordered on `stream`.
 void set_allocation_stream(cudaStream_t stream);
+// Gives the device back every block the pool keeps for reuse (after the stream's work): what
+// another process on the same GPU may then allocate.
+void release_cached_memory();
 }  // namespace attnprof::cuda

@@ -109,6 +109,10 @@ class Backend {
   virtual std::int64_t cudnn_sdpa_backward_workspace_bytes(const AttentionSpec& spec) const;
 
   virtual void synchronize() = 0;
+  // Hands the device back the memory the backend keeps cached for reuse (the CUDA pool), so that
+  // another process on the same device can allocate it: compare does it before its later rounds'
+  // processes start. Nothing on the CPU.
+  virtual void release_cached_memory() {}
   // Bytes the device has free now (cudaMemGetInfo); the CPU backend answers nullopt (the
   // preflight reads MemAvailable itself).
   virtual std::optional<std::int64_t> free_bytes() const { return std::nullopt; }

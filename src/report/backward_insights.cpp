@@ -198,13 +198,18 @@ std::optional<Insight> scores_recomputed(const BackwardScope& scope) {
   if (scope.spec) {
     const AttentionSpec& s = *scope.spec;
     const std::string pairs = fmt::format("{}·{}·{}·{}", s.batch, s.heads, s.seq_q, s.seq_k);
-    const std::string mask = !scope.causal_known ? " (half that with a causal mask)"
-                             : !s.causal        ? ""
-                             : s.causal_align == CausalAlign::top_left ? ", halved by the causal mask"
-                                                                        : ", over the pairs the causal mask leaves visible";
+    // Q·Kᵀ over the pairs the mask leaves visible (2 FLOP each per head-dim element); with the mask
+    // not recorded (a trace of ours read back), over every pair.
+    const bool causal = scope.causal_known && s.causal;
     AttentionSpec counted = s;
-    if (!scope.causal_known) counted.causal = false;
-    const double recompute = counted.flops() / 2.0;  // one of the forward's two GEMMs
+    counted.causal = causal;
+    const double visible = counted.visible_pairs();
+    const std::string mask =
+        !scope.causal_known ? " (fewer with a causal mask)"
+        : !causal           ? ""
+                            : fmt::format(", over the {:.0f} of {} pairs the causal mask leaves visible", visible,
+                                          s.seq_q * s.seq_k);
+    const double recompute = 2.0 * d(s.batch) * d(s.heads) * d(s.head_dim) * visible;
     const double element = d(dtype_size(s.dtype));
     const double probs = d(s.batch) * d(s.heads) * d(s.seq_q) * d(s.seq_k) * element;
     const double lse = d(s.batch) * d(s.heads) * d(s.seq_q) * 4.0;

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include "ops/backend.h"
 #include "run/preflight.h"
 #include "run/run_pass.h"
 
@@ -59,6 +60,10 @@ std::vector<CompareRow> compare_variants(const RunOptions& base, const std::vect
   for (const CompareRow& row : rows)
     if (row.result) ran.push_back(row.variant);
   if (ran.empty()) return rows;
+  // A measurer in another process allocates on the same device: the pool this one keeps from round
+  // 1 (the largest variant's peak) would be memory that process cannot have.
+  if (later_rounds && base.rounds > 1 && ops::has_backend(base.spec.device))
+    ops::backend(base.spec.device).release_cached_memory();
   for (int round = 2; round <= base.rounds; ++round) {
     std::vector<RoundSamples> samples = later_rounds ? later_rounds(round, ran) : measure_round(base, ran);
     if (samples.size() != ran.size()) {

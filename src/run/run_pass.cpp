@@ -182,7 +182,7 @@ void check_determinism(Variant& variant, const AttentionSpec& spec, Pass pass, P
   result.determinism_mismatches = 0;
   result.determinism_differed.clear();
   // One pass: the forward (keeping what a backward reads), then for a backward or train pass the
-  // backward; every output NaN-poisoned first, so an element left unwritten differs too.
+  // backward; every output NaN-poisoned first, so an element some runs leave unwritten differs.
   auto run_once = [&] {
     poison(t.out);
     if (pass == Pass::forward) {

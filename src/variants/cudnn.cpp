@@ -1,7 +1,8 @@
 // cudnn: cuDNN's fused SDPA (one kernel per forward, O(S·D) memory) through the backend graph API,
 // CUDA only. In a CUDA build the body is src/cuda/cudnn_sdpa.cpp (the 14-op causal graph or the
 // SDPA_FWD operation, plans cached) and, for the backward, src/cuda/cudnn_sdpa_backward.cpp (the
-// composite graph of cuDNN's frontend SDPA backward from the forward's Stats), reached through
+// SDPA_BWD operation without a mask, the composite graph of cuDNN's frontend SDPA backward with
+// the causal mask, both from the forward's Stats), reached through
 // ops::Backend; the CPU-only form keeps the name so `--variant cudnn` gets a clear refusal.
 #include "variants/cudnn.h"
 
@@ -25,8 +26,9 @@ class CudnnVariant final : public Variant {
  public:
   std::string_view name() const override { return "cudnn"; }
   std::string_view summary() const override {
-    return "cuDNN fused SDPA through the backend graph API (14-op causal graph / SDPA_FWD; backward: the frontend's "
-           "SDPA backward graph from the Stats, dQ summed with atomics, not bit-deterministic), plans cached per shape";
+    return "cuDNN fused SDPA through the backend graph API (14-op causal graph / SDPA_FWD; backward: SDPA_BWD, "
+           "or the frontend's SDPA backward graph when causal, from the Stats, dQ summed with atomics, not "
+           "bit-deterministic), plans cached per shape";
   }
   std::optional<std::string> refusal(const AttentionSpec& spec) const override {
     if (spec.device != Device::cuda)

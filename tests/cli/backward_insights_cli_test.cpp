@@ -68,17 +68,18 @@ TEST(BackwardInsightsCli, FlashBackwardRecomputesScoresAndSumsWithoutAtomics) {
   CliResult r = run_cli(gqa_run("flash", "backward"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto codes = insights_of(r);
-  // Q·Kᵀ: 2·1·4·64·64·32 = 1,048,576 FLOP, causal: 524,288; five GEMMs: 2,621,440 = 2.62 MFLOP.
-  EXPECT_TRUE(contains(codes["scores_recomputed"], "2·1·4·64·64·32 FLOP, halved by the causal mask = 524,288 FLOP per "
-                                                   "step"))
+  // Q·Kᵀ: causal 64×64 leaves 64·65/2 = 2,080 of 4,096 pairs visible: 2·1·4·32·2,080 = 532,480
+  // FLOP; five GEMMs: 2,662,400 = 2.66 MFLOP.
+  EXPECT_TRUE(contains(codes["scores_recomputed"], "2·1·4·64·64·32 FLOP, over the 2080 of 4096 pairs the causal mask "
+                                                   "leaves visible = 532,480 FLOP per step"))
       << r.out;
-  EXPECT_TRUE(contains(codes["scores_recomputed"], "20% of its 2.62 MFLOP")) << r.out;
+  EXPECT_TRUE(contains(codes["scores_recomputed"], "20% of its 2.66 MFLOP")) << r.out;
   EXPECT_TRUE(contains(codes["scores_recomputed"], "1·4·64·64·2 B = 32.0 KiB per step")) << r.out;
   EXPECT_TRUE(contains(codes["dkdv_reduction"], "without atomics")) << r.out;
   EXPECT_FALSE(codes.count("probabilities_kept")) << r.out;
 
   // inspect of the trace the run wrote: the same rules, the shape read from the trace (causal not
-  // recorded: the full count, 1,048,576 = 1.05 MFLOP, and the causal half named).
+  // recorded: the full count, 1,048,576 = 1.05 MFLOP, said to be fewer with a causal mask).
   std::string trace;
   for (const std::string& f : r.files)
     if (f.size() > 8 && f.compare(f.size() - 8, 8, ".json.gz") == 0) trace = r.work_dir + "/" + f;
@@ -86,7 +87,7 @@ TEST(BackwardInsightsCli, FlashBackwardRecomputesScoresAndSumsWithoutAtomics) {
   CliResult inspected = run_cli({"inspect", "--format", "json", trace});
   ASSERT_EQ(inspected.exit_code, 0) << inspected.err;
   auto seen = insights_of(inspected);
-  EXPECT_TRUE(contains(seen["scores_recomputed"], "2·1·4·64·64·32 FLOP (half that with a causal mask) = 1.05 MFLOP"))
+  EXPECT_TRUE(contains(seen["scores_recomputed"], "2·1·4·64·64·32 FLOP (fewer with a causal mask) = 1.05 MFLOP"))
       << inspected.out;
   EXPECT_TRUE(contains(seen["dkdv_reduction"], "GQA, 2 query heads per kv head")) << inspected.out;
   std::filesystem::remove_all(r.work_dir);

@@ -12,6 +12,22 @@ TEST(AttentionSpec, FlopsHalveForCausal) {
   EXPECT_DOUBLE_EQ(spec.flops(), 2.0 * 8 * 16 * 1024 * 1024 * 64);
 }
 
+// The pairs a causal mask leaves visible, counted by hand: top-left Sq 128 over Sk 256, row i sees
+// i + 1 keys: 128·129/2 = 8,256; bottom-right Sq 200 over Sk 72: rows 0..127 see none, row 128 + r
+// sees r + 1: 72·73/2 = 2,628; bottom-right Sq 3 over Sk 10: 8 + 9 + 10 = 27; no mask: Sq·Sk.
+TEST(AttentionSpec, VisiblePairsOfTheMask) {
+  AttentionSpec spec{.batch = 1, .heads = 1, .seq_q = 128, .seq_k = 256, .head_dim = 8, .causal = true};
+  EXPECT_DOUBLE_EQ(spec.visible_pairs(), 8256.0);
+  spec.causal = false;
+  EXPECT_DOUBLE_EQ(spec.visible_pairs(), 128.0 * 256.0);
+  spec = {.batch = 1, .heads = 1, .seq_q = 200, .seq_k = 72, .head_dim = 8, .causal = true,
+          .causal_align = CausalAlign::bottom_right};
+  EXPECT_DOUBLE_EQ(spec.visible_pairs(), 2628.0);
+  spec.seq_q = 3;
+  spec.seq_k = 10;
+  EXPECT_DOUBLE_EQ(spec.visible_pairs(), 27.0);
+}
+
 TEST(AttentionSpec, ValidateRejectsBadShapes) {
   AttentionSpec spec;
   spec.kv_heads = 5;

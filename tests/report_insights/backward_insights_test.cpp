@@ -112,13 +112,14 @@ TEST(BackwardInsights, ScoresRecomputedNamesTheExtraGemmAndTheMemoryItSaves) {
   const auto insights = derive_backward_insights(cudnn_backward(), facts_of(spec(8)));
   const Insight* recomputed = find(insights, "scores_recomputed");
   ASSERT_NE(recomputed, nullptr);
-  // Q·Kᵀ: 2·2·8·128·256·64 = 67,108,864 FLOP, causal halves it: 33,554,432 = 33.55 MFLOP; the
-  // backward's five GEMMs: 167,772,160 = 167.77 MFLOP. Not kept: 2·8·128·256·2 B = 1.0 MiB.
+  // Q·Kᵀ over the visible pairs: top-left, row i of 128 sees i + 1 of the 256 keys, Σ = 128·129/2
+  // = 8,256 of 32,768 pairs; 2·2·8·64·8,256 = 16,908,288 FLOP = 16.91 MFLOP; the backward's five
+  // GEMMs: 84,541,440 = 84.54 MFLOP. Not kept: 2·8·128·256·2 B = 1.0 MiB.
   EXPECT_TRUE(has(recomputed, "aten::_scaled_dot_product_cudnn_attention_backward recomputes the scores"))
       << recomputed->text;
-  EXPECT_TRUE(has(recomputed, "2·2·8·128·256·64 FLOP, halved by the causal mask = 33.55 MFLOP per step"))
+  EXPECT_TRUE(has(recomputed, "2·2·8·128·256·64 FLOP, over the 8256 of 32768 pairs the causal mask leaves visible = 16.91 MFLOP per step"))
       << recomputed->text;
-  EXPECT_TRUE(has(recomputed, "20% of its 167.77 MFLOP")) << recomputed->text;
+  EXPECT_TRUE(has(recomputed, "20% of its 84.54 MFLOP")) << recomputed->text;
   EXPECT_TRUE(has(recomputed, "2·8·128·256·2 B = 1.0 MiB per step, only the fp32 log-sum-exp, B·H·Sq·4 B = 8.0 KiB"))
       << recomputed->text;
   EXPECT_EQ(find(insights, "probabilities_kept"), nullptr);
@@ -181,14 +182,15 @@ TEST(BackwardInsights, NaiveModelTraceKeepsItsFp32Probabilities) {
 }
 
 TEST(BackwardInsights, CudnnModelTraceRecomputesItsScores) {
-  // cuDNN's SDPA backward at 8x4x256x256x64, bf16, is_causal recorded True: 2·8·4·256·256·64 / 2 =
-  // 134,217,728 FLOP = 134.22 MFLOP per call; five GEMMs 671.09 MFLOP; 8·4·256·256·2 B = 4.0 MiB.
+  // cuDNN's SDPA backward at 8x4x256x256x64, bf16, is_causal recorded True: 256·257/2 = 32,896 of
+  // 65,536 pairs visible, 2·8·4·64·32,896 = 134,742,016 FLOP = 134.74 MFLOP per call; five GEMMs
+  // 673,710,080 = 673.71 MFLOP; 8·4·256·256·2 B = 4.0 MiB.
   const auto insights = derive_insights(trace::read_trace_file(model("gpt_train_sdpa_cudnn")), {});
   const Insight* recomputed = find(insights, "scores_recomputed");
   ASSERT_NE(recomputed, nullptr);
-  EXPECT_TRUE(has(recomputed, "2·8·4·256·256·64 FLOP, halved by the causal mask = 134.22 MFLOP per call"))
+  EXPECT_TRUE(has(recomputed, "2·8·4·256·256·64 FLOP, over the 32896 of 65536 pairs the causal mask leaves visible = 134.74 MFLOP per call"))
       << recomputed->text;
-  EXPECT_TRUE(has(recomputed, "20% of its 671.09 MFLOP")) << recomputed->text;
+  EXPECT_TRUE(has(recomputed, "20% of its 673.71 MFLOP")) << recomputed->text;
   EXPECT_TRUE(has(recomputed, "8·4·256·256·2 B = 4.0 MiB per call")) << recomputed->text;
   EXPECT_EQ(recomputed->about.front(), "ScaledDotProductCudnnAttentionBackward0");
   EXPECT_EQ(find(insights, "probabilities_kept"), nullptr);
