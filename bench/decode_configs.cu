@@ -54,6 +54,10 @@ struct Config {
   // Registers a thread and CTAs an SM the device keeps resident (after a launch set the kernel's
   // shared memory attribute): whether the geometry gets the occupancy it was built for.
   void (*residency)(int* registers, int* ctas_per_sm);
+  // Sets the kernel's shared memory attributes. launch_decode_kernel's own once-a-device flag is an
+  // inline function's static, which the dynamic linker merges with the library's copy for the
+  // production geometry: that flag is already set by the library's launch, for the library's kernel.
+  void (*configure)();
 };
 
 template <class G>
@@ -67,12 +71,22 @@ void residency_of(int* registers, int* ctas_per_sm) {
 }
 
 template <class G>
+void configure_kernel() {
+  const auto kernel = decode::flash_decode_splitkv_kernel<kD, Bf16, G>;
+  ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           decode::DecodeTraits<kD, G>::kSmemBytes));
+  ATTNPROF_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+}
+
+template <class G>
 Config config_of() {
   Config c{{G::kWarps, G::kStages, G::kTileKiB, G::kCtasPerSm, G::kPersistent, G::kL2Prefetch},
            &decode::launch_decode_kernel<kD, Bf16, G>,
            decode::DecodeTraits<kD, G>::kSmemBytes,
            {},
-           &residency_of<G>};
+           &residency_of<G>,
+           &configure_kernel<G>};
   c.name = "w" + std::to_string(G::kWarps) + " s" + std::to_string(G::kStages) + " t" + std::to_string(G::kTileKiB) +
            "K c" + std::to_string(G::kCtasPerSm) + (G::kPersistent ? " persistent" : "") +
            (G::kL2Prefetch ? " L2::" + std::to_string(G::kL2Prefetch) + "B" : "");
@@ -301,6 +315,7 @@ int main(int argc, char** argv) {
       } best;
       for (const Config& c : all) {
         if (&sh == &shapes.front()) {  // once a geometry, after its first launch below
+          c.configure();
           c.launch(args, decode::prepare_decode(args, production, stream).params, stream, sms);
           int registers = 0, resident = 0;
           c.residency(&registers, &resident);
