@@ -417,13 +417,14 @@ std::string run_backward(Variant& variant, const AttentionSpec& s, Pass pass, co
     fwd_fields = spread_fields("fwd", fwd.ms) + ", ";
   }
   const Timing steps = time_on_stream(reps, train);
-  const double med = median(steps.ms) - fwd_median;  // the backward (train − forward) or the training step
+  // The backward (train − forward; null TFLOP/s where noise makes it <= 0) or the training step.
+  const double med = median(steps.ms) - fwd_median;
   return fmt::format(
       "{{\"variant\": \"{}\", \"pass\": \"{}\", {}, \"causal\": {}, \"reps\": {}, \"median_ms\": {:.4f}, "
-      "\"tflops\": {:.1f}, {}{}, \"host_us_per_step\": {:.1f}, \"first_step_ms\": {:.1f}, \"prepare_ms\": {:.1f}, "
+      "\"tflops\": {}, {}{}, \"host_us_per_step\": {:.1f}, \"first_step_ms\": {:.1f}, \"prepare_ms\": {:.1f}, "
       "\"kept_mib\": {:.1f}, \"peak_extra_mib\": {:.1f}, {}}}",
       variant.name(), pass_name(pass), shape_fields(s), s.causal ? "true" : "false", reps, med,
-      pass_flops(s, pass) / (med * 1e-3) / 1e12, fwd_fields, spread_fields("train", steps.ms), median(steps.host_us),
+      med > 0 ? fmt::format("{:.1f}", pass_flops(s, pass) / (med * 1e-3) / 1e12) : "null", fwd_fields, spread_fields("train", steps.ms), median(steps.host_us),
       first_step_ms, prepare_ms, kept_mib, peak_extra_mib, grads_checked);
 }
 
@@ -475,6 +476,7 @@ int main(int argc, char** argv) {
         } catch (const Error& e) {
           std::string why = std::string(e.what()).substr(0, 300);
           std::replace(why.begin(), why.end(), '"', '\'');
+          std::replace(why.begin(), why.end(), '\\', '/');  // Error's escapes (\x1b) are not JSON's
           line = fmt::format("{{\"variant\": \"{}\", \"pass\": \"{}\", {}, \"error\": \"{}\"}}", name, pass_name(pass),
                              shape_fields(s), why);
         }

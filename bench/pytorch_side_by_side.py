@@ -338,7 +338,8 @@ def print_backward(results, backward_flops):
         torch_err = f"{t['grad_rel_err']:10.1e}" if t.get("grad_rel_err") is not None else f"{'-':>10}"
         steps = lambda x: f"{x['train_median_ms']:.3f}/{x['fwd_median_ms']:.3f}"  # noqa: E731
         rate = lambda ms: backward_flops(r) / ms / 1e9 if ms > 0 else float("nan")  # noqa: E731
-        print(f"{shape:>16} {r['variant']:>13} {o['median_ms']:8.3f} {t['median_ms']:8.3f} {r['ratio_torch_over_ours']:6.2f} "
+        print(f"{shape:>16} {r['variant']:>13} {o['median_ms']:8.3f} {t['median_ms']:8.3f} "
+              f"{r.get('ratio_torch_over_ours', float('nan')):6.2f} "
               f"{vs_cudnn} {rate(o['median_ms']):9.1f} {rate(t['median_ms']):10.1f} "
               f"{issue} {target:>20} {steps(o):>17} {steps(t):>18} {o['peak_extra_mib']:9.1f} {t['peak_extra_mib']:9.1f} "
               f"{ours_err} {torch_err}{'  WRONG' if r['correct'] is False else ''}")
@@ -403,7 +404,7 @@ def main():
                    "ours": mine, "torch": theirs}
             if "median_ms" in theirs and not backward:
                 theirs["kv_tbps"] = 2 * b * hkv * sk * d * 2 / (theirs["median_ms"] * 1e-3) / 1e12
-            if "median_ms" in mine and "median_ms" in theirs:
+            if "median_ms" in mine and "median_ms" in theirs and mine["median_ms"] > 0:
                 row["ratio_torch_over_ours"] = theirs["median_ms"] / mine["median_ms"]
             if backward and (b, h, s, d) in ANCHOR_SHAPES and OURS_TO_TORCH[base] in ISSUE_BACKWARD_TFLOPS:
                 row["issue_torch_tflops"] = ISSUE_BACKWARD_TFLOPS[OURS_TO_TORCH[base]][ANCHOR_SHAPES.index((b, h, s, d))]
@@ -412,7 +413,7 @@ def main():
         # Issue 6's bar: every row of this shape against PyTorch's cuDNN backend, when it was timed.
         cudnn = torch_rows.get("cudnn", {})
         for row in results[-len(variants):]:
-            if "median_ms" in row["ours"] and "median_ms" in cudnn:
+            if "median_ms" in row["ours"] and "median_ms" in cudnn and row["ours"]["median_ms"] > 0:
                 row["ratio_torch_cudnn_over_ours"] = cudnn["median_ms"] / row["ours"]["median_ms"]
             bar, factor = BACKWARD_TARGETS.get(row["variant"].split("@")[0], (None, 0))
             against = torch_rows.get(bar, {})
