@@ -393,7 +393,8 @@ def main():
                 try:
                     torch_rows[base] = (time_torch_backward if backward else time_torch)(OURS_TO_TORCH[base], shape, reps)
                 except Exception as e:  # noqa: BLE001 - report and go on (a backend without a kernel, out of memory)
-                    why = "out of memory, not run" if isinstance(e, torch.cuda.OutOfMemoryError) else "refused"
+                    # A backend's refusal is PyTorch's "No available kernel" (a RuntimeError), said as it is.
+                    why = "out of memory, not run" if isinstance(e, torch.cuda.OutOfMemoryError) else type(e).__name__
                     torch_rows[base] = {"error": f"{why}: {str(e).splitlines()[0][:200]}"}
                 if backward:  # the autograd graphs, and torch.compile's graphs of this shape, go before the next
                     if base == "fused":
