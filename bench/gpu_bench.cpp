@@ -32,6 +32,7 @@
 #include <fmt/format.h>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
