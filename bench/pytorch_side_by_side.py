@@ -16,13 +16,31 @@ backends with enable_gqa, and print the K/V read rate beside the time (2·B·Hkv
 the median). A shape is BxHxSxD (self-attention) or BxHxSqxDxHkvxSk (a decode step); --shapes
 takes them, or 'anchors' and 'decode' for the named sets.
 
+--pass backward (issue 20, item 5; self-attention shapes only, the anchors by default): the backward
+on both sides, as backward time = training-step median - forward median. Ours: gpu_bench --pass
+backward (a step = forward_for_backward then backward on a dO drawn like q, k, v; the forward timed
+= forward_for_backward). PyTorch's: q, k, v leaves with requires_grad, a step = the module's forward
+then out.backward(dO) (the .grad of q, k, v cleared first, so nothing accumulates), the forward
+timed = the same forward under autograd (it saves what the backward reads; the graph is dropped).
+Both sides: three sets rotated, CUDA events, the stream held while the steps are queued, the
+forward's and the step's loops timed alike; TFLOP/s on 2.5x the forward's FLOPs. Gradients: the
+error vs fp64 of batch 0's kv head 0 (dQ of its query heads, dK, dV): ours where gpu_bench checks
+it (grad_checked), PyTorch's by fp64 autograd of that sub-problem on the GPU. A row PyTorch refuses
+(no kernel for the shape, out of memory) prints one line saying so; gpu_bench's memory preflight
+refuses ours the same way. Beside each row: the issue's target (flash >= 1.0x PyTorch's cuDNN,
+efficient >= 1.0x PyTorch's efficient, cudnn within 3% of PyTorch's cuDNN, naive, inplace, math
+and fused within 15% of PyTorch's) and the issue's PyTorch 2.11 TFLOP/s at the anchors.
+
   python3 bench/pytorch_side_by_side.py --bench build/bench/gpu_bench --out $OUT/side_by_side.json
   python3 bench/pytorch_side_by_side.py --bench build/bench/gpu_bench --shapes head-dims --variants flash,cudnn
+  python3 bench/pytorch_side_by_side.py --bench build/bench/gpu_bench --pass backward --reps 20 --out bwd.json
 """
 import argparse
+import gc
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -42,6 +60,16 @@ OURS_TO_TORCH = {
     "naive": "naive", "inplace": "inplace", "math": "math", "fused": "compile",
     "efficient": "efficient", "flash": "flash", "cudnn": "cudnn",
 }
+# Issue 20's backward targets: our backward's median at most FACTOR x the median of PyTorch's row
+# paired with OURS (OURS_TO_TORCH) at every anchor.
+BACKWARD_TARGETS = {  # our variant: (the variant whose PyTorch row is its bar, factor)
+    "flash": ("cudnn", 1.0), "efficient": ("efficient", 1.0), "cudnn": ("cudnn", 1.03),
+    "naive": ("naive", 1.15), "inplace": ("inplace", 1.15), "math": ("math", 1.15), "fused": ("fused", 1.15),
+}
+# The backward TFLOP/s of PyTorch 2.11 on the H200 that issue 20 quotes, at ANCHOR_SHAPES in order (for
+# reference beside this run's).
+ISSUE_BACKWARD_TFLOPS = {"cudnn": (225, 371, 489, 534, 217), "flash": (139, 226, 258, 312, 118),
+                         "efficient": (66, 90, 116, 129, 64)}
 
 
 class Naive(torch.nn.Module):
@@ -117,6 +145,23 @@ def hold_stream_while_queueing():
     torch.cuda._sleep(HOLD_CYCLES)
 
 
+def timed(reps, step):
+    """Device ms of each of reps calls of step(i), CUDA events around each, all queued behind the
+    hold; and the CPU us each call took."""
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    host = []
+    hold_stream_while_queueing()
+    for i in range(reps):
+        starts[i].record()
+        t0 = time.perf_counter()
+        step(i)
+        host.append((time.perf_counter() - t0) * 1e6)
+        ends[i].record()
+    torch.cuda.synchronize()
+    return [st.elapsed_time(en) for st, en in zip(starts, ends)], host
+
+
 def time_torch(name, shape, reps):
     b, h, s, d, hkv, sk = shape
     torch.manual_seed(0)
@@ -142,32 +187,98 @@ def time_torch(name, shape, reps):
         got = out[0:1, 0:1].double()
         err = ((got - ref).norm() / ref.norm()).item()
         del out
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-        host = []
-        hold_stream_while_queueing()
-        for i in range(reps):
-            starts[i].record()
-            t0 = time.perf_counter()
-            fn(*sets[i % 3])
-            host.append((time.perf_counter() - t0) * 1e6)
-            ends[i].record()
-        torch.cuda.synchronize()
-    ms = sorted(st.elapsed_time(en) for st, en in zip(starts, ends))
+        ms, host = timed(reps, lambda i: fn(*sets[i % 3]))
+    ms.sort()
     host.sort()
     return {"median_ms": ms[len(ms) // 2], "peak_extra_mib": peak_mib, "host_us_per_fwd": host[len(host) // 2],
             "rel_err_vs_fp64": err}
 
 
-def run_ours(bench, variants, shapes, reps):
+def spread(ms):
+    """The median and the spread (p10, p90 by nearest rank, min, max) of ms, named as gpu_bench names them
+    after its train_ and fwd_ prefixes."""
+    ms = sorted(ms)
+    at = lambda q: ms[round(q * (len(ms) - 1))]  # noqa: E731
+    return {"median_ms": statistics.median(ms), "p10_ms": at(0.1), "p90_ms": at(0.9), "min_ms": ms[0], "max_ms": ms[-1]}
+
+
+# PyTorch's gradients are checked where the fp64 sub-problem's S x Sk scores of one query-head group
+# take at most this many bytes (every anchor: 2 GiB at S = 16384).
+GRAD_CHECK_MAX_BYTES = 4 << 30
+
+
+def torch_grad_error(shape, q, k, v, dout):
+    """Worst of dQ's, dK's and dV's |x - ref| / |ref| over batch 0's kv head 0 and its group of query
+    heads (the gradients gpu_bench checks), against fp64 autograd of that sub-problem; None where the
+    sub-problem's scores would exceed GRAD_CHECK_MAX_BYTES. q, k, v hold the gradients of a step with dout."""
+    b, h, s, d, hkv, sk = shape
+    group = h // hkv
+    if group * s * sk * 8 > GRAD_CHECK_MAX_BYTES:
+        return None
+    leaves = [t[0:1, 0:n].detach().double().requires_grad_() for t, n in ((q, group), (k, 1), (v, 1))]
+    q64, k64, v64 = leaves
+    scores = (q64 @ k64.transpose(-2, -1)) / math.sqrt(d)  # k64 broadcast over the group: dK sums it
+    scores = scores.masked_fill(torch.triu(torch.ones(s, sk, dtype=torch.bool, device="cuda"), 1), float("-inf"))
+    (torch.softmax(scores, -1) @ v64).backward(dout[0:1, 0:group].double())
+    errs = [((got[0:1, 0:n].double() - ref.grad).norm() / ref.grad.norm()).item()
+            for got, ref, n in ((q.grad, q64, group), (k.grad, k64, 1), (v.grad, v64, 1))]
+    return float("nan") if any(math.isnan(e) for e in errs) else max(errs)
+
+
+def time_torch_backward(name, shape, reps):
+    """PyTorch's backward as a training step's median less its forward's, timed alike (see the top)."""
+    b, h, s, d, hkv, sk = shape
+    torch.manual_seed(0)
+
+    def normal(*size):
+        return torch.randn(*size, device="cuda", dtype=torch.bfloat16)
+
+    sets = [(normal(b, h, s, d).requires_grad_(), normal(b, hkv, sk, d).requires_grad_(),
+             normal(b, hkv, sk, d).requires_grad_(), normal(b, h, s, d)) for _ in range(3)]
+    fn = torch_forward(name, shape)
+
+    def forward(i):  # what a step's forward keeps for the backward is dropped with its output
+        q, k, v, _ = sets[i % 3]
+        fn(q, k, v)
+
+    def train(i):
+        q, k, v, dout = sets[i % 3]
+        q.grad = k.grad = v.grad = None
+        fn(q, k, v).backward(dout)
+
+    for i in range(3):  # warm-up (torch.compile compiles the forward and the backward here)
+        train(i)
+    train(0)
+    torch.cuda.synchronize()
+    err = torch_grad_error(shape, *sets[0])
+    # Peak memory of one step beyond what was live before it (its output and gradients included).
+    q1, k1, v1, _ = sets[1]
+    q1.grad = k1.grad = v1.grad = None
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    train(1)
+    torch.cuda.synchronize()
+    peak_mib = (torch.cuda.max_memory_allocated() - before) / 2**20
+    fwd_ms, _ = timed(reps, forward)
+    train_ms, host = timed(reps, train)
+    fwd, step = spread(fwd_ms), spread(train_ms)
+    row = {"median_ms": step["median_ms"] - fwd["median_ms"], "reps": reps, "peak_extra_mib": peak_mib,
+           "host_us_per_step": statistics.median(host), "grad_rel_err": err}
+    row.update({f"train_{key}": value for key, value in step.items()})
+    row.update({f"fwd_{key}": value for key, value in fwd.items()})
+    return row
+
+
+def run_ours(bench, variants, shapes, reps, reps_large, pass_name):
     cmd = [bench, "--variants", ",".join(variants), "--shapes", ",".join("x".join(map(str, s if is_decode(s) else s[:4])) for s in shapes),
-           "--reps", str(reps)]
+           "--reps", str(reps), "--reps-large", str(reps_large), "--pass", pass_name]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         print(proc.stderr, file=sys.stderr)
     else:  # the one-time work our variants report (cuDNN's plan: engine, knob, the configs timed)
         for line in proc.stderr.splitlines():
-            if line.startswith("cudnn: plan built"):
+            if line.startswith(("cudnn: plan built", "cudnn: forward with Stats")):
                 print(line, flush=True)
     rows = {}
     for line in proc.stdout.splitlines():
@@ -177,32 +288,102 @@ def run_ours(bench, variants, shapes, reps):
     return rows
 
 
+def write_json(path, results):
+    if path:
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(results, f, indent=1)
+        os.replace(tmp, path)
+
+
+def backward_correct(o, t):
+    """Ours' gradients as a result: every element written, and where gpu_bench checked them, the error
+    vs fp64 at most 2x PyTorch's same row's (+2e-4; the issue's bf16 bar 1e-2 where PyTorch's is not
+    known). None where gpu_bench did not check them (nothing more to say)."""
+    if o.get("grad_unwritten", 0) != 0:
+        return False
+    if not o.get("grad_checked"):
+        return None
+    ours, theirs = o.get("grad_rel_err"), t.get("grad_rel_err")  # None: NaN on our side
+    if ours is None:
+        return False
+    if theirs is None or math.isnan(theirs):
+        return ours <= 1e-2
+    return ours <= 2 * theirs + 2e-4
+
+
+def print_backward(results, backward_flops):
+    """The backward table; returns the rows whose gradients are not a result."""
+    print(f"\n{'shape':>16} {'variant':>13} {'ours ms':>8} {'torch ms':>8} {'ratio':>6} {'x cudnn':>7} {'ours TF/s':>9} "
+          f"{'torch TF/s':>10} {'issue TF/s':>10} {'target':>20} {'ours train/fwd ms':>17} {'torch train/fwd ms':>18} "
+          f"{'ours MiB':>9} {'torch MiB':>9} {'ours gerr':>9} {'torch gerr':>10}")
+    wrong = []
+    for r in results:
+        o, t = r["ours"], r["torch"]
+        shape = f"{r['B']}x{r['H']}x{r['S']}x{r['D']}"
+        if "median_ms" not in o or "median_ms" not in t:
+            said = lambda x: x["error"][:100] if "error" in x else f"{x['median_ms']:.3f} ms"  # noqa: E731
+            print(f"{shape:>16} {r['variant']:>13}  ours: {said(o)}  torch: {said(t)}")
+            continue
+        r["correct"] = backward_correct(o, t)
+        if r["correct"] is False:
+            wrong.append(f"{shape} {r['variant']}")
+        vs_cudnn = f"{r['ratio_torch_cudnn_over_ours']:7.2f}" if "ratio_torch_cudnn_over_ours" in r else f"{'-':>7}"
+        issue = f"{r['issue_torch_tflops']:10d}" if "issue_torch_tflops" in r else f"{'-':>10}"
+        target = r.get("target")
+        target = (f"{'met' if target['met'] else 'MISSED'} <={target['max_ms_ratio']:.2f}x {target['against']}"
+                  if target else "-")
+        ours_err = (f"{o['grad_rel_err']:9.1e}" if o.get("grad_rel_err") is not None else f"{'NaN':>9}") \
+            if o.get("grad_checked") else f"{'unchecked':>9}"
+        torch_err = f"{t['grad_rel_err']:10.1e}" if t.get("grad_rel_err") is not None else f"{'-':>10}"
+        steps = lambda x: f"{x['train_median_ms']:.3f}/{x['fwd_median_ms']:.3f}"  # noqa: E731
+        rate = lambda ms: backward_flops(r) / ms / 1e9 if ms > 0 else float("nan")  # noqa: E731
+        print(f"{shape:>16} {r['variant']:>13} {o['median_ms']:8.3f} {t['median_ms']:8.3f} "
+              f"{r.get('ratio_torch_over_ours', float('nan')):6.2f} "
+              f"{vs_cudnn} {rate(o['median_ms']):9.1f} {rate(t['median_ms']):10.1f} "
+              f"{issue} {target:>20} {steps(o):>17} {steps(t):>18} {o['peak_extra_mib']:9.1f} {t['peak_extra_mib']:9.1f} "
+              f"{ours_err} {torch_err}{'  WRONG' if r['correct'] is False else ''}")
+    return wrong
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", required=True, help="path to the gpu_bench executable")
     ap.add_argument("--variants", default="naive,inplace,math,fused,efficient,flash,cudnn")
     ap.add_argument("--decode-variants", default="efficient,flash,flash@sm80,cudnn",
                     help="the variants of the decode rows (flash@sm80: the tile kernel, no split-KV)")
-    ap.add_argument("--shapes", default="anchors,decode",
-                    help="'anchors', 'head-dims', 'decode', BxHxSxD or BxHxSqxDxHkvxSk, comma-separated")
+    ap.add_argument("--shapes", default=None,
+                    help="'anchors', 'head-dims', 'decode', BxHxSxD or BxHxSqxDxHkvxSk, comma-separated "
+                         "(default: anchors,decode; with --pass backward: anchors)")
+    ap.add_argument("--pass", dest="pass_name", choices=("forward", "backward"), default="forward",
+                    help="backward: the backward as training step - forward, on both sides")
     ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--reps-large", type=int, default=10, help="the repetitions at S >= 16384 (self-attention)")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
+    backward = args.pass_name == "backward"
+    if args.shapes is None:
+        args.shapes = "anchors" if backward else "anchors,decode"
+    if args.reps < 1 or args.reps_large < 1:
+        ap.error(f"--reps {args.reps} / --reps-large {args.reps_large}: each takes an integer >= 1")
     shapes = []
     for item in args.shapes.split(","):
         named = NAMED_SHAPES.get(item)
         shapes += [full_shape(s) for s in named] if named else [full_shape(tuple(int(x) for x in item.split("x")))]
+    if backward and any(is_decode(shape) for shape in shapes):
+        ap.error("--pass backward: --shapes takes self-attention shapes BxHxSxD ('anchors', 'head-dims'); "
+                 "decode rows time the forward only")
     variants_of = lambda shape: (args.decode_variants if is_decode(shape) else args.variants).split(",")  # noqa: E731
     print(f"torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, {torch.cuda.get_device_name()}", flush=True)
     ours = {}
     for kind in (False, True):  # one gpu_bench run for the self-attention rows, one for the decode rows
         group = [shape for shape in shapes if is_decode(shape) == kind]
         if group:
-            ours.update(run_ours(args.bench, variants_of(group[0]), group, args.reps))
+            ours.update(run_ours(args.bench, variants_of(group[0]), group, args.reps, args.reps_large, args.pass_name))
     results = []
     for shape in shapes:
         b, h, s, d, hkv, sk = shape
-        reps = 10 if max(s, sk) >= 16384 and not is_decode(shape) else args.reps
+        reps = args.reps_large if max(s, sk) >= 16384 and not is_decode(shape) else args.reps
         variants = variants_of(shape)
         torch_rows = {}
         for v in variants:
@@ -210,25 +391,46 @@ def main():
             mine = ours.get((v, b, h, s, d, hkv, sk), {"error": "no result from gpu_bench"})
             if base not in torch_rows:
                 try:
-                    torch_rows[base] = time_torch(OURS_TO_TORCH[base], shape, reps)
-                except Exception as e:  # noqa: BLE001 - report and go on (e.g. out of memory)
-                    torch_rows[base] = {"error": str(e).splitlines()[0][:200]}
+                    torch_rows[base] = (time_torch_backward if backward else time_torch)(OURS_TO_TORCH[base], shape, reps)
+                except Exception as e:  # noqa: BLE001 - report and go on (a backend without a kernel, out of memory)
+                    # A backend's refusal is PyTorch's "No available kernel" (a RuntimeError), said as it is.
+                    why = "out of memory, not run" if isinstance(e, torch.cuda.OutOfMemoryError) else type(e).__name__
+                    torch_rows[base] = {"error": f"{why}: {str(e).splitlines()[0][:200]}"}
+                if backward:  # the autograd graphs, and torch.compile's graphs of this shape, go before the next
+                    if base == "fused":
+                        torch._dynamo.reset()
+                    gc.collect()
             theirs = torch_rows[base]
             row = {"B": b, "H": h, "S": s, "D": d, "Hkv": hkv, "Sk": sk, "variant": v, "torch_variant": OURS_TO_TORCH[base],
                    "ours": mine, "torch": theirs}
-            if "median_ms" in theirs:
+            if "median_ms" in theirs and not backward:
                 theirs["kv_tbps"] = 2 * b * hkv * sk * d * 2 / (theirs["median_ms"] * 1e-3) / 1e12
-            if "median_ms" in mine and "median_ms" in theirs:
+            if "median_ms" in mine and "median_ms" in theirs and mine["median_ms"] > 0:
                 row["ratio_torch_over_ours"] = theirs["median_ms"] / mine["median_ms"]
+            if backward and (b, h, s, d) in ANCHOR_SHAPES and OURS_TO_TORCH[base] in ISSUE_BACKWARD_TFLOPS:
+                row["issue_torch_tflops"] = ISSUE_BACKWARD_TFLOPS[OURS_TO_TORCH[base]][ANCHOR_SHAPES.index((b, h, s, d))]
             results.append(row)
             torch.cuda.empty_cache()
         # Issue 6's bar: every row of this shape against PyTorch's cuDNN backend, when it was timed.
         cudnn = torch_rows.get("cudnn", {})
         for row in results[-len(variants):]:
-            if "median_ms" in row["ours"] and "median_ms" in cudnn:
+            if "median_ms" in row["ours"] and "median_ms" in cudnn and row["ours"]["median_ms"] > 0:
                 row["ratio_torch_cudnn_over_ours"] = cudnn["median_ms"] / row["ours"]["median_ms"]
+            bar, factor = BACKWARD_TARGETS.get(row["variant"].split("@")[0], (None, 0))
+            against = torch_rows.get(bar, {})
+            if backward and "median_ms" in row["ours"] and "median_ms" in against:
+                row["target"] = {"against": OURS_TO_TORCH[bar], "max_ms_ratio": factor,
+                                 "met": row["ours"]["median_ms"] <= factor * against["median_ms"]}
     # Self-attention rows are causal (halved); decode rows see every key.
     flops = lambda r: 4 * r["B"] * r["H"] * r["S"] * r["Sk"] * r["D"] / (2 if r["S"] == r["Sk"] and r["H"] == r["Hkv"] else 1)  # noqa: E731
+    if backward:
+        wrong = print_backward(results, lambda r: 2.5 * flops(r))
+        write_json(args.out, results)
+        if wrong:
+            print(f"error: gradients unwritten or beyond 2x PyTorch's error vs fp64 (their speeds are not results): "
+                  f"{', '.join(wrong)}", file=sys.stderr)
+            sys.exit(1)
+        return
     print(f"\n{'shape':>22} {'variant':>13} {'ours ms':>9} {'torch ms':>9} {'ratio':>6} {'x cudnn':>7} {'ours TF/s':>9} "
           f"{'KV TB/s':>7} {'torch':>5} {'ours MiB':>9} {'torch MiB':>9} {'ours err':>9} {'torch err':>9}")
     wrong = []
@@ -249,11 +451,7 @@ def main():
         print(f"{shape:>22} {r['variant']:>13} {o['median_ms']:9.3f} {t['median_ms']:9.3f} {r['ratio_torch_over_ours']:6.2f} "
               f"{vs_cudnn} {flops(r) / o['median_ms'] / 1e9:9.1f} {kv} {o['peak_extra_mib']:9.1f} {t['peak_extra_mib']:9.1f} "
               f"{o['rel_err_vs_fp64']:9.1e} {t['rel_err_vs_fp64']:9.1e}{'' if r['correct'] else '  WRONG'}")
-    if args.out:
-        tmp = args.out + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(results, f, indent=1)
-        os.replace(tmp, args.out)
+    write_json(args.out, results)
     if wrong:
         print(f"error: outputs beyond 2x PyTorch's error vs fp64 (their speeds are not results): {', '.join(wrong)}",
               file=sys.stderr)

@@ -6,6 +6,9 @@
 # Switches (environment): TIMELINE=1 (bench/flash_timeline at the anchors; TIMELINE_SHAPES), TESTS_WITH_SANITIZER=1, SKIP_TESTS=1, SKIP_COMPARE=1, SKIP_SANITIZER=1, SKIP_BENCH=1, SKIP_CTEST=1, CPU_BENCH=1 (PyTorch's CPU SDPA
 # beside ours on this machine's Xeon, issue 9), BENCH_VARIANTS, BENCH_SHAPES, ATTNPROF_GPU_BUILD, TESTS_GPU_FILTER
 # (a gtest filter for the GPU tests when they run alone), SAN_FILTER (one for both sanitizers).
+# The backward side by side (issue 20): SKIP_BENCH=1 skips it with the forward ones, SKIP_FWD_BENCH=1 the forward
+# ones alone, SKIP_BWD_BENCH=1 the backward alone; BWD_BENCH_VARIANTS, BWD_BENCH_SHAPES (default: the anchors),
+# BWD_BENCH_REPS (default 20; 10 at S=16384), BWD_BENCH_TIMEOUT (default 420 s).
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$SRC/out/gpu-check}
@@ -17,7 +20,7 @@ declare -A status
 summary() {
   echo
   echo "== gpu-check summary ($(date -u +%FT%TZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null))"
-  for k in configure build hopper hopper_sass tests_logic tests_gpu ctest compare traces decode preflight memcheck racecheck throughput bench bench_dims timeline cpu_tests cpu_variant_tests cpu_bench; do printf '%-12s %s\n' "$k" "${status[$k]:-not run}"; done
+  for k in configure build hopper hopper_sass tests_logic tests_gpu ctest compare traces decode preflight memcheck racecheck throughput bench bench_dims bench_bwd timeline cpu_tests cpu_variant_tests cpu_bench; do printf '%-12s %s\n' "$k" "${status[$k]:-not run}"; done
 }
 trap summary EXIT
 
@@ -160,8 +163,8 @@ BENCH_ARGS=(--bench "$BUILD/bench/gpu_bench" --out "$OUT/side_by_side.json")
 [ -n "${BENCH_VARIANTS:-}" ] && BENCH_ARGS+=(--variants "$BENCH_VARIANTS")
 [ -n "${BENCH_SHAPES:-}" ] && BENCH_ARGS+=(--shapes "$BENCH_SHAPES")
 [ "${SKIP_SANITIZER:-0}" = 1 ] && status[memcheck]="skipped (SKIP_SANITIZER=1)" && status[racecheck]="skipped"
-if [ "${SKIP_BENCH:-0}" = 1 ]; then
-  status[bench]="skipped (SKIP_BENCH=1)"
+if [ "${SKIP_BENCH:-0}" = 1 ] || [ "${SKIP_FWD_BENCH:-0}" = 1 ]; then
+  status[bench]="skipped (SKIP_BENCH=1 or SKIP_FWD_BENCH=1)"
 elif PYTHONUNBUFFERED=1 timeout "${BENCH_TIMEOUT:-420}" python3 "$SRC/bench/pytorch_side_by_side.py" "${BENCH_ARGS[@]}" 2>&1 | tee "$OUT/side_by_side.log"; then
   status[bench]="ok (side_by_side.json)"
 else
@@ -170,13 +173,30 @@ fi
 # Issue 21's head dims (D 96 and 256 at 4x16x4096 and 1x16x16384, bf16 causal): our flash and cudnn
 # against PyTorch's FlashAttention-2 and cuDNN backends in the same run; the table goes on
 # side_by_side.log, the JSON into logs.tar.gz (the device returns at most 8 files).
-if [ "${SKIP_BENCH:-0}" = 1 ] || [ "$QUICK" = "--quick" ] || [ -n "${BENCH_SHAPES:-}" ]; then
-  status[bench_dims]="skipped (SKIP_BENCH, --quick or BENCH_SHAPES)"
+if [ "${SKIP_BENCH:-0}" = 1 ] || [ "${SKIP_FWD_BENCH:-0}" = 1 ] || [ "$QUICK" = "--quick" ] || [ -n "${BENCH_SHAPES:-}" ]; then
+  status[bench_dims]="skipped (SKIP_BENCH, SKIP_FWD_BENCH, --quick or BENCH_SHAPES)"
 elif PYTHONUNBUFFERED=1 timeout "${BENCH_TIMEOUT:-420}" python3 "$SRC/bench/pytorch_side_by_side.py" --bench "$BUILD/bench/gpu_bench" \
     --shapes head-dims --variants flash,cudnn --out "$OUT/side_by_side_head_dims.json" 2>&1 | tee -a "$OUT/side_by_side.log"; then
   status[bench_dims]="ok (side_by_side.log; side_by_side_head_dims.json in logs.tar.gz)"
 else
   status[bench_dims]="FAILED (side_by_side.log)"
+fi
+# Issue 20's backward against PyTorch's autograd in the same run (bf16 causal; backward = training step
+# median - forward median on each side): flash, efficient and cudnn at the anchors, and naive, inplace,
+# math and fused where they fit (a row that does not fit is one line saying so). The table goes to
+# side_by_side_backward.txt, the rows to side_by_side_backward.json.
+BWD_ARGS=(--bench "$BUILD/bench/gpu_bench" --pass backward --reps "${BWD_BENCH_REPS:-20}" --reps-large 10
+          --out "$OUT/side_by_side_backward.json")
+[ "$QUICK" = "--quick" ] && BWD_ARGS+=(--shapes 8x16x1024x64)
+[ -n "${BWD_BENCH_VARIANTS:-}" ] && BWD_ARGS+=(--variants "$BWD_BENCH_VARIANTS")
+[ -n "${BWD_BENCH_SHAPES:-}" ] && BWD_ARGS+=(--shapes "$BWD_BENCH_SHAPES")
+if [ "${SKIP_BENCH:-0}" = 1 ] || [ "${SKIP_BWD_BENCH:-0}" = 1 ]; then
+  status[bench_bwd]="skipped (SKIP_BENCH=1 or SKIP_BWD_BENCH=1)"
+elif PYTHONUNBUFFERED=1 timeout "${BWD_BENCH_TIMEOUT:-420}" python3 "$SRC/bench/pytorch_side_by_side.py" "${BWD_ARGS[@]}" 2>&1 |
+     tee "$OUT/side_by_side_backward.txt"; then
+  status[bench_bwd]="ok (side_by_side_backward.txt, side_by_side_backward.json)"
+else
+  status[bench_bwd]="FAILED (side_by_side_backward.txt)"
 fi
 # TIMELINE=1: the sm90 tile-counter kernel's own timeline at the anchors (where each warpgroup's
 # time goes).
@@ -206,6 +226,11 @@ fi
 # returns at most 8 files); built in /tmp so tar never reads its own output.
 tar -czf /tmp/gpu-check-logs.tar.gz -C "$OUT" . 2>/dev/null
 mv /tmp/gpu-check-logs.tar.gz "$OUT/logs.tar.gz"
+# With CPU_BENCH=1 the backward's table stays in logs.tar.gz alone (its rows are in its JSON), so at most
+# eight files come back.
+KEEP_BWD_TABLE=(! -name side_by_side_backward.txt)
+[ "${CPU_BENCH:-0}" = 1 ] && KEEP_BWD_TABLE=()
 find "$OUT" -maxdepth 1 -type f ! -name logs.tar.gz ! -name side_by_side.json ! -name side_by_side.log \
-  ! -name cpu_vs_pytorch.json ! -name cpu_vs_pytorch.log ! -name compare.txt ! -name tests_gpu.log -delete
+  ! -name cpu_vs_pytorch.json ! -name cpu_vs_pytorch.log ! -name compare.txt ! -name tests_gpu.log \
+  ! -name side_by_side_backward.json ${KEEP_BWD_TABLE[@]+"${KEEP_BWD_TABLE[@]}"} -delete
 find "$OUT" -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} + 2>/dev/null || true
