@@ -30,7 +30,7 @@ struct GradientErrors {
   std::int64_t kv_keys = 0, kv_total_keys = 0;       // keys compared in each sampled group, of Sk
   std::int64_t kv_groups = 0, kv_total_groups = 0;   // (batch, kv head) groups compared, of B·KVH
   double worst() const;  // the largest of the three; NaN when any is NaN
-  // "all rows", or "dq on 682 sampled rows of 262144, dk/dv on 256 sampled keys of 16384 in 1 of
+  // "all rows", or "dq on 682 sampled rows of 262144, dk/dv on 511 sampled keys of 16384 in 1 of
   // 16 kv-head groups"
   std::string scope() const;
 };
@@ -48,7 +48,7 @@ inline constexpr std::int64_t kFullGradientCheckMacs = std::int64_t{1} << 31;
 
 // The sampled check's budget for each of its three parts (dq rows, kv groups, keys), in fp64
 // multiply-adds: at about 3.4 GMAC/s on two cores, well under a second each (a group is never
-// skipped for the budget: one 1×16×16384×128 causal group alone is 1.7e10 for its LSE and Δ).
+// skipped for the budget: one 1×16×16384×128 causal group alone is 3.4e10 for its LSE and Δ).
 inline constexpr std::int64_t kGradientSampleMacs = std::int64_t{1} << 31;
 
 // The fixed sample a large problem's gradients are checked on, the same on every call:
