@@ -36,7 +36,7 @@ struct GradientErrors {
 };
 
 // The full reference's work in fp64 multiply-adds: 5·D per (query row, key it sees) over every
-// (b, h) (the scores, dP, and the dq, dk, dv updates).
+// (b, h) (the scores, dP, and the dq, dk, dv updates); int64's largest when it would not fit.
 std::int64_t full_gradient_check_macs(const AttentionSpec& spec);
 
 // Up to this much work check_gradients compares every element against the full reference; above

@@ -1,7 +1,5 @@
 // The sampled fp64 gradient check (reference_backward.h): dq on sampled query rows, dk and dv on
 // sampled keys of sampled (batch, kv head) groups, each computed in fp64 for those elements alone.
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -121,7 +119,8 @@ Sums check_dq(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const
         softmax(p.data(), visible, scale);
         dots(drow.data(), cache.v.data(), visible, D, dp.data());
         double delta = 0;
-        for (std::int64_t j = 0; j < visible; ++j) delta += p[static_cast<std::size_t>(j)] * dp[static_cast<std::size_t>(j)];
+        for (std::int64_t j = 0; j < visible; ++j)
+          delta += p[static_cast<std::size_t>(j)] * dp[static_cast<std::size_t>(j)];
         for (std::int64_t j = 0; j < visible; ++j) {
           const double ds = p[static_cast<std::size_t>(j)] * (dp[static_cast<std::size_t>(j)] - delta);
           axpy(scale * ds, cache.k.data() + j * D, ref.data(), D);
@@ -160,7 +159,8 @@ void row_stats(const AttentionSpec& spec, const HeadCache& cache, const double* 
   for (std::int64_t j0 = 0; j0 < most; j0 += kKeyTile) {
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::int64_t end = std::min(j0 + kKeyTile, visible_keys(spec, i0 + r));
-      for (std::int64_t j = j0; j < end; ++j) axpy(scores[static_cast<std::size_t>(r * Sk + j)], cache.v.data() + j * D, out.data() + r * D, D);
+      for (std::int64_t j = j0; j < end; ++j)
+        axpy(scores[static_cast<std::size_t>(r * Sk + j)], cache.v.data() + j * D, out.data() + r * D, D);
     }
   }
   for (std::int64_t r = 0; r < rows; ++r) delta[i0 + r] = dot(dout + (i0 + r) * D, out.data() + r * D, D);
@@ -223,7 +223,10 @@ void check_group_kv(const AttentionSpec& spec, const Tensor& q, const Tensor& k,
 }  // namespace
 
 std::int64_t full_gradient_check_macs(const AttentionSpec& spec) {
-  return 5 * spec.head_dim * spec.batch * spec.heads * std::llround(spec.visible_pairs());
+  // In double: a shape the spec allows may count past int64 (then it is int64's largest).
+  const double macs = 5.0 * static_cast<double>(spec.head_dim) * static_cast<double>(spec.batch) *
+                      static_cast<double>(spec.heads) * spec.visible_pairs();
+  return macs >= 0x1p63 ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(macs);
 }
 
 GradientSample gradient_sample(const AttentionSpec& spec, std::int64_t sample_macs) {
@@ -234,7 +237,8 @@ GradientSample gradient_sample(const AttentionSpec& spec, std::int64_t sample_ma
   s.dq_rows = evenly_spaced(fit(sample_macs, 3 * D * pairs / static_cast<double>(spec.seq_q), 64, 4096),
                             spec.batch * spec.heads * spec.seq_q);
   s.kv_groups = evenly_spaced(fit(sample_macs, 2 * D * group * pairs, 1, 8), kv_tasks);
-  const double per_key = 4 * D * group * pairs / static_cast<double>(spec.seq_k) * static_cast<double>(s.kv_groups.size());
+  const double per_key =
+      4 * D * group * pairs / static_cast<double>(spec.seq_k) * static_cast<double>(s.kv_groups.size());
   s.keys = evenly_spaced(fit(sample_macs, per_key, 64, 1024), spec.seq_k);
   return s;
 }

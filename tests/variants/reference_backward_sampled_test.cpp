@@ -43,6 +43,10 @@ TEST(SampledGradientCheck, FullWorkCountedByHand) {
                        .causal_align = CausalAlign::bottom_right};
   EXPECT_EQ(full_gradient_check_macs(spec), 5 * 8 * 2 * (0 + 0 + 1 + 2));  // rows 0 and 1 see no key
   EXPECT_EQ(full_gradient_check_macs(gqa_spec()), 5 * 16 * 2 * 4 * 18825);
+  // 5·256·2^10·2^10·2^40 = 1.4e21 does not fit: the largest int64, which no bound passes.
+  spec = AttentionSpec{.batch = 1 << 10, .heads = 1 << 10, .kv_heads = 1, .seq_q = 1 << 20, .seq_k = 1 << 20,
+                       .head_dim = 256, .causal = false};
+  EXPECT_EQ(full_gradient_check_macs(spec), std::numeric_limits<std::int64_t>::max());
 }
 
 // With a 2.5e6-MAC budget: dq rows 2.5e6 / (3·16·18825/150 = 6024) = 415 of 1200; groups
@@ -173,7 +177,8 @@ TEST(SampledGradientCheck, CoveringSampleEqualsTheFullCheck) {
   EXPECT_FALSE(full.sampled);
   EXPECT_EQ(full.scope(), "all rows");
   ASSERT_TRUE(sampled.sampled);
-  EXPECT_EQ(sampled.scope(), "dq on 1200 sampled rows of 1200, dk/dv on 200 sampled keys of 200 in 4 of 4 kv-head groups");
+  EXPECT_EQ(sampled.scope(),
+            "dq on 1200 sampled rows of 1200, dk/dv on 200 sampled keys of 200 in 4 of 4 kv-head groups");
   EXPECT_NEAR(sampled.dq, full.dq, 1e-9 * full.dq);
   EXPECT_NEAR(sampled.dk, full.dk, 1e-9 * full.dk);
   EXPECT_NEAR(sampled.dv, full.dv, 1e-9 * full.dv);
@@ -185,7 +190,9 @@ Tensor copy_of(const Tensor& t) {
   return c;
 }
 
-bool contains(const std::vector<std::int64_t>& v, std::int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool contains(const std::vector<std::int64_t>& v, std::int64_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 
 // One element moved by 100 in a sampled dq row or a sampled key's dk is found (the exact gradient
 // elsewhere); the same move in a key outside the sample is not: what the sample does not cover.
@@ -248,7 +255,8 @@ TEST(SampledGradientCheck, ScopeText) {
   e.kv_total_keys = 4096;
   e.kv_groups = 2;
   e.kv_total_groups = 64;
-  EXPECT_EQ(e.scope(), "dq on 4096 sampled rows of 262144, dk/dv on 1024 sampled keys of 4096 in 2 of 64 kv-head groups");
+  EXPECT_EQ(e.scope(),
+            "dq on 4096 sampled rows of 262144, dk/dv on 1024 sampled keys of 4096 in 2 of 64 kv-head groups");
 }
 
 }  // namespace
