@@ -50,8 +50,8 @@ void print_text(const RunResult& r, double peak_tflops) {
              : r.nan_output            ? "  OUTPUT HOLDS NaN"
                                        : "");
   if (r.pass != Pass::forward) {
-    fmt::print("  {:<26}{:.2e}  (dq {:.2e}, dk {:.2e}, dv {:.2e}; all rows)\n", "gradient error vs fp64", r.grad_rel_err,
-               r.grad_rel_err_dq, r.grad_rel_err_dk, r.grad_rel_err_dv);
+    fmt::print("  {:<26}{:.2e}  (dq {:.2e}, dk {:.2e}, dv {:.2e}; {})\n", "gradient error vs fp64", r.grad_rel_err,
+               r.grad_rel_err_dq, r.grad_rel_err_dk, r.grad_rel_err_dv, r.grad_err_scope);
   }
   if (r.masked_rows > 0) {
     fmt::print("  {:<26}{} rows see no key: {} all NaN, {} all zero\n", "fully masked rows", r.masked_rows,

@@ -32,6 +32,7 @@ nlohmann::json run_result_json(const RunResult& r, double peak_tflops) {
     j["grad_rel_err_dq"] = number(r.grad_rel_err_dq);
     j["grad_rel_err_dk"] = number(r.grad_rel_err_dk);
     j["grad_rel_err_dv"] = number(r.grad_rel_err_dv);
+    j["grad_rel_err_scope"] = r.grad_err_scope;
   }
   j["nan_output"] = r.nan_output;
   j["fully_masked_rows"] = r.masked_rows;

@@ -166,6 +166,7 @@ void check_backward(Variant& variant, const AttentionSpec& spec, PassTensors& t,
   result.grad_rel_err_dq = err.dq;
   result.grad_rel_err_dk = err.dk;
   result.grad_rel_err_dv = err.dv;
+  result.grad_err_scope = err.scope();
 }
 
 void dump_gradients(const std::string& dir, const PassTensors& t) {

@@ -1,7 +1,7 @@
 #pragma once
 // What the fp64 references (reference.cpp for the forward, reference_backward.cpp for the
-// gradients) share: one element of any tensor as a double, the CPU-tensor check, and the fp64
-// copy of one (b, kv head)'s K and V.
+// gradients) share: one element of any tensor as a double, one row of one, the CPU-tensor check,
+// and the fp64 copy of one (b, kv head)'s K and V.
 #include <attnprof/attention.h>
 #include <attnprof/tensor.h>
 
@@ -14,6 +14,14 @@ namespace attnprof::variants::detail {
 double element(const Tensor& t, const std::int64_t* index);
 // Throws Error "reference: <what> must be a CPU tensor" for a device tensor.
 void require_cpu(const Tensor& t, const char* what);
+
+// Row i of head h of batch b of a rank-4 tensor, as fp64.
+inline void load_row(const Tensor& t, std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t D, double* row) {
+  for (std::int64_t d = 0; d < D; ++d) {
+    const std::int64_t idx[4]{b, h, i, d};
+    row[d] = element(t, idx);
+  }
+}
 
 // K and V of one (b, kv head) in fp64, converted once per thread and reused while rows of heads
 // sharing it are processed (rows are visited in (b, h, i) order).

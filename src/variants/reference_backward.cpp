@@ -17,15 +17,8 @@ namespace {
 
 using detail::element;
 using detail::HeadCache;
+using detail::load_row;
 using detail::require_cpu;
-
-// Row i of head h of batch b, as fp64.
-void load_row(const Tensor& t, std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t D, double* row) {
-  for (std::int64_t d = 0; d < D; ++d) {
-    const std::int64_t idx[4]{b, h, i, d};
-    row[d] = element(t, idx);
-  }
-}
 
 // The gradients of one query row (b, h, i) against the K/V of its group (cache): writes dq_row and
 // adds its share to dk/dv (fp64 [Sk][D] of this (b, kv head)).
@@ -104,6 +97,12 @@ double GradientErrors::worst() const {
   return std::max({dq, dk, dv});
 }
 
+std::string GradientErrors::scope() const {
+  if (!sampled) return "all rows";
+  return fmt::format("dq on {} sampled rows of {}, dk/dv on {} sampled keys of {} in {} of {} kv-head groups", dq_rows,
+                     dq_total_rows, kv_keys, kv_total_keys, kv_groups, kv_total_groups);
+}
+
 ReferenceGradients reference_gradients(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v,
                                        const Tensor& dout) {
   const std::int64_t B = spec.batch, H = spec.heads, KVH = spec.kv_heads, D = spec.head_dim;
@@ -147,10 +146,18 @@ ReferenceGradients reference_gradients(const AttentionSpec& spec, const Tensor& 
 }
 
 GradientErrors check_gradients(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v,
-                               const Tensor& dout, const Tensor& dq, const Tensor& dk, const Tensor& dv) {
+                               const Tensor& dout, const Tensor& dq, const Tensor& dk, const Tensor& dv,
+                               std::int64_t max_full_macs) {
   require_shape(dq, "dq", spec.batch, spec.heads, spec.seq_q, spec.head_dim);
   require_shape(dk, "dk", spec.batch, spec.kv_heads, spec.seq_k, spec.head_dim);
   require_shape(dv, "dv", spec.batch, spec.kv_heads, spec.seq_k, spec.head_dim);
+  if (full_gradient_check_macs(spec) > max_full_macs) {
+    require_shape(q, "q", spec.batch, spec.heads, spec.seq_q, spec.head_dim);
+    require_shape(k, "k", spec.batch, spec.kv_heads, spec.seq_k, spec.head_dim);
+    require_shape(v, "v", spec.batch, spec.kv_heads, spec.seq_k, spec.head_dim);
+    require_shape(dout, "dout", spec.batch, spec.heads, spec.seq_q, spec.head_dim);
+    return check_gradients_sampled(spec, q, k, v, dout, dq, dk, dv);
+  }
   const ReferenceGradients ref = reference_gradients(spec, q, k, v, dout);
   return {relative_error(dq, ref.dq), relative_error(dk, ref.dk), relative_error(dv, ref.dv)};
 }

@@ -1,6 +1,7 @@
 // --pass through the binary: its parsing on run, compare and sweep; the one-line refusal of a
 // variant with no backward; the gradients --dump writes (checked against numpy's fp64 gradients);
-// the JSON's pass and gradient errors; the pass in the file names and the table's header.
+// the JSON's pass and gradient errors, and what they were checked on (all rows, or a sample above
+// the full reference's bound); the pass in the file names and the table's header.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -115,11 +116,39 @@ TEST(PassCli, JsonHasThePassAndGradientErrors) {
     EXPECT_EQ(j.at("grad_rel_err").get<double>(), std::max({dq, dk, dv}));
     EXPECT_LE(j.at("grad_rel_err").get<double>(), 1e-5);
     EXPECT_GT(dq, 0.0) << "an fp32 backward is not bit-exact against fp64";
+    EXPECT_EQ(j.at("grad_rel_err_scope"), "all rows") << "a small problem is checked in full";
     // fused's backward is 5 pieces of work (2 GEMMs, one softmax backward, 2 GEMMs), its forward 3.
     EXPECT_EQ(j.at("kernels_per_forward").get<double>(), std::string(pass) == "backward" ? 5.0 : 8.0) << pass;
     const std::string trace = j.at("trace").get<std::string>();
     EXPECT_NE(trace.find(std::string("_cpu_") + pass + "_fp32"), std::string::npos) << trace;
   }
+}
+
+// Above the full reference's bound (5·16·8192·8193/2 = 2.7e9 MACs > 2^31) the gradients are
+// checked on a sample, which the text and the JSON name; flash's CPU backward of this shape takes
+// tens of milliseconds and the sampled check about a second.
+TEST(PassCli, LargeBackwardIsCheckedOnANamedSample) {
+  const std::vector<std::string> large{"run", "--device", "cpu", "--variant", "flash", "--pass", "backward",
+                                       "--batch", "1", "--heads", "1", "--seq", "8192", "--head-dim", "16",
+                                       "--dtype", "fp32", "--no-profile", "--repeat", "1", "--min-time", "0"};
+  const std::string scope =
+      "dq on 4096 sampled rows of 8192, dk/dv on 1024 sampled keys of 8192 in 1 of 1 kv-head groups";
+  CliResult text = run_cli(large);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const std::size_t line = text.out.find("gradient error vs fp64");
+  ASSERT_NE(line, std::string::npos) << text.out;
+  const std::string grad_line = text.out.substr(line, text.out.find('\n', line) - line);
+  EXPECT_NE(grad_line.find("; " + scope + ")"), std::string::npos) << grad_line;
+  EXPECT_EQ(grad_line.find("all rows"), std::string::npos) << grad_line;
+
+  std::vector<std::string> as_json = large;
+  as_json.insert(as_json.end(), {"--format", "json"});
+  CliResult json = run_cli(as_json);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j.at("grad_rel_err_scope"), scope);
+  EXPECT_LE(j.at("grad_rel_err").get<double>(), 1e-5);
+  EXPECT_GT(j.at("grad_rel_err_dk").get<double>(), 0.0) << "an fp32 backward is not bit-exact against fp64";
 }
 
 TEST(PassCli, CompareTableHeaderShowsThePass) {
