@@ -51,9 +51,10 @@ DecodePlan plan_decode(const DecodeShape& s, int sm_count, DecodeGridRule rule) 
   const std::int64_t slots = std::max(sm_count, 1) * std::max<std::int64_t>(rule.ctas_per_sm, 1);
   const std::int64_t most = std::clamp<std::int64_t>(any.keys / kDecodeMinKeysPerSplit, 1, kDecodeMaxSplits);
   const std::int64_t waves = std::max<std::int64_t>(rule.waves, 1);
-  const std::int64_t fewest = std::min((waves * slots + ctas_per_split - 1) / ctas_per_split, most);
-  // From the fewest splits that fill rule.waves waves up to twice as many: the one whose CTAs fill
-  // their last wave best, ctas / (waves · slots) (compared as integers); on a tie, fewer splits.
+  const std::int64_t fewest = std::min(std::max<std::int64_t>(waves * slots / ctas_per_split, 1), most);
+  // From the most splits whose CTAs stay within rule.waves waves (at least one split) up to twice
+  // as many: the one whose CTAs fill their last wave best, ctas / room (compared as integers); on a
+  // tie, fewer splits (longer stretches of keys a CTA, fewer partial rows to merge).
   DecodePlan best;
   std::int64_t best_ctas = 0, best_room = 1;
   for (std::int64_t splits = fewest; splits <= std::min(2 * fewest, most); ++splits) {

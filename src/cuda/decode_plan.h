@@ -48,10 +48,13 @@ inline constexpr DecodeGeometrySpec kDecodeGeometry64{4, 3, 8, 2, false, 0};
 constexpr DecodeGeometrySpec decode_geometry(std::int64_t head_dim) {
   return head_dim <= 64 ? kDecodeGeometry64 : kDecodeGeometry128;
 }
-inline constexpr std::int64_t kDecodeWaves = 3;
+// One wave: on the H200 (bench/decode_configs, bench/RESULTS.md) the fewest splits that fill one
+// wave of 2 CTAs an SM were fastest at every decode shape of issue 21 (8x32/8 at seq-k 4096:
+// 4 splits 0.0415 ms against 8 splits 0.0439; 64x32/8 at 8192: 1 split 0.4835 against 2 0.4982).
+inline constexpr std::int64_t kDecodeWaves = 1;
 
-// plan_decode's split count rule: the grid it aims at is waves × SMs × ctas_per_sm CTAs (a value
-// below 1 counts as 1). bench/decode_configs tries others.
+// plan_decode's split count rule: the grid it aims at is at most waves × SMs × ctas_per_sm CTAs (a
+// value below 1 counts as 1). bench/decode_configs tries others.
 struct DecodeGridRule {
   std::int64_t waves = kDecodeWaves;
   std::int64_t ctas_per_sm = 1;
@@ -84,10 +87,11 @@ DecodePlan decode_plan_with_splits(const DecodeShape& shape, std::int64_t splits
 // arithmetic (16 packed rows per MMA), so the forward is as fast as the bytes in flight keep HBM
 // busy. One CTA per (batch, kv head, row block, split) keeps (stages − 1) · 4 warps · 8 KiB = 64 KiB
 // of K/V in flight and 2 fit an SM (~100 KiB of shared memory each): H200's 4.8 TB/s at ~1 µs of
-// latency needs ~5 MB in flight, ~80 resident CTAs, so a grid of rule.waves × SMs ×
-// rule.ctas_per_sm CTAs keeps every SM streaming to the end. Equal CTAs run in waves of SMs ×
-// ctas_per_sm, and a last wave that is mostly empty streams with too few bytes in flight: from the
-// fewest splits that reach that many CTAs to twice as many, the count whose last wave is fullest
+// latency needs ~5 MB in flight, ~80 resident CTAs, so one wave of SMs × rule.ctas_per_sm CTAs
+// keeps every SM streaming, and longer splits cost less (each split's prologue, its partial row
+// written and merged). Equal CTAs run in waves of SMs × ctas_per_sm, and a last wave that is
+// mostly empty streams with too few bytes in flight: from the most splits whose CTAs fit
+// rule.waves waves (at least one split) to twice as many, the count whose last wave is fullest
 // (fewest on a tie); at most kDecodeMaxSplits (the last CTA of a (batch, kv head, row block) merges
 // splits × D floats a row) and at least kDecodeMinKeysPerSplit keys each. The decode kernels run when:
 // - seq_q is 1..16 and the query heads of one kv head, × seq_q, fill at most kDecodeMaxRowBlocks

@@ -1,6 +1,6 @@
 // plan_decode (src/cuda/decode_plan.h): whether the split-KV decode kernels run and with how many
-// splits, against counts worked out by hand from the cost model (from the fewest splits giving 3
-// waves of SMs × 2 CTAs to twice as many, the fullest last wave, fewest on a tie; at least 512 keys
+// splits, against counts worked out by hand from the cost model (from the most splits whose CTAs fit the
+// rule's waves of SMs × CTAs an SM to twice as many, the fullest last wave, fewest on a tie; at least 512 keys
 // and at most 128 splits; 128-key multiples per split).
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@ using namespace attnprof::cuda;
 namespace {
 
 constexpr int kH200Sms = 132;
-// The rule the counts below are worked out for (the production one when written): 3 waves of
+// The rule the counts below are worked out for: 3 waves of
 // SMs × 2 CTAs. Passed explicitly, so switching the production geometry does not move them.
 constexpr DecodeGridRule kRule{3, 2};
 
@@ -32,20 +32,20 @@ DecodeShape decode_shape(std::int64_t batch, std::int64_t seq_k) {
 }  // namespace
 
 TEST(DecodePlan, Llama8BatchSplitsToFillWholeWavesOfTheH200) {
-  // 8·8 = 64 CTAs per split, waves of 132·2 = 264; 3 waves want 13 splits (832 CTAs: the 4th
-  // wave 15% full, 832 / 1056); 14 → 896 / 1056, 15 → 960 / 1056, 16 (2048 keys each) → 1024 /
-  // 1056 = 32/33; 20 and 24 tie at 32/33 (1280 / 1320, 1536 / 1584), none of 13..26 does better:
-  // 16 splits.
+  // 8·8 = 64 CTAs per split, waves of 132·2 = 264; 3 waves hold 792 CTAs: 12 splits (768 CTAs,
+  // 768 / 792 = 32/33; 32768 / 12 = 2731 keys, rounded up to 22·128 = 2816); 13 → 832 / 1056,
+  // 14 → 896 / 1056, 15 → 960 / 1056; 16, 20 and 24 only tie at 32/33 (1024 / 1056, 1280 / 1320,
+  // 1536 / 1584): 12 splits.
   const DecodeShape s = decode_shape(8, 32768);
   const DecodePlan p = plan_decode(s, kH200Sms, kRule);
   ASSERT_TRUE(p.runs());
-  EXPECT_EQ(p.splits, 16);
-  EXPECT_EQ(p.keys_per_split, 2048);
+  EXPECT_EQ(p.splits, 12);
+  EXPECT_EQ(p.keys_per_split, 2816);
   EXPECT_EQ(p.rows, 4);  // 4 query heads × 1 row in one 16-row tile
   EXPECT_EQ(p.row_blocks, 1);
   EXPECT_EQ(p.keys, 32768);
-  // 8·32·1 rows × 16 splits × (128 + 1) floats × 4 B
-  EXPECT_EQ(p.workspace_bytes(s), 8 * 32 * 16 * 129 * 4);
+  // 8·32·1 rows × 12 splits × (128 + 1) floats × 4 B
+  EXPECT_EQ(p.workspace_bytes(s), 8 * 32 * 12 * 129 * 4);
   EXPECT_TRUE(p.fits(s));
 }
 
@@ -56,19 +56,24 @@ TEST(DecodePlan, RoundingSplitsToWhole128KeyMultiplesCanLeaveFewer) {
   const DecodePlan p = plan_decode(decode_shape(8, 4096), kH200Sms, kRule);
   EXPECT_EQ(p.splits, 8);
   EXPECT_EQ(p.keys_per_split, 512);
-  // 131072: 13 → 10112 (79·128) keys, 13 splits (832 / 1056); 16 → 8192 keys (1024 / 1056).
+  // 131072: 13 → 10112 (79·128) keys, 13 splits (832 / 1056); 12 → 10923 keys, rounded up to
+  // 11008 (86·128), 12 splits (768 / 792 = 32/33, which 16 and 20 only tie).
   EXPECT_EQ(decode_plan_with_splits(decode_shape(8, 131072), 13).keys_per_split, 10112);
   const DecodePlan long_cache = plan_decode(decode_shape(8, 131072), kH200Sms, kRule);
-  EXPECT_EQ(long_cache.splits, 16);
-  EXPECT_EQ(long_cache.keys_per_split, 8192);
+  EXPECT_EQ(long_cache.splits, 12);
+  EXPECT_EQ(long_cache.keys_per_split, 11008);
 }
 
 TEST(DecodePlan, LargeBatchesSplitLessAndAFullGridNotAtAll) {
-  // 64·8 = 512 CTAs per split: 792 / 512 → 2 splits of 4096 (1024 / 1056); 3 and 4 tie (1536 /
-  // 1584, 2048 / 2112): 2.
-  const DecodePlan two = plan_decode(decode_shape(64, 8192), kH200Sms, kRule);
-  EXPECT_EQ(two.splits, 2);
-  EXPECT_EQ(two.keys_per_split, 4096);
+  // 64·8 = 512 CTAs per split: 792 / 512 → 1 split (512 / 528) up to 2 (1024 / 1056, a tie): 1;
+  // with 1 CTA an SM (396 CTAs in 3 waves of 132) still 1 (512 / 528; 2 → 1024 / 1056).
+  EXPECT_EQ(plan_decode(decode_shape(64, 8192), kH200Sms, kRule).splits, 1);
+  EXPECT_EQ(plan_decode(decode_shape(64, 8192), kH200Sms, DecodeGridRule{3, 1}).splits, 1);
+  // 40·8 = 320 CTAs per split: 792 / 320 → 2 splits (640 / 792) up to 4; 3 → 960 / 1056,
+  // 4 → 1280 / 1320: 4 splits of 2048 keys.
+  const DecodePlan four = plan_decode(decode_shape(40, 8192), kH200Sms, kRule);
+  EXPECT_EQ(four.splits, 4);
+  EXPECT_EQ(four.keys_per_split, 2048);
   // 128·8 = 1024 CTAs ≥ 792: one split (1024 / 1056; 2 ties), the kernel writes O itself, no workspace.
   const DecodeShape full = decode_shape(128, 8192);
   const DecodePlan one = plan_decode(full, kH200Sms, kRule);
@@ -78,19 +83,22 @@ TEST(DecodePlan, LargeBatchesSplitLessAndAFullGridNotAtAll) {
 }
 
 TEST(DecodePlan, FewerSmsWantFewerSplits) {
-  // Waves of 66·2 = 132: 3 waves want 7 splits (448 CTAs of 528); 8 splits: 512 / 528.
-  EXPECT_EQ(plan_decode(decode_shape(8, 32768), 66, kRule).splits, 8);
+  // Waves of 66·2 = 132: 3 waves hold 396 CTAs, 6 splits (384 / 396 = 32/33, which 8, 10 and 12
+  // only tie: 512 / 528, 640 / 660, 768 / 792).
+  EXPECT_EQ(plan_decode(decode_shape(8, 32768), 66, kRule).splits, 6);
 }
 
 TEST(DecodePlan, TheGridRuleSetsTheWavesAndCtasPerSmAimedAt) {
-  // 1 CTA per SM, 3 waves of 132: 7 splits (448 CTAs, 448 / 528) up to 14; 8 (4096 keys each):
-  // 512 / 528; 10, 12 and 14 only tie (640 / 660, 768 / 792, 896 / 924): 8.
+  // 1 CTA per SM, 3 waves of 132 hold 396 CTAs: 6 splits (384 / 396, 5504 keys each) up to 12;
+  // 8, 10 and 12 only tie (512 / 528, 640 / 660, 768 / 792): 6.
   const DecodePlan one_per_sm = plan_decode(decode_shape(8, 32768), kH200Sms, DecodeGridRule{3, 1});
-  EXPECT_EQ(one_per_sm.splits, 8);
-  EXPECT_EQ(one_per_sm.keys_per_split, 4096);
-  // 1 wave of 264: 5 splits (320 / 528) up to 10; 6 → 384 / 528, 7 → 448 / 528, 8 → 512 / 528,
-  // 9 → 576 / 792, 10 → 640 / 792: 8.
-  EXPECT_EQ(plan_decode(decode_shape(8, 32768), kH200Sms, DecodeGridRule{1, 2}).splits, 8);
+  EXPECT_EQ(one_per_sm.splits, 6);
+  EXPECT_EQ(one_per_sm.keys_per_split, 5504);
+  // 1 wave of 264 (the production rule): 4 splits (256 / 264, 8192 keys each) up to 8; 5 → 320 /
+  // 528, 6 → 384 / 528, 7 → 448 / 528, 8 → 512 / 528 (a tie): 4.
+  const DecodePlan one_wave = plan_decode(decode_shape(8, 32768), kH200Sms, DecodeGridRule{1, 2});
+  EXPECT_EQ(one_wave.splits, 4);
+  EXPECT_EQ(one_wave.keys_per_split, 8192);
 }
 
 TEST(DecodePlan, ShortCachesAreCappedAt512KeysASplit) {
