@@ -13,6 +13,9 @@
 // Registers (ptxas sm_90a): 18–96 per instantiation, 0 spills.
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include <attnprof/error.h>
 
 
@@ -245,6 +248,60 @@ __global__ void softmax_backward_kernel(T* dst, const T* grad, const T* probs, R
   }
 }
 
+// The softmax's backward on contiguous, 16-byte aligned rows of at most 1024 · 2 vectors: one
+// block per row, each thread holding its 2 vectors of grad and probs in registers between the
+// reduction of Σ grad·probs and the write, so each element is read once (three accesses an element
+// against the two-pass kernel's five). dst may alias grad (each thread writes only what it read).
+// Block: the row's vectors / 2, rounded up to whole warps. Registers (ptxas sm_90a): 30–46, 0 spills.
+constexpr int kBackwardVecs = 2;
+template <class T>
+__global__ void softmax_backward_rows_kernel(T* dst, const T* grad, const T* probs, RowGeometry grad_to_dst,
+                                             RowGeometry probs_rows, float scale) {
+  constexpr int V = 16 / sizeof(T);
+  __shared__ float scratch[32];
+  std::int64_t grad_off, dst_off, probs_off, unused_off;
+  std::uint32_t unused_row;
+  row_offsets(grad_to_dst, blockIdx.x, grad_off, dst_off, unused_row);
+  row_offsets(probs_rows, blockIdx.x, probs_off, unused_off, unused_row);
+  const std::uint32_t vectors = grad_to_dst.cols / V;
+  uint4 g[kBackwardVecs], p[kBackwardVecs];
+  float dot = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kBackwardVecs; ++i) {
+    const std::uint32_t v = threadIdx.x + i * blockDim.x;
+    if (v < vectors) {
+      g[i] = *reinterpret_cast<const uint4*>(grad + grad_off + static_cast<std::int64_t>(v) * V);
+      p[i] = *reinterpret_cast<const uint4*>(probs + probs_off + static_cast<std::int64_t>(v) * V);
+      const T* ge = reinterpret_cast<const T*>(&g[i]);
+      const T* pe = reinterpret_cast<const T*>(&p[i]);
+#pragma unroll
+      for (int e = 0; e < V; ++e) dot += to_float(ge[e]) * to_float(pe[e]);
+    }
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+  const int warps = static_cast<int>(blockDim.x / 32);
+  if (warps > 1) {
+    if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = dot;
+    __syncthreads();
+    dot = 0.0f;
+    for (int w = 0; w < warps; ++w) dot += scratch[w];
+  }
+#pragma unroll
+  for (int i = 0; i < kBackwardVecs; ++i) {
+    const std::uint32_t v = threadIdx.x + i * blockDim.x;
+    if (v < vectors) {
+      const T* ge = reinterpret_cast<const T*>(&g[i]);
+      const T* pe = reinterpret_cast<const T*>(&p[i]);
+      uint4 out;
+      T* oe = reinterpret_cast<T*>(&out);
+#pragma unroll
+      for (int e = 0; e < V; ++e) oe[e] = from_float<T>(scale * to_float(pe[e]) * (to_float(ge[e]) - dot));
+      *reinterpret_cast<uint4*>(dst + dst_off + static_cast<std::int64_t>(v) * V) = out;
+    }
+  }
+}
+
 __global__ void all_lastdim_kernel(bool_t* dst, const bool_t* src, RowGeometry g, std::int64_t src_col_stride) {
   const std::uint32_t row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
   if (row >= g.rows) return;
@@ -287,6 +344,21 @@ void launch_softmax_backward(const TensorArg& dst, const TensorArg& grad, const 
   };
   auto launch = [&](auto type) {
     using T = decltype(type);
+    const std::int64_t per_vector = 16 / static_cast<std::int64_t>(sizeof(T));
+    auto vector_rows = [&](const TensorArg& t) {
+      return reinterpret_cast<std::uintptr_t>(t.ptr) % 16 == 0 && t.stride[3] == 1 && t.stride[0] % per_vector == 0 &&
+             t.stride[1] % per_vector == 0 && t.stride[2] % per_vector == 0;
+    };
+    const std::int64_t vectors = dst.shape[3] / per_vector;
+    if (dst.shape[3] % per_vector == 0 && vectors <= 1024 * kBackwardVecs && vector_rows(dst) && vector_rows(grad) &&
+        vector_rows(probs)) {
+      const std::int64_t threads = std::max<std::int64_t>(32, (vectors + kBackwardVecs - 1) / kBackwardVecs + 31) / 32 * 32;
+      softmax_backward_rows_kernel<T><<<static_cast<unsigned>(rows), static_cast<unsigned>(threads), 0, stream>>>(
+          static_cast<T*>(dst.ptr), static_cast<const T*>(grad.ptr), static_cast<const T*>(probs.ptr), geometry(grad),
+          geometry(probs), scale);
+      ATTNPROF_CUDA_CHECK_LAUNCH("softmax_backward_rows_kernel");
+      return;
+    }
     softmax_backward_kernel<T><<<static_cast<unsigned>(rows), 256, 0, stream>>>(
         static_cast<T*>(dst.ptr), static_cast<const T*>(grad.ptr), static_cast<const T*>(probs.ptr), geometry(grad),
         geometry(probs), grad.stride[3], probs.stride[3], dst.stride[3], scale);
