@@ -84,7 +84,7 @@ std::string compare_stem(const RunOptions& o, const std::vector<std::string>& va
   std::string stem =
       fmt::format("compare_{}_{}_{}_{}_{}", s.batch, s.heads, s.seq_q, s.head_dim, device_name(s.device)) +
       config_tokens(o);
-  if (o.rounds != kCompareRounds) stem += fmt::format("_r{}", o.rounds);
+  if (o.rounds != compare_rounds(s.device)) stem += fmt::format("_r{}", o.rounds);
   if (!variants.empty()) stem += list_token('v', variants);
   return stem;
 }

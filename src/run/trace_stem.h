@@ -31,7 +31,7 @@ namespace attnprof {
 std::string trace_stem(const RunOptions& options);
 
 // The stem of compare's results file (STEM.json in --out): "compare_<B>_<H>_<S>_<D>_<device>",
-// trace_stem's tokens, then r<N> for --rounds other than kCompareRounds and v<variants joined by
+// trace_stem's tokens, then r<N> for --rounds other than compare_rounds(device) and v<variants joined by
 // '+'> for an explicit --variants list (`variants` empty: every variant, no token). A list token
 // over 64 characters is written as its letter, '=' and a 64-bit hash of the list.
 std::string compare_stem(const RunOptions& options, const std::vector<std::string>& variants);

@@ -95,6 +95,21 @@ TEST(RoundProcess, CompareCountsTheProcessesItsRoundsRanIn) {
   for (const CliResult* c : {&r, &text, &run}) std::filesystem::remove_all(c->work_dir);
 }
 
+// Without --rounds, compare on the CPU measures in 15 rounds, so 15 processes (--active 2: one
+// kept step a round, 15 samples); the results file name carries no r<N> for that default.
+TEST(RoundProcess, CompareOnTheCpuDefaultsToFifteenProcesses) {
+  CliResult r = run_cli({"compare", "--device", "cpu", "--variants", "flash", "--batch", "1", "--heads", "2", "--seq",
+                         "32", "--head-dim", "16", "--active", "2", "--min-time", "0", "--format", "json", "--out",
+                         "{work}/t"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json compared = nlohmann::json::parse(r.out);
+  ASSERT_EQ(compared["rows"].size(), 1u) << r.out;
+  EXPECT_EQ(compared["rows"][0]["time_stats"]["count"], 15);
+  EXPECT_EQ(compared["rows"][0]["time_stats"]["processes"], 15);
+  EXPECT_TRUE(std::filesystem::exists(r.work_dir + "/t/compare_1_2_32_16_cpu_sched1-1-2_mt0_vflash.json")) << r.err;
+  std::filesystem::remove_all(r.work_dir);
+}
+
 // The process measuring a round prints its samples' JSON and nothing else on stdout, one sample
 // per listed variant; it checks its list as --variants is checked.
 TEST(RoundProcess, ARoundsProcessPrintsItsSamples) {

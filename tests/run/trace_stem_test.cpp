@@ -122,7 +122,7 @@ namespace {
 // compare's and sweep's results: hand-written names, a token for each list, a hash for a long one.
 TEST(ResultsStem, CompareAndSweepHandWrittenNames) {
   RunOptions o = defaults_of_the_cli();
-  o.rounds = kCompareRounds;
+  o.rounds = compare_rounds(o.spec.device);
   EXPECT_EQ(compare_stem(o, {}), "compare_1_16_512_64_cpu");
   o.spec.dtype = DType::fp32;
   o.threads = 1;
