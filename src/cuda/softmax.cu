@@ -256,8 +256,8 @@ __global__ void softmax_backward_kernel(T* dst, const T* grad, const T* probs, R
 // up to 512 vectors (at most 256 threads), 4 past that (at most 512 threads, 8 loads in flight a
 // thread), two blocks an SM by the launch bounds, so one block's reduction and stores overlap the
 // other's loads (1024-thread blocks of 2 vectors ran one an SM: 0.83x torch.compile's backward at
-// 1x16x16384x128 on the H200, 0.92x with these). Registers (ptxas sm_90a): 30–54; bf16 with 4 vectors 64 and a 20-byte
-// spill (to L1; the rows are memory bound).
+// 1x16x16384x128 on the H200, 0.92x with these). Registers (ptxas sm_90a): 30–54; bf16 with 4
+// vectors 64 and a 20-byte spill (to L1; the rows are memory bound).
 constexpr int kBackwardShortVecs = 2, kBackwardLongVecs = 4;
 constexpr int kBackwardShortThreads = 256, kBackwardLongThreads = 512;
 template <class T, int kBackwardVecs, int kMaxThreads>
