@@ -9,7 +9,7 @@
 # and the count of each. Exits 1 when any median falls outside another run's spread.
 #   bench/compare_repeatability.sh [ATTNPROF_BINARY] [RUNS]
 # THREADS=N passes --threads N (default: every core); ROUNDS=N passes --rounds N (default:
-# compare's own, 5).
+# compare's own, 15 on the CPU).
 set -euo pipefail
 bin=${1:-build/cpu/bin/attnprof}
 runs=${2:-10}

@@ -10,12 +10,14 @@
 namespace attnprof {
 
 // compare's rounds by default (--rounds), each in its own process after the first: 15 on the CPU,
-// where one process's forwards can run 10-35% slower than the next process's throughout (this
+// where one process's forwards can run 10-35% slower than the next process's throughout (a
 // 2-core machine, bench/RESULTS.md: with 5 processes ten compares disagreed beyond their printed
-// spreads, with 10 and 15 they agreed); 5 on a GPU, where each process rebuilds cuDNN's plans.
+// spreads, with 15 they agreed); 5 on a GPU, where each process rebuilds cuDNN's plans.
 inline constexpr int kCompareRoundsCpu = 15;
 inline constexpr int kCompareRoundsCuda = 5;
-constexpr int compare_rounds(Device device) { return device == Device::cpu ? kCompareRoundsCpu : kCompareRoundsCuda; }
+constexpr int compare_rounds(Device device) {
+  return device == Device::cpu ? kCompareRoundsCpu : kCompareRoundsCuda;
+}
 
 // Measures round `round` (2..base.rounds) of `variants` (those that ran in the first round, in
 // order) and returns each one's samples, in the same order.

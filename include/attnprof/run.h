@@ -33,8 +33,9 @@ struct RunOptions {
   std::string out_dir = "traces";  // empty: write no files
   std::string dump_dir;            // --dump: q.npy, k.npy, v.npy, out.npy (+ do, dq, dk, dv.npy for a backward pass)
   int determinism_runs = -1;       // -1: 10 on a GPU, 0 on the CPU (its unit tests check it)
-  // Backward and train: dq, dk, dv checked against the fp64 reference gradients (all rows) before
-  // timing; later rounds keep the first round's check.
+  // Backward and train: dq, dk, dv checked against the fp64 reference gradients before timing
+  // (every element up to kFullGradientCheckMacs of work, a fixed sample above it:
+  // variants::check_gradients); later rounds keep the first round's check.
   bool check_gradients = true;
   KernelOverrides kernels;         // installed for the process before the run (set_kernel_overrides)
   // The kept forwards (schedule.active, or timed_forwards) are measured over this many calls of

@@ -28,7 +28,8 @@ struct RunFlags {
   int wait = 1, warmup = 1, active = 10;  // every time printed is the median of the active steps
   int repeat = 10;
   double min_time = kDefaultMinTimeS;  // seconds the kept forwards fill at least (more forwards, up to 1000)
-  std::optional<int> rounds;  // compare: the kept forwards measured in this many rounds (absent: compare_rounds(device))
+  // compare: the kept forwards measured in this many rounds (absent: compare_rounds(device))
+  std::optional<int> rounds;
   bool compare = false;  // the flags are compare's (add_to without single_variant)
   std::vector<std::string> plugins;  // shared libraries of out-of-tree variants, loaded first
 

@@ -48,7 +48,7 @@ inline constexpr DecodeGeometrySpec kDecodeGeometry64{4, 3, 8, 2, false, 0};
 constexpr DecodeGeometrySpec decode_geometry(std::int64_t head_dim) {
   return head_dim <= 64 ? kDecodeGeometry64 : kDecodeGeometry128;
 }
-// One wave: on the H200 (bench/decode_configs, bench/RESULTS.md) the fewest splits that fill one
+// One wave: on the H200 (bench/decode_configs, bench/RESULTS.md) the most splits whose CTAs fit one
 // wave of 2 CTAs an SM were fastest at every decode shape of issue 21 (8x32/8 at seq-k 4096:
 // 4 splits 0.0415 ms against 8 splits 0.0439; 64x32/8 at 8192: 1 split 0.4835 against 2 0.4982).
 inline constexpr std::int64_t kDecodeWaves = 1;

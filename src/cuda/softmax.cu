@@ -255,13 +255,13 @@ __global__ void softmax_backward_kernel(T* dst, const T* grad, const T* probs, R
 // writes only what it read). Block: the row's vectors / kVecs, rounded up to whole warps: kVecs 2
 // up to 512 vectors (at most 256 threads), 4 past that (at most 512 threads, 8 loads in flight a
 // thread), two blocks an SM by the launch bounds, so one block's reduction and stores overlap the
-// other's loads (1024-thread blocks of 2 vectors ran one an SM: 0.83x torch.compile's backward at
-// 1x16x16384x128 on the H200, 0.92x with these). Registers (ptxas sm_90a): 30–54; bf16 with 4
-// vectors 64 and a 20-byte spill (to L1; the rows are memory bound).
+// other's loads (bench/RESULTS.md). Registers (ptxas sm_90a): 30–54; bf16 with 4 vectors 64 and a
+// 20-byte spill (to L1; the rows are memory bound).
 constexpr int kBackwardShortVecs = 2, kBackwardLongVecs = 4;
 constexpr int kBackwardShortThreads = 256, kBackwardLongThreads = 512;
 template <class T, int kBackwardVecs, int kMaxThreads>
-__global__ void __launch_bounds__(kMaxThreads, 2) softmax_backward_rows_kernel(T* dst, const T* grad, const T* probs, RowGeometry grad_to_dst,
+__global__ void __launch_bounds__(kMaxThreads, 2)
+    softmax_backward_rows_kernel(T* dst, const T* grad, const T* probs, RowGeometry grad_to_dst,
                                              RowGeometry probs_rows, float scale) {
   constexpr int V = 16 / sizeof(T);
   __shared__ float scratch[32];

@@ -1,7 +1,7 @@
 // plan_decode (src/cuda/decode_plan.h): whether the split-KV decode kernels run and with how many
-// splits, against counts worked out by hand from the cost model (from the most splits whose CTAs fit the
-// rule's waves of SMs × CTAs an SM to twice as many, the fullest last wave, fewest on a tie; at least 512 keys
-// and at most 128 splits; 128-key multiples per split).
+// splits, against counts worked out by hand from the cost model (from the most splits whose CTAs
+// fit the rule's waves of SMs × CTAs an SM to twice as many, the fullest last wave, fewest on a
+// tie; at least 512 keys and at most 128 splits; 128-key multiples per split).
 #include <gtest/gtest.h>
 
 #include "cuda/decode_plan.h"
@@ -11,8 +11,8 @@ using namespace attnprof::cuda;
 namespace {
 
 constexpr int kH200Sms = 132;
-// The rule the counts below are worked out for: 3 waves of
-// SMs × 2 CTAs. Passed explicitly, so switching the production geometry does not move them.
+// The rule the counts below are worked out for: 3 waves of SMs × 2 CTAs. Passed explicitly, so
+// switching the production geometry or its rule does not move them.
 constexpr DecodeGridRule kRule{3, 2};
 
 // Llama-style decode: 32 query heads on 8 kv heads, one query row, D 128, causal bottom-right.
@@ -99,6 +99,13 @@ TEST(DecodePlan, TheGridRuleSetsTheWavesAndCtasPerSmAimedAt) {
   const DecodePlan one_wave = plan_decode(decode_shape(8, 32768), kH200Sms, DecodeGridRule{1, 2});
   EXPECT_EQ(one_wave.splits, 4);
   EXPECT_EQ(one_wave.keys_per_split, 8192);
+  // The production rule at D 128 and D 64 is that one (decode_grid_rule), and plan_decode without a
+  // rule takes it: 4 splits here, 1 for 64·8 CTAs a split at seq-k 8192 (512 / 528).
+  EXPECT_EQ(decode_grid_rule(128).waves, 1);
+  EXPECT_EQ(decode_grid_rule(128).ctas_per_sm, 2);
+  EXPECT_EQ(decode_grid_rule(64).waves, 1);
+  EXPECT_EQ(plan_decode(decode_shape(8, 32768), kH200Sms).splits, 4);
+  EXPECT_EQ(plan_decode(decode_shape(64, 8192), kH200Sms).splits, 1);
 }
 
 TEST(DecodePlan, ShortCachesAreCappedAt512KeysASplit) {

@@ -124,6 +124,14 @@ TEST(ResultsStem, CompareAndSweepHandWrittenNames) {
   RunOptions o = defaults_of_the_cli();
   o.rounds = compare_rounds(o.spec.device);
   EXPECT_EQ(compare_stem(o, {}), "compare_1_16_512_64_cpu");
+  // The default is the device's: 15 rounds on the CPU, 5 on CUDA; another count is named.
+  o.rounds = 5;
+  EXPECT_EQ(compare_stem(o, {}), "compare_1_16_512_64_cpu_r5");
+  o.spec.device = Device::cuda;
+  EXPECT_EQ(compare_stem(o, {}), "compare_1_16_512_64_cuda");
+  o.rounds = 15;
+  EXPECT_EQ(compare_stem(o, {}), "compare_1_16_512_64_cuda_r15");
+  o.spec.device = Device::cpu;
   o.spec.dtype = DType::fp32;
   o.threads = 1;
   o.rounds = 3;
