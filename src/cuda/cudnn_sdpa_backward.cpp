@@ -245,8 +245,14 @@ std::unique_ptr<Desc> make_pack(const Plan& p, const Pointers& ptr, void* worksp
 
 std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
 
+// Whether the composite graph's dQ accumulator must be zeroed before each execution: before cuDNN
+// 9.6 the caller zeroed it (cuDNN's frontend memsets it there); from 9.6 the library's kernels
+// initialise it themselves (the frontend only reserves it), and a memset would cost a pass over
+// B·H·Sq·D·4 bytes per backward.
+bool caller_zeroes_dq_accumulator() { return cudnn_version() < 90600; }
+
 // Times the candidates on zeroed scratch tensors of the plan's geometry (the backward's time does
-// not depend on the values), the accumulator zeroed before each run as in a real call.
+// not depend on the values), the accumulator zeroed before each run where a real call zeroes it.
 void time_backward_candidates(std::vector<Candidate>& candidates, cudnnHandle_t handle, const AttentionSpec& spec,
                               const BackwardGeometry& geometry, const Plan& p) {
   std::vector<Tensor> scratch;
@@ -265,7 +271,8 @@ void time_backward_candidates(std::vector<Candidate>& candidates, cudnnHandle_t 
                           scratch[8].raw(), scratch[5].raw(), scratch[6].raw(), scratch[7].raw(), accum};
   const auto pack = make_pack(p, pointers, workspace.raw());
   time_candidates(candidates, handle, stream, pack->get(), [&] {
-    if (accum_bytes > 0) ATTNPROF_CUDA_CHECK(cudaMemsetAsync(accum, 0, static_cast<std::size_t>(accum_bytes), stream));
+    if (accum_bytes > 0 && caller_zeroes_dq_accumulator())
+      ATTNPROF_CUDA_CHECK(cudaMemsetAsync(accum, 0, static_cast<std::size_t>(accum_bytes), stream));
   });
 }
 
@@ -433,7 +440,7 @@ CudnnPlanInfo cudnn_sdpa_backward(const AttentionSpec& spec, Tensor& dq, Tensor&
   const Pointers pointers{q.raw(),  k.raw(),  v.raw(),  out.raw(), dout.raw(), lse_rows,
                           dq.raw(), dk.raw(), dv.raw(), static_cast<char*>(plan.workspace) + plan.accum_offset};
   cudnnBackendDescriptor_t pack = variant_pack(plan, pointers);
-  if (plan.accum_bytes > 0)
+  if (plan.accum_bytes > 0 && caller_zeroes_dq_accumulator())
     ATTNPROF_CUDA_CHECK(cudaMemsetAsync(const_cast<void*>(pointers[9]), 0, plan.accum_bytes, stream));
   ATTNPROF_CUDNN_CHECK(cudnnSetStream(c.handle(), stream));
   const cudnnStatus_t status = cudnnBackendExecute(c.handle(), plan.plan->get(), pack);
