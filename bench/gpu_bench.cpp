@@ -32,7 +32,6 @@
 #include <fmt/format.h>
 #include <functional>
 #include <limits>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -276,74 +275,18 @@ std::string spread_fields(const char* name, std::vector<double> ms) {
                      name, median(ms), quantile(ms, 0.1), quantile(ms, 0.9), ms.front(), ms.back());
 }
 
-// The first `heads` heads of batch 0 of a contiguous [B, H, S, D] tensor, as a [1, heads, S, D] view.
-Tensor leading_heads(const Tensor& t, std::int64_t heads) {
-  const std::int64_t S = t.size(2), D = t.size(3);
-  return t.view_strided({1, heads, S, D}, {heads * S * D, S * D, D, 1});
-}
-
-// ‖got − want‖ / ‖want‖ over every element (got on the host, contiguous, any dtype; want
-// contiguous fp64 of the same shape); NaN when got holds a NaN.
-double relative_error(const Tensor& got, const Tensor& want) {
-  double diff2 = 0, want2 = 0;
-  for (std::int64_t i = 0; i < want.numel(); ++i) {
-    const double w = get(want, i), d = get(got, i) - w;
-    diff2 += d * d;
-    want2 += w * w;
-  }
-  return want2 > 0 ? std::sqrt(diff2 / want2) : std::sqrt(diff2);
-}
-
-// The fp64 check of a backward row's gradients: those of batch 0's kv head 0 — dQ of its group of
-// query heads, its dK and dV — which no other head reaches, so they are the gradients of the
-// sub-problem (batch 1, that group, one kv head) and variants::reference_gradients of the
-// sub-problem is their fp64 reference. Made once per shape on input set 0 (every variant of the
-// shape runs its checked backward on set 0) and kept for the shape's variants. Only where the
-// reference costs at most kGradCheckMaxMacs multiply-adds (seconds of one CPU core); elsewhere
-// each row says why its gradients were not checked.
-constexpr double kGradCheckMaxMacs = 6e9;
-
-struct GradCheck {
-  AttentionSpec sub;                   // batch 1, heads = the group, kv_heads 1, on the CPU
-  std::optional<std::string> skipped;  // why this shape's gradients are not checked
-  std::optional<variants::ReferenceGradients> ref;  // computed by the first row that needs it
-};
-
-GradCheck plan_grad_check(const AttentionSpec& s) {
-  GradCheck check;
-  check.sub = s;
-  check.sub.batch = 1;
-  check.sub.heads = s.heads / s.kv_heads;
-  check.sub.kv_heads = 1;
-  check.sub.device = Device::cpu;
-  // Per visible (query row, key) pair the reference does 5·D multiply-adds: the score, dP, and
-  // the dQ, dK and dV updates.
-  const double macs = 5.0 * static_cast<double>(check.sub.heads) * s.visible_pairs() * static_cast<double>(s.head_dim);
-  if (macs > kGradCheckMaxMacs)
-    check.skipped = fmt::format("the fp64 reference of one kv head's gradients is {:.0f} G multiply-adds on the CPU, "
-                                "over gpu_bench's {:.0f} G",
-                                macs / 1e9, kGradCheckMaxMacs / 1e9);
-  return check;
-}
-
 // Host copies of set 0's gradients (after a backward of a NaN-poisoned dq, dk, dv): the elements
-// still poisoned (never written) and, where check runs, the errors against its fp64 reference.
-std::string grad_fields(GradCheck& check, const Inputs& set0, const Tensor& dq, const Tensor& dk, const Tensor& dv) {
+// still poisoned (never written) and the errors against fp64, by variants::check_gradients (every
+// element of a small problem, a fixed sample of a large one; its scope is named).
+std::string grad_fields(const AttentionSpec& s, const Inputs& set0, const Tensor& dq, const Tensor& dk,
+                        const Tensor& dv) {
   const std::int64_t unwritten = variants::count_poison(dq) + variants::count_poison(dk) + variants::count_poison(dv);
-  if (check.skipped)
-    return fmt::format("\"grad_unwritten\": {}, \"grad_checked\": false, \"grad_unchecked_why\": \"{}\"", unwritten,
-                       *check.skipped);
-  const std::int64_t group = check.sub.heads;
-  if (!check.ref)
-    check.ref = variants::reference_gradients(check.sub, leading_heads(set0.q_host, group), leading_heads(set0.k_host, 1),
-                                              leading_heads(set0.v_host, 1), leading_heads(set0.dout_host, group));
-  const variants::GradientErrors err{relative_error(leading_heads(dq, group), check.ref->dq),
-                                     relative_error(leading_heads(dk, 1), check.ref->dk),
-                                     relative_error(leading_heads(dv, 1), check.ref->dv)};
-  return fmt::format("\"grad_unwritten\": {}, \"grad_checked\": true, \"grad_check_scope\": \"batch 0, kv head 0 and "
-                     "its {} query head(s), every row\", \"grad_rel_err\": {}, \"grad_rel_err_dq\": {}, "
-                     "\"grad_rel_err_dk\": {}, \"grad_rel_err_dv\": {}",
-                     unwritten, group, json_sci(err.worst()), json_sci(err.dq), json_sci(err.dk), json_sci(err.dv));
+  const variants::GradientErrors err =
+      variants::check_gradients(s, set0.q_host, set0.k_host, set0.v_host, set0.dout_host, dq, dk, dv);
+  return fmt::format("\"grad_unwritten\": {}, \"grad_checked\": true, \"grad_check_scope\": \"{}\", "
+                     "\"grad_rel_err\": {}, \"grad_rel_err_dq\": {}, \"grad_rel_err_dk\": {}, \"grad_rel_err_dv\": {}",
+                     unwritten, err.scope(), json_sci(err.worst()), json_sci(err.dq), json_sci(err.dk),
+                     json_sci(err.dv));
 }
 
 // A backward or train row. Steps on the rotated sets: the forward that keeps what the backward
@@ -352,7 +295,7 @@ std::string grad_fields(GradCheck& check, const Inputs& set0, const Tensor& dq, 
 // as train median − forward median, with both medians and their spreads; --pass train times the
 // training step alone. prepare() and prepare_backward() (cuDNN's plans) run before, untimed.
 std::string run_backward(Variant& variant, const AttentionSpec& s, Pass pass, const std::vector<Inputs>& sets,
-                         GradCheck& check, int reps, int warmup) {
+                         int reps, int warmup) {
   if (auto refusal = variant.refusal(s)) throw UsageError(*refusal);
   if (auto refusal = variant.backward_refusal(s)) throw UsageError(*refusal);
   preflight_memory(s, variant, pass);  // a UsageError naming the estimate and the free device memory
@@ -395,7 +338,7 @@ std::string run_backward(Variant& variant, const AttentionSpec& s, Pass pass, co
   train(0);
   be().synchronize();
   const std::string grads_checked =
-      grad_fields(check, sets[0], to_host_exact(grads[0].dq), to_host_exact(grads[0].dk), to_host_exact(grads[0].dv));
+      grad_fields(s, sets[0], to_host_exact(grads[0].dq), to_host_exact(grads[0].dk), to_host_exact(grads[0].dv));
 
   // Memory of one training step beyond what was live before it: what its forward keeps for the
   // backward, and the step's peak (that kept state included).
@@ -460,7 +403,6 @@ int main(int argc, char** argv) {
     for (const std::string& shape : split(shapes, ',')) {
       AttentionSpec s = parse_shape(shape, causal, dtype);
       const std::vector<Inputs> sets = make_input_sets(s, pass != Pass::forward);
-      GradCheck check = plan_grad_check(s);
       const int shape_reps = s.seq_q >= 16384 ? (reps_large > 0 ? reps_large : std::max(3, reps / 3)) : reps;
       for (const std::string& name : split(variants, ',')) {
         const std::string base = apply_knobs(name);
@@ -472,7 +414,7 @@ int main(int argc, char** argv) {
         std::string line;
         try {
           line = pass == Pass::forward ? run_one(*variant, s, sets, shape_reps, warmup)
-                                       : run_backward(*variant, s, pass, sets, check, shape_reps, warmup);
+                                       : run_backward(*variant, s, pass, sets, shape_reps, warmup);
           if (base != name) line.replace(line.find(base), base.size(), name);
         } catch (const Error& e) {
           std::string why = std::string(e.what()).substr(0, 300);

@@ -24,8 +24,9 @@ then out.backward(dO) (the .grad of q, k, v cleared first, so nothing accumulate
 timed = the same forward under autograd (it saves what the backward reads; the graph is dropped).
 Both sides: three sets rotated, CUDA events, the stream held while the steps are queued, the
 forward's and the step's loops timed alike; TFLOP/s on 2.5x the forward's FLOPs. Gradients: the
-error vs fp64 of batch 0's kv head 0 (dQ of its query heads, dK, dV): ours where gpu_bench checks
-it (grad_checked), PyTorch's by fp64 autograd of that sub-problem on the GPU. A row PyTorch refuses
+error vs fp64, ours by gpu_bench through variants::check_gradients (every element of a small
+problem, a fixed sample of a large one, its grad_check_scope), PyTorch's over batch 0's kv head 0
+(dQ of its query heads, dK, dV) by fp64 autograd of that sub-problem on the GPU. A row PyTorch refuses
 (no kernel for the shape, out of memory) prints one line saying so; gpu_bench's memory preflight
 refuses ours the same way. Beside each row: the issue's target (flash >= 1.0x PyTorch's cuDNN,
 efficient >= 1.0x PyTorch's efficient, cudnn within 3% of PyTorch's cuDNN, naive, inplace, math
@@ -209,7 +210,7 @@ GRAD_CHECK_MAX_BYTES = 4 << 30
 
 def torch_grad_error(shape, q, k, v, dout):
     """Worst of dQ's, dK's and dV's |x - ref| / |ref| over batch 0's kv head 0 and its group of query
-    heads (the gradients gpu_bench checks), against fp64 autograd of that sub-problem; None where the
+    heads, against fp64 autograd of that sub-problem; None where the
     sub-problem's scores would exceed GRAD_CHECK_MAX_BYTES. q, k, v hold the gradients of a step with dout."""
     b, h, s, d, hkv, sk = shape
     group = h // hkv
