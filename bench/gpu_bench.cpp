@@ -16,7 +16,8 @@
 // rows see every key, as PyTorch's is_causal=False (with Sq = 1 the same as causal bottom-right).
 // A suffix picks a kernel knob for one row (KernelOverrides, as `attnprof run` takes them):
 // flash@sm80 = --flash-schedule sm80 (the mma.sync kernel on a Hopper GPU; also sm90-cta-per-tile,
-// sm90-tile-counter); cudnn@n = --cudnn-engine n (the n-th engine config of cuDNN's heuristics).
+// sm90-tile-counter); flash@deterministic = --deterministic (its backward without atomics);
+// cudnn@n = --cudnn-engine n (the n-th engine config of cuDNN's heuristics).
 #include <attnprof/error.h>
 #include <attnprof/kernel_overrides.h>
 #include <attnprof/memory.h>
@@ -82,8 +83,9 @@ AttentionSpec parse_shape(const std::string& text, bool causal, DType dtype) {
   return s;
 }
 
-// flash@sm80 -> flash_schedule sm80; cudnn@2 -> cudnn_engine 2; no suffix: automatic. Installs
-// the row's overrides and returns the variant's name without the suffix.
+// flash@sm80 -> flash_schedule sm80; flash@deterministic -> deterministic (the backward without
+// atomics); cudnn@2 -> cudnn_engine 2; no suffix: automatic. Installs the row's overrides and
+// returns the variant's name without the suffix.
 std::string apply_knobs(const std::string& name) {
   KernelOverrides overrides;
   const auto at = name.find('@');
@@ -99,6 +101,8 @@ std::string apply_knobs(const std::string& name) {
       }
       if (used == 0 || used != knob.size())
         throw UsageError(fmt::format("--variants {}: cudnn@n takes a config index 0, 1, 2, ...", name));
+    } else if (knob == "deterministic") {
+      overrides.deterministic = true;
     } else {
       overrides.flash_schedule = knob;
     }

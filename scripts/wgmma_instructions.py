@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Prints the wgmma.mma_async macros of src/cuda/hopper/wgmma_instructions.cuh, one per instruction
-the sm_90a flash kernel issues: the SS form (both operands in shared memory, K-major) for
-S = Q·Kᵀ at each key-tile width, the RS form with tnspB (A from registers, B MN-major) for O += P·V
-at each head dim. Their operand lists are long and regular (N/2 fp32 accumulators, then the
+the sm_90a flash kernels issue: the SS form (both operands in shared memory, K-major) for
+S = Q·Kᵀ at each key-tile width (and the backward's Sᵀ = K·Qᵀ, dPᵀ = V·dOᵀ at 64 query rows), the
+RS form with tnspB (A from registers, B MN-major) for O += P·V at each head dim (and the backward's
+dV += Pᵀ·dO, dK += dSᵀ·Q), the SS form with tnspB for the backward's dQ = dS·K over half the head
+dim. Their operand lists are long and regular (N/2 fp32 accumulators, then the
 operands), so they are printed here rather than typed; paste the output over the macros in the
 header when an instruction is added. --check compares the header's macros with these.
 
@@ -11,8 +13,9 @@ header when an instruction is added. --check compares the header's macros with t
 import pathlib
 import sys
 
-SS_N = [80, 112, 128]            # kBlockN of the kernels (flash_sm90_block_n)
+SS_N = [64, 80, 112, 128]        # the backward's query block, kBlockN of the forwards (flash_sm90_block_n)
 RS_N = [64, 72, 96, 128, 192, 256]  # the kernel head dims, and 72 = D 64 + the ones column
+SS_TB_N = [32, 64]               # half the backward's kernel head dims (64, 128)
 WIDTH = 117  # column of the trailing backslash
 
 
@@ -22,12 +25,12 @@ def line(text):
 
 def macro(form, n):
     acc = n // 2
-    name = f"ATTNPROF_WGMMA_{form}_M64N{n}K16" + ("_TB" if form == "RS" else "")
+    name = f"ATTNPROF_WGMMA_{form.split('_')[0]}_M64N{n}K16" + ("_TB" if form in ("RS", "SS_TB") else "")
     out = [line(f"#define {name}(PTX_TYPE)"), line("  asm volatile("), line('      "{\\n"'),
            line('      ".reg .pred p;\\n"')]
     # The predicate operand follows the accumulators and the A, B operands (SS: two descriptors; RS:
     # four A registers and B's descriptor), then the scale-d input.
-    out.append(line(f'      "setp.ne.b32 p, %{acc + 2 if form == "SS" else acc + 5}, 0;\\n"'))
+    out.append(line(f'      "setp.ne.b32 p, %{acc + 5 if form == "RS" else acc + 2}, 0;\\n"'))
     out.append(line(f'      "wgmma.mma_async.sync.aligned.m64n{n}k16.f32." PTX_TYPE "." PTX_TYPE " "'))
     regs = [f"%{i}" for i in range(acc)]
     rows = [", ".join(regs[i:i + 16]) for i in range(0, acc, 16)]
@@ -35,6 +38,8 @@ def macro(form, n):
         out.append(line(f'      "{"{" if i == 0 else ""}{row}{"}, " if i == len(rows) - 1 else ", "}"'))
     if form == "SS":  # tnspA = tnspB = 0: both K-major
         out.append(line(f'      "%{acc}, %{acc + 1}, p, 1, 1, 0, 0;\\n"'))
+    elif form == "SS_TB":  # tnspB = 1: A K-major, B MN-major
+        out.append(line(f'      "%{acc}, %{acc + 1}, p, 1, 1, 0, 1;\\n"'))
     else:  # tnspB = 1: V read MN-major
         out.append(line(f'      "{{%{acc}, %{acc + 1}, %{acc + 2}, %{acc + 3}}}, %{acc + 4}, p, 1, 1, 1;\\n"'))
     out.append(line('      "}\\n"'))
@@ -42,7 +47,7 @@ def macro(form, n):
     groups = [", ".join(items[i:i + 8]) for i in range(0, acc, 8)]
     for i, group in enumerate(groups):
         out.append(line(("      : " if i == 0 else "        ") + group + ("," if i < len(groups) - 1 else "")))
-    if form == "SS":
+    if form in ("SS", "SS_TB"):
         out.append(line('      : "l"(a_desc), "l"(b_desc), "r"(scale_d)'))
     else:
         out.append(line('      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(1)'))
@@ -51,7 +56,8 @@ def macro(form, n):
 
 
 def all_macros():
-    return [macro("SS", n) for n in SS_N] + [macro("RS", n) for n in RS_N]
+    return ([macro("SS", n) for n in SS_N] + [macro("RS", n) for n in RS_N] +
+            [macro("SS_TB", n) for n in SS_TB_N])
 
 
 def main():

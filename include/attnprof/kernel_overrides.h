@@ -1,7 +1,7 @@
 #pragma once
 // Kernel choices a run can force instead of the automatic ones, for timing one path against
-// another. Filled once at the top (the command line's --flash-schedule, --cudnn-engine and
-// --cpu-isa, a benchmark's knobs, a test) and installed for the process by run_variant (RunOptions::
+// another. Filled once at the top (the command line's --flash-schedule, --cudnn-engine,
+// --deterministic and --cpu-isa, a benchmark's knobs, a test) and installed for the process by run_variant (RunOptions::
 // kernels) or set_kernel_overrides; the kernels read kernel_overrides() and no environment variable.
 #include <optional>
 #include <string>
@@ -16,6 +16,9 @@ struct KernelOverrides {
   // cudnn: build the n-th engine config of cuDNN's heuristics (mode A) alone, untimed; -1: time the
   // first few that finalize and keep the fastest.
   int cudnn_engine = -1;
+  // flash's backward on a GPU: the kernels without atomics (attention_backward.cu: every gradient
+  // bit-identical run to run) also where the sm_90a kernel would run (it adds dQ with atomics).
+  bool deterministic = false;
   // CPU kernels: the best ISA they may use, "portable", "avx512", "avx512_bf16" or "avx512_amx";
   // "": the best this CPU has.
   std::string cpu_isa;

@@ -22,12 +22,17 @@ void KernelFlags::add_to(CLI::App& app) {
                      "cudnn: build the n-th engine config of cuDNN's heuristics alone, untimed (0, 1, 2, ...)")
           ->check(strict_integer())
           ->group(group);
+  app.add_flag("--deterministic", deterministic,
+               "flash's backward on a GPU: the kernels without atomics (dQ summed in a fixed order, bit-identical "
+               "run to run) also on compute capability 9.0, whose sm_90a kernel adds dQ with atomics")
+      ->group(group);
   app.add_option("--cpu-isa", cpu_isa,
                  "CPU kernels: the best ISA they may use: portable, avx512, avx512_bf16 or avx512_amx")
       ->group(group);
 }
 
-KernelOverrides KernelFlags::to_overrides(Device device, const std::vector<std::string>& variants) const {
+KernelOverrides KernelFlags::to_overrides(Device device, const std::vector<std::string>& variants,
+                                          bool backward) const {
   KernelOverrides overrides;
   // Each field checked alone, so the error names its flag.
   auto check = [](const KernelOverrides& one, const char* flag, const std::string& value) {
@@ -53,6 +58,18 @@ KernelOverrides KernelFlags::to_overrides(Device device, const std::vector<std::
     if (cudnn_engine < 0 || kernel_overrides_error(overrides))
       throw UsageError(fmt::format("--cudnn-engine {}: allowed a config index 0..1000", cudnn_engine));
     applies("--cudnn-engine", std::to_string(cudnn_engine), Device::cuda, "cudnn");
+  }
+  if (deterministic) {
+    overrides.deterministic = true;
+    if (std::find(variants.begin(), variants.end(), "flash") == variants.end())
+      throw UsageError("--deterministic: chooses the flash variant's backward kernel; this run does not run flash");
+    if (!backward)
+      throw UsageError("--deterministic: chooses flash's backward kernel; this run's --pass is forward (allowed with "
+                       "--pass backward or train)");
+    if (device != Device::cuda)
+      throw UsageError(fmt::format("--deterministic: chooses flash's backward kernel on --device cuda; this run is on "
+                                   "--device {}",
+                                   device_name(device)));
   }
   overrides.cpu_isa = cpu_isa;
   check(overrides, "--cpu-isa", cpu_isa);

@@ -103,7 +103,8 @@ RunOptions RunFlags::to_options() const {
   options.timed_forwards = repeat;
   options.out_dir = no_profile ? std::string() : out;
   options.dump_dir = dump;
-  options.kernels = kernels.to_overrides(options.spec.device, compare ? variant_list() : std::vector<std::string>{variant});
+  options.kernels = kernels.to_overrides(options.spec.device, compare ? variant_list() : std::vector<std::string>{variant},
+                                         options.pass != Pass::forward);
   options.rounds = !compare ? 1 : rounds ? *rounds : compare_rounds(options.spec.device);
   options.min_time_s = checked_min_time(min_time);
   return options;

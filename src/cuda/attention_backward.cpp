@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <vector>
 
+#include "cuda/hopper/flash_bwd.h"
 #include "cuda/tensor_layout.h"
 #include "ops/fused_head_dim.h"
 
@@ -50,12 +51,16 @@ FusedBackwardArgs fused_backward_args(const AttentionSpec& spec, Tensor& dq, Ten
 
 void run_fused_backward(const AttentionSpec& spec, Tensor& dq, Tensor& dk, Tensor& dv, const Tensor& q, const Tensor& k,
                         const Tensor& v, const Tensor& out, const Tensor& lse, const Tensor& dout,
-                        cudaStream_t stream) {
+                        cudaStream_t stream, bool sm90) {
   if (auto why = ops::fused_backward_head_dim_refusal(spec.head_dim)) throw UsageError(*why);
   if (spec.dtype != DType::bf16 && spec.dtype != DType::fp16)
     throw UsageError(fmt::format("dtype {}: the GPU backward takes bf16 or fp16", dtype_name(spec.dtype)));
   Tensor delta = Tensor::empty({spec.batch, spec.heads, spec.seq_q}, DType::fp32, Device::cuda);
-  launch_fused_backward(fused_backward_args(spec, dq, dk, dv, q, k, v, out, lse, dout, delta), stream);
+  Tensor dq_accum;
+  if (sm90)
+    dq_accum = Tensor::empty({hopper::flash_backward_sm90_accumulator_bytes(spec) / 4}, DType::fp32, Device::cuda);
+  launch_fused_backward(fused_backward_args(spec, dq, dk, dv, q, k, v, out, lse, dout, delta), stream,
+                        sm90 ? dq_accum.data<float>() : nullptr);
 }
 
 }  // namespace attnprof::cuda

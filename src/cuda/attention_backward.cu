@@ -17,6 +17,7 @@
 
 #include "cuda/attention_backward_kernel.cuh"
 #include "cuda/check.h"
+#include "cuda/hopper/flash_bwd.h"
 #include "cuda/per_device.h"
 #include "ops/fused_head_dim.h"
 
@@ -82,10 +83,11 @@ void launch_tiles(const FusedBackwardArgs& args, cudaStream_t stream) {
 }
 
 template <class T>
-void launch_typed(const FusedBackwardArgs& args, cudaStream_t stream) {
+void launch_typed(const FusedBackwardArgs& args, cudaStream_t stream, float* sm90_dq_accum) {
   const std::int64_t rows = args.fwd.batch * args.fwd.heads * args.fwd.seq_q;
   attention_backward::flash_bwd_dot_do_o_kernel<T><<<static_cast<unsigned>((rows + 7) / 8), 256, 0, stream>>>(args);
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_bwd_dot_do_o_kernel");
+  if (sm90_dq_accum != nullptr) return hopper::launch_flash_backward_sm90(args, sm90_dq_accum, stream);
   if (args.fwd.head_dim <= 64)
     launch_tiles<DkdvD64, Dq<64>, T>(args, stream);
   else
@@ -94,15 +96,15 @@ void launch_typed(const FusedBackwardArgs& args, cudaStream_t stream) {
 
 }  // namespace
 
-void launch_fused_backward(const FusedBackwardArgs& args, cudaStream_t stream) {
+void launch_fused_backward(const FusedBackwardArgs& args, cudaStream_t stream, float* sm90_dq_accum) {
   if (auto why = ops::fused_backward_head_dim_refusal(args.fwd.head_dim)) throw UsageError(*why);
   if (args.fwd.batch * args.fwd.heads * args.fwd.seq_q == 0 || args.fwd.batch * args.fwd.kv_heads * args.fwd.seq_k == 0)
     return;
   const FusedBackwardArgs c = checked(args);
   if (c.fwd.dtype == DType::bf16)
-    launch_typed<__nv_bfloat16>(c, stream);
+    launch_typed<__nv_bfloat16>(c, stream, sm90_dq_accum);
   else if (c.fwd.dtype == DType::fp16)
-    launch_typed<__half>(c, stream);
+    launch_typed<__half>(c, stream, sm90_dq_accum);
   else
     throw UsageError("dtype " + std::string(dtype_name(c.fwd.dtype)) + ": the GPU backward takes bf16 or fp16");
 }

@@ -1,6 +1,7 @@
 #pragma once
-// Host entry of the GPU FlashAttention-2 backward that `efficient` and `flash` share
-// (attention_backward.cu, kernels in attention_backward_kernel.cuh). Three kernels, no atomics:
+// Host entry of the GPU FlashAttention-2 backward that `efficient` runs, and `flash` where its
+// sm_90a kernel does not (hopper/flash_bwd.h: the deterministic mode, a device other than compute
+// capability 9.0) (attention_backward.cu, kernels in attention_backward_kernel.cuh). Three kernels, no atomics:
 // flash_bwd_dot_do_o_kernel (Δ = rowsum(dO ⊙ O) per query row, fp32), flash_bwd_dkdv_kernel (one
 // CTA per batch, kv head and 64-key block: dK and dV summed over the query heads of its group in
 // registers and written once) and flash_bwd_dq_kernel (one CTA per batch, head and 64-row query
@@ -30,14 +31,17 @@ struct FusedBackwardArgs {
   std::int64_t do_stride[3]{}, dq_stride[3]{}, dk_stride[3]{}, dv_stride[3]{};  // batch, head, seq
 };
 
-// Runs the three kernels on `stream` for device tensors in [B, H, S, D] indexing (any layout
-// through the strides): allocates Δ (fp32 [B, H, Sq], the bytes ops::Backend's default
-// fused_backward_workspace_bytes counts; no dQ accumulator), checks unit stride in d, 16-byte
-// aligned rows, the LSE's shape and the head dim (UsageError for one the kernels do not take).
+// Runs the backward on `stream` for device tensors in [B, H, S, D] indexing (any layout through the
+// strides): allocates Δ (fp32 [B, H, Sq], the bytes ops::Backend's default
+// fused_backward_workspace_bytes counts), checks unit stride in d, 16-byte aligned rows, the LSE's
+// shape and the head dim (UsageError for one the kernels do not take). `sm90`: flash's sm_90a kernel
+// (hopper/flash_bwd.h; also allocates its fp32 dQ accumulator) instead of the three kernels here.
 void run_fused_backward(const AttentionSpec& spec, Tensor& dq, Tensor& dk, Tensor& dv, const Tensor& q, const Tensor& k,
-                        const Tensor& v, const Tensor& out, const Tensor& lse, const Tensor& dout, cudaStream_t stream);
+                        const Tensor& v, const Tensor& out, const Tensor& lse, const Tensor& dout, cudaStream_t stream,
+                        bool sm90 = false);
 
-// The launches alone (attention_backward.cu): Δ, then dK/dV, then dQ.
-void launch_fused_backward(const FusedBackwardArgs& args, cudaStream_t stream);
+// The launches alone (attention_backward.cu): Δ, then dK/dV, then dQ; or with `sm90_dq_accum` Δ,
+// then hopper::launch_flash_backward_sm90 with that accumulator.
+void launch_fused_backward(const FusedBackwardArgs& args, cudaStream_t stream, float* sm90_dq_accum = nullptr);
 
 }  // namespace attnprof::cuda

@@ -19,6 +19,7 @@
 #include "cuda/fused_attention.h"
 #include "cuda/fused_padding.h"
 #include "cuda/gemm_cublaslt.h"
+#include "cuda/hopper/flash_bwd.h"
 #include "cuda/kernels.h"
 #include "cuda/nvtx.h"
 #include "ops/cuda_unavailable.h"
@@ -154,7 +155,7 @@ class CudaBackend final : public ops::Backend {
                                 const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
                                 const Tensor& dout) override {
     NvtxRange range("attention_flash_backward");
-    run_fused_backward(spec, dq, dk, dv, q, k, v, out, lse, dout, stream_);
+    run_fused_backward(spec, dq, dk, dv, q, k, v, out, lse, dout, stream_, hopper::flash_backward_runs_sm90(spec));
   }
   std::optional<std::string> fused_refusal(const AttentionSpec& spec) const override {
     return fused_attention_refusal(spec);
@@ -170,7 +171,13 @@ class CudaBackend final : public ops::Backend {
   std::optional<std::string> fused_backward_refusal(const AttentionSpec& spec) const override {
     return ops::fused_backward_head_dim_refusal(spec.head_dim);
   }
-  // fused_backward_workspace_bytes: Backend's default, the Δ run_fused_backward allocates.
+  // Δ (Backend's default), and for flash's sm_90a backward its fp32 dQ accumulator.
+  std::int64_t fused_backward_workspace_bytes(const AttentionSpec& spec, bool flash) const override {
+    const std::int64_t base = Backend::fused_backward_workspace_bytes(spec, flash);
+    if (!flash || ops::fused_backward_head_dim_refusal(spec.head_dim) || !hopper::flash_backward_runs_sm90(spec))
+      return base;
+    return sat_add(base, hopper::flash_backward_sm90_accumulator_bytes(spec));
+  }
   std::optional<std::string> cudnn_sdpa_prepare(const AttentionSpec& spec) override {
     CudnnPlanInfo info = cuda::cudnn_sdpa_prepare(spec, false);
     if (info.cache_hit) return std::nullopt;

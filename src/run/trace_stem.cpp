@@ -41,9 +41,10 @@ std::string config_tokens(const RunOptions& o) {
     stem += fmt::format("_sched{}-{}-{}", p.wait, p.warmup, p.active);  // run_variant always repeats once
   }
   if (o.min_time_s != kDefaultMinTimeS) stem += fmt::format("_mt{}", o.min_time_s);
-  const KernelOverrides& k = o.kernels;  // --flash-schedule, --cudnn-engine, --cpu-isa
+  const KernelOverrides& k = o.kernels;  // --flash-schedule, --cudnn-engine, --deterministic, --cpu-isa
   if (!k.flash_schedule.empty()) stem += fmt::format("_{}", k.flash_schedule);
   if (k.cudnn_engine >= 0) stem += fmt::format("_engine{}", k.cudnn_engine);
+  if (k.deterministic) stem += "_deterministic";
   if (!k.cpu_isa.empty()) stem += fmt::format("_isa-{}", k.cpu_isa);
   return stem;
 }

@@ -18,7 +18,8 @@ class FlashVariant final : public FusedKernelVariant {
   std::string_view name() const override { return "flash"; }
   std::string_view summary() const override {
     return "FlashAttention-style fused kernel: tiled online softmax, causal tiles skipped (CPU: register-blocked "
-           "AVX-512 / AMX tiles; sm80: FA2's mma.sync; sm90: FA3-shaped wgmma + TMA)";
+           "AVX-512 / AMX tiles; sm80: FA2's mma.sync; sm90: FA3-shaped wgmma + TMA; the sm90 backward adds dQ "
+           "with fp32 bulk reductions, not bit-deterministic, --deterministic runs the FA2 backward)";
   }
   std::string describe(const AttentionSpec& spec) const override {
     std::string text = spec.causal ? "FlashAttention-style fused kernel: tiled online softmax, causal tiles skipped"

@@ -124,6 +124,13 @@ std::vector<BadInput> cases() {
        "--flash-schedule sm80: chooses a kernel on --device cuda; this run is on --device cpu"},
       {"flash_schedule_without_flash", run_args({"--variant", "naive", "--flash-schedule", "sm80"}),
        "--flash-schedule sm80: chooses the flash variant's kernel; this run does not run flash"},
+      {"deterministic_without_flash", run_args({"--variant", "naive", "--pass", "backward", "--deterministic"}),
+       "--deterministic: chooses the flash variant's backward kernel; this run does not run flash"},
+      {"deterministic_forward", run_args({"--variant", "flash", "--deterministic"}),
+       "--deterministic: chooses flash's backward kernel; this run's --pass is forward (allowed with --pass backward or "
+       "train)"},
+      {"deterministic_on_cpu", run_args({"--variant", "flash", "--pass", "train", "--deterministic"}),
+       "--deterministic: chooses flash's backward kernel on --device cuda; this run is on --device cpu"},
       {"cudnn_engine_minus_one", run_args({"--cudnn-engine", "-1"}), "--cudnn-engine -1: allowed a config index 0..1000"},
       {"cudnn_engine_too_big", run_args({"--cudnn-engine", "5000"}), "--cudnn-engine 5000: allowed a config index 0..1000"},
       {"cudnn_engine_on_cpu", run_args({"--variant", "cudnn", "--cudnn-engine", "2"}),

@@ -57,6 +57,8 @@ TEST(TraceStem, HandWrittenNames) {
   o.kernels.cudnn_engine = 2;
   o.kernels.cpu_isa = "portable";
   EXPECT_EQ(trace_stem(o), "1_16_512_64_flash_cpu_sm90-tile-counter_engine2_isa-portable");
+  o.kernels.deterministic = true;
+  EXPECT_EQ(trace_stem(o), "1_16_512_64_flash_cpu_sm90-tile-counter_engine2_deterministic_isa-portable");
 
   o = defaults_of_the_cli();
   o.variant = "my variant/2%";

@@ -183,6 +183,20 @@ __device__ __forceinline__ void tma_store_attention_box(const void* src, const C
     tma_store_4d(src, map, col, head, row, batch);
 }
 
+// Adds `bytes` (a multiple of 16) of fp32 at `src` (16-byte aligned shared memory) into `dst`
+// (16-byte aligned global memory) element by element, as one bulk-group copy: the store protocol
+// above (fence, barrier, one thread issues and commits, bulk_wait_group_read before reuse).
+__device__ __forceinline__ void bulk_reduce_add_f32(float* dst, const float* src, std::uint32_t bytes) {
+#if ATTNPROF_SM90A
+  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;" ::"l"(dst),
+               "r"(shared_address(src)), "r"(bytes)
+               : "memory");
+#else
+  (void)dst, (void)src, (void)bytes;
+  __trap();
+#endif
+}
+
 __device__ __forceinline__ void bulk_commit_group() {
 #if ATTNPROF_SM90A
   asm volatile("cp.async.bulk.commit_group;" ::: "memory");

@@ -1,0 +1,32 @@
+#pragma once
+// Host side of `flash`'s sm_90a backward (kernel: flash_bwd_traits.cuh, flash_bwd_kernel.cuh) and
+// the choice between it and attention_backward.cu's no-atomics kernels.
+#include <attnprof/attention.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "cuda/attention_backward.h"
+
+namespace attnprof::cuda::hopper {
+
+// Whether flash's backward runs the sm_90a kernel for `spec` on the current device: flash's schedule
+// is not sm80 (flash_schedule_choice: a compute capability 9.0 device and no --flash-schedule sm80),
+// the deterministic mode is off (KernelOverrides::deterministic: the sm_90a kernel sums dQ with
+// atomics) and the head dim is one the kernels take (multiples of 8 up to 128; the caller has
+// refused the others already). Throws what flash_schedule_choice throws.
+bool flash_backward_runs_sm90(const AttentionSpec& spec);
+
+// The fp32 dQ accumulator the sm_90a backward needs beside Δ: a 64 × kernel-head-dim tile per
+// (batch, head, 64-row query block), 4 bytes an element (kernel head dim: 64 for head dims up to 64,
+// else 128).
+std::int64_t flash_backward_sm90_accumulator_bytes(const AttentionSpec& spec);
+
+// The accumulator zeroed, the sm_90a kernel, then dQ from the accumulator, in stream order, after
+// launch_fused_backward's checks and its Δ kernel (which call this). `dq_accum`:
+// flash_backward_sm90_accumulator_bytes of device memory. bf16 or fp16, head_dim a multiple of 8 up
+// to 128 (UsageError otherwise), TMA-aligned tensors (Error from the tensor map otherwise); Error on
+// a device that is not compute capability 9.0.
+void launch_flash_backward_sm90(const FusedBackwardArgs& args, float* dq_accum, cudaStream_t stream);
+
+}  // namespace attnprof::cuda::hopper

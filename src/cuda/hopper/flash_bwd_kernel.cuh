@@ -1,0 +1,315 @@
+#pragma once
+// The sm_90a flash backward kernel (tiles, roles and shared memory: flash_bwd_traits.cuh) and the
+// kernel that turns its fp32 dQ accumulator into dQ. Included by flash_bwd_dispatch.cu only.
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "cuda/device_types.cuh"
+#include "cuda/hopper/flash_bwd_traits.cuh"
+#include "cuda/hopper/flash_primitives.cuh"
+#include "cuda/hopper/swizzle.h"
+#include "cuda/hopper/tma.cuh"
+#include "cuda/hopper/wgmma.cuh"
+#include "cuda/hopper/wgmma_instructions.cuh"
+#include "cuda/hopper/wgmma_layout.h"
+
+namespace attnprof::cuda::hopper::flash_bwd_sm90 {
+
+// The query blocks a CTA whose keys start at n0 visits for each query head: [first, m_blocks).
+// Causal: query row i sees key j iff j <= i + causal_offset, so the first row seeing key n0 is
+// n0 − causal_offset.
+__device__ __forceinline__ int first_query_block(const BwdSm90Params& p, int n0) {
+  if (!p.causal) return 0;
+  const int first_row = n0 - p.causal_offset;
+  return first_row <= 0 ? 0 : first_row / 64;
+}
+
+#if ATTNPROF_SM90A
+using flash_sm90::fast_exp2;
+using flash_sm90::named_barrier_sync;
+using flash_sm90::pack_pair;
+using flash_sm90::setmaxnreg_dec;
+using flash_sm90::setmaxnreg_inc;
+
+// Stores four 8 × 8 b16 matrices transposed: register k holds this thread's pair of matrix k's mma
+// fragment (row lane/4, columns 2·(lane%4), +1); lane 8k + r gives the address of row r of the
+// stored (transposed) matrix k, 16 bytes.
+__device__ __forceinline__ void stmatrix_x4_trans(std::uint32_t address, std::uint32_t r0, std::uint32_t r1,
+                                                  std::uint32_t r2, std::uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(address), "r"(r0),
+               "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+}
+
+// One thread: K and V once, then Q and dO of every step into the ring (a stage refilled once all
+// 8 consumer warps released it; a fresh barrier counts as having completed the phase before 0).
+template <class Tr>
+__device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensorMap& k_map, const CUtensorMap& v_map,
+                                        const CUtensorMap& do_map, const BwdSm90Params& p, unsigned char* smem,
+                                        BwdBarriers& bars, int b, int kvh, int n0, int m_first) {
+  tma_prefetch_map(q_map);
+  tma_prefetch_map(do_map);
+  mbarrier_arrive_expect_tx(&bars.kv_full, 2 * Tr::kKVBytes);
+#pragma unroll
+  for (int atom = 0; atom < Tr::kAtoms; ++atom) {
+    tma_load_attention_box(smem + Tr::kKOffset + atom * Tr::kKVAtomBytes, k_map, p.k_seq_inner, &bars.kv_full,
+                           atom * 64, n0, kvh, b, kCacheEvictLast);
+    tma_load_attention_box(smem + Tr::kVOffset + atom * Tr::kKVAtomBytes, v_map, p.v_seq_inner, &bars.kv_full,
+                           atom * 64, n0, kvh, b, kCacheEvictLast);
+  }
+  const int blocks = p.m_blocks - m_first, steps = p.kv_group * blocks;
+  for (int it = 0; it < steps; ++it) {
+    const int stage = it % Tr::kStages;
+    const std::uint32_t phase = (it / Tr::kStages) & 1;
+    const int h = kvh * p.kv_group + it / blocks, m0 = (m_first + it % blocks) * Tr::kBlockM;
+    mbarrier_wait_parity(&bars.qdo_empty[stage], phase ^ 1);
+    mbarrier_arrive_expect_tx(&bars.qdo_full[stage], 2 * Tr::kQBytes);
+#pragma unroll
+    for (int atom = 0; atom < Tr::kAtoms; ++atom) {
+      tma_load_attention_box(smem + Tr::kQOffset + stage * Tr::kQBytes + atom * Tr::kQAtomBytes, q_map, p.q_seq_inner,
+                             &bars.qdo_full[stage], atom * 64, m0, h, b, kCacheEvictLast);
+      tma_load_attention_box(smem + Tr::kDoOffset + stage * Tr::kQBytes + atom * Tr::kQAtomBytes, do_map,
+                             p.do_seq_inner, &bars.qdo_full[stage], atom * 64, m0, h, b, kCacheEvictLast);
+    }
+  }
+}
+
+// acc = A·Bᵀ over the head dim, one commit group: A a warpgroup's 64 key rows of K or V (`rows`, in
+// 128-key atoms), B a stage's 64 query rows of Q or dO (`tile`, in 64-row atoms), both K-major.
+template <class Tr, class T>
+__device__ __forceinline__ void issue_transposed_scores(float (&acc)[32], std::uint32_t rows, std::uint32_t tile) {
+  wgmma_fence(acc);
+#pragma unroll
+  for (int k = 0; k < Tr::kSteps; ++k)
+    wgmma_ss_m64nNk16<64, T>(acc, sw128_kmajor_descriptor(rows + (k / 4) * Tr::kKVAtomBytes + 32 * (k % 4)),
+                             sw128_kmajor_descriptor(tile + (k / 4) * Tr::kQAtomBytes + 32 * (k % 4)), k > 0);
+  wgmma_commit_group();
+}
+
+// Writes a warpgroup's m64n{D} accumulator (rows: its 64 keys from `key0`) as T, times `scale`,
+// into [.., key, d] at `base` with row stride `stride`: keys past seq_k and columns past head_dim not.
+template <class Tr, class T>
+__device__ __forceinline__ void store_key_rows(T* base, std::int64_t stride, const float (&acc)[Tr::kHeadAccumulators],
+                                               float scale, int key0, const BwdSm90Params& p, int t) {
+#pragma unroll
+  for (int v = 0; v < Tr::kHeadAccumulators; v += 2) {
+    const int key = key0 + accumulator_row(t, v), col = accumulator_col(t, v);
+    if (key < p.seq_k && col < p.head_dim)
+      *reinterpret_cast<std::uint32_t*>(base + key * stride + col) = pack_pair<T>(acc[v] * scale, acc[v + 1] * scale);
+  }
+}
+
+// One consumer warpgroup `wg` (keys n0 + 64·wg ..): every step, then dK and dV out.
+template <class Tr, class T>
+__device__ __forceinline__ void consume(const BwdSm90Params& p, unsigned char* smem, BwdBarriers& bars, int b, int kvh,
+                                        int n0, int m_first, int wg) {
+  const int t = static_cast<int>(threadIdx.x) % kWarpgroupThreads;
+  const std::uint32_t smem_base = shared_address(smem);
+  float dv[Tr::kHeadAccumulators], dk[Tr::kHeadAccumulators];
+#pragma unroll
+  for (int v = 0; v < Tr::kHeadAccumulators; ++v) dv[v] = dk[v] = 0.0f;
+  const int key_base = n0 + wg * 64;
+  const int blocks = p.m_blocks - m_first, steps = p.kv_group * blocks;
+  mbarrier_wait_parity(&bars.kv_full, 0);
+
+  for (int it = 0; it < steps; ++it) {
+    const int stage = it % Tr::kStages;
+    const std::uint32_t phase = (it / Tr::kStages) & 1;
+    const int h = kvh * p.kv_group + it / blocks, m0 = (m_first + it % blocks) * Tr::kBlockM;
+    const std::int64_t row0 = (static_cast<std::int64_t>(b) * p.heads + h) * p.seq_q;  // of LSE and Δ
+    // LSE (base 2; a row past Sq or one that saw no key: +inf, so P = 0) of this thread's 16 query
+    // columns 8j + 2(t%4) + e, index 2j + e; Δ of the same columns is loaded once Pᵀ is there.
+    float lse2[16];
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int q = m0 + 8 * j + 2 * (t % 4) + e;
+        const float l = q < p.seq_q ? __ldg(p.lse + row0 + q) : -INFINITY;
+        lse2[2 * j + e] = l == -INFINITY ? INFINITY : l * kLog2e;
+      }
+    // K and V addresses from a base the compiler cannot see through, so it recomputes them each
+    // step (one add each) instead of keeping 24 loop-invariant 64-bit descriptors in registers.
+    std::uint32_t base = smem_base;
+    asm volatile("" : "+r"(base));
+    const std::uint32_t k_rows = base + Tr::kKOffset + wg * 64 * 128;  // this warpgroup's 64 keys
+    const std::uint32_t v_rows = base + Tr::kVOffset + wg * 64 * 128;
+    // dQ's B operand: K [128 keys × D] MN-major, this warpgroup's head-dim half.
+    const std::uint32_t k_half = base + Tr::kKOffset + (Tr::kHeadDim == 128 ? wg * Tr::kKVAtomBytes : wg * 64);
+    const std::uint32_t q_tile = shared_address(smem + Tr::kQOffset + stage * Tr::kQBytes);
+    const std::uint32_t do_tile = shared_address(smem + Tr::kDoOffset + stage * Tr::kQBytes);
+    mbarrier_wait_parity(&bars.qdo_full[stage], phase);
+
+    float s[32], dp[32];
+    issue_transposed_scores<Tr, T>(s, k_rows, q_tile);   // Sᵀ = K·Qᵀ
+    issue_transposed_scores<Tr, T>(dp, v_rows, do_tile);  // dPᵀ = V·dOᵀ
+    wgmma_wait_group<1>(s);
+
+    // Pᵀ: masked scores (key > query + causal_offset) and rows past Sq give 0.
+    const bool mask = p.causal && key_base + 63 > m0 + p.causal_offset;
+#pragma unroll
+    for (int v = 0; v < 32; ++v) {
+      const int key = key_base + accumulator_row(t, v), q = m0 + accumulator_col(t, v);
+      const float x = fast_exp2(s[v] * p.scale_log2 - lse2[2 * (v >> 2) + (v & 1)]);
+      s[v] = mask && key > q + p.causal_offset ? 0.0f : x;
+    }
+    float delta[16];  // loaded once the LSE is dead (at most 240 registers a consumer thread)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int q = m0 + 8 * j + 2 * (t % 4) + e;
+        delta[2 * j + e] = q < p.seq_q ? __ldg(p.delta + row0 + q) : 0.0f;
+      }
+    wgmma_wait_group<0>(dp);
+#pragma unroll
+    for (int v = 0; v < 32; ++v) dp[v] = s[v] * (dp[v] - delta[2 * (v >> 2) + (v & 1)]);  // dSᵀ
+
+    std::uint32_t a_p[4][4], a_ds[4][4];
+#pragma unroll
+    for (int step = 0; step < 4; ++step)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        a_p[step][r] = pack_pair<T>(s[rs_a_source_accumulator(step, r, 0)], s[rs_a_source_accumulator(step, r, 1)]);
+        a_ds[step][r] = pack_pair<T>(dp[rs_a_source_accumulator(step, r, 0)], dp[rs_a_source_accumulator(step, r, 1)]);
+      }
+    // dS [query][key] into this warpgroup's 64-key atom of the step's buffer (the A operand of dQ):
+    // the warp's 16 keys × 64 queries are 16 blocks of 8 × 8, each register pair (v, v+1) of the
+    // thread the block's mma fragment, so stmatrix .trans writes four blocks per instruction as 8
+    // query rows of 8 keys (16 bytes each; lane 8k + r gives row r of block k).
+    unsigned char* ds_tile = smem + Tr::kDsOffset + (it % 2) * Tr::kDsBytes;
+    {
+      // Row 8·(2·step + block/2) + lane%8 of the swizzled atom: its low 3 bits are lane%8, so the
+      // swizzled offset is this lane's base plus 2048 bytes a step.
+      const int lane = t % 32, block = lane / 8, r = lane % 8;
+      const int chunk = 2 * (t / 32) + block % 2;  // of this lane's 8 keys within the warpgroup's 64
+      const std::uint32_t base = shared_address(ds_tile + wg * Tr::kDsAtomBytes) +
+                                 static_cast<std::uint32_t>((block / 2) * 1024 + r * 128 + ((chunk ^ r) * 16));
+      // Block (key half i, query block 2·step + k/2) is register pair 4(2·step + k/2) + 2i, + 1,
+      // which a_ds[step][k] holds (rs_a_source_accumulator).
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        stmatrix_x4_trans(base + step * 2048, a_ds[step][0], a_ds[step][1], a_ds[step][2], a_ds[step][3]);
+    }
+    fence_proxy_async_shared();
+
+    wgmma_fence(dv);
+#pragma unroll
+    for (int step = 0; step < 4; ++step)
+      wgmma_rs_m64nNk16_tb<Tr::kHeadDim, T>(dv, a_p[step], sw128_mnmajor_descriptor(do_tile + step * 2048, Tr::kQAtomBytes));
+    wgmma_fence(dk);
+#pragma unroll
+    for (int step = 0; step < 4; ++step)
+      wgmma_rs_m64nNk16_tb<Tr::kHeadDim, T>(dk, a_ds[step], sw128_mnmajor_descriptor(q_tile + step * 2048, Tr::kQAtomBytes));
+    wgmma_commit_group();
+
+    named_barrier_sync(1, Tr::kConsumerThreads);  // both warpgroups' dS are in the buffer
+    float dq[Tr::kDqN / 2];
+    wgmma_fence(dq);
+    const std::uint32_t ds_base = shared_address(ds_tile);
+#pragma unroll
+    for (int step = 0; step < 8; ++step)
+      wgmma_ss_m64nNk16_tb<Tr::kDqN, T>(dq, sw128_kmajor_descriptor(ds_base + (step / 4) * Tr::kDsAtomBytes + 32 * (step % 4)),
+                                       sw128_mnmajor_descriptor(k_half + step * 2048, Tr::kKVAtomBytes), step > 0);
+    wgmma_commit_group();
+    wgmma_wait_group<0>(dq);
+    pin_accumulators(dv);
+    pin_accumulators(dk);
+    pin_registers(a_p[0]), pin_registers(a_p[1]), pin_registers(a_p[2]), pin_registers(a_p[3]);
+    pin_registers(a_ds[0]), pin_registers(a_ds[1]), pin_registers(a_ds[2]), pin_registers(a_ds[3]);
+    if (t % 32 == 0) mbarrier_arrive(&bars.qdo_empty[stage]);  // this warp is done with Q and dO
+
+    // dQ half → shared memory, each warp's 16 rows in its registers' order (lanes write consecutive
+    // float2s), then one bulk reduce per warp into the accumulator's tile. Lane 0 first waits until
+    // its previous reduce has read its buffer, so after __syncwarp the warp's part of the other
+    // buffer (the next step's) is free again: no barrier across warps.
+    const int warp = t / 32, lane = t % 32;
+    float* dq_stage = reinterpret_cast<float*>(smem + Tr::kDqOffset) + ((it % 2) * 2 + wg) * Tr::kDqHalfFloats +
+                      warp * Tr::kDqWarpFloats;
+#pragma unroll
+    for (int v = 0; v < Tr::kDqN / 2; v += 2)
+      *reinterpret_cast<float2*>(dq_stage + ((v / 2) * 32 + lane) * 2) = make_float2(dq[v], dq[v + 1]);
+    fence_proxy_async_shared();
+    if (lane == 0) bulk_wait_group_read();
+    __syncwarp();
+    if (lane == 0) {
+      const std::int64_t tile = (static_cast<std::int64_t>(b) * p.heads + h) * p.m_blocks + m0 / Tr::kBlockM;
+      bulk_reduce_add_f32(p.dq_accum + tile * Tr::kBlockM * Tr::kHeadDim + wg * Tr::kDqHalfFloats + warp * Tr::kDqWarpFloats,
+                          dq_stage, Tr::kDqWarpFloats * 4);
+      bulk_commit_group();
+    }
+  }
+  if (t % 32 == 0) bulk_wait_group_all();  // the warp's last reduce has read its buffer before the CTA ends
+
+  T* dk_out = static_cast<T*>(p.dk) + b * p.dk_stride[0] + kvh * p.dk_stride[1];
+  T* dv_out = static_cast<T*>(p.dv) + b * p.dv_stride[0] + kvh * p.dv_stride[1];
+  store_key_rows<Tr, T>(dk_out, p.dk_stride[2], dk, p.softmax_scale, key_base, p, t);
+  store_key_rows<Tr, T>(dv_out, p.dv_stride[2], dv, 1.0f, key_base, p, t);
+}
+#endif  // ATTNPROF_SM90A
+
+// Grid: (key blocks of 128, batch · kv heads).
+template <class Tr, class T>
+__global__ void __launch_bounds__(Tr::kThreads, 1)
+    flash_backward_sm90_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
+                               const __grid_constant__ CUtensorMap v_map, const __grid_constant__ CUtensorMap do_map,
+                               const BwdSm90Params p) {
+#if ATTNPROF_SM90A
+  extern __shared__ unsigned char smem_raw[];
+  unsigned char* smem = smem_raw + (1024u - shared_address(smem_raw) % 1024u) % 1024u;
+  BwdBarriers& bars = *reinterpret_cast<BwdBarriers*>(smem + Tr::kBarrierOffset);
+  if (threadIdx.x == 0) {
+    mbarrier_init(&bars.kv_full, 1);
+    for (int stage = 0; stage < Tr::kStages; ++stage) {
+      mbarrier_init(&bars.qdo_full[stage], 1);
+      mbarrier_init(&bars.qdo_empty[stage], Tr::kConsumerWarps);
+    }
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  const int n0 = static_cast<int>(blockIdx.x) * Tr::kBlockN;
+  const int b = static_cast<int>(blockIdx.y) / p.kv_heads, kvh = static_cast<int>(blockIdx.y) % p.kv_heads;
+  const int m_first = min(first_query_block(p, n0), p.m_blocks);
+  const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / kWarpgroupThreads, 0);
+  if (warpgroup == Tr::kConsumerWarpgroups) {
+    setmaxnreg_dec<Tr::kProducerRegisters>();
+    if (threadIdx.x == Tr::kConsumerThreads) produce<Tr>(q_map, k_map, v_map, do_map, p, smem, bars, b, kvh, n0, m_first);
+  } else {
+    setmaxnreg_inc<Tr::kConsumerRegisters>();
+    consume<Tr, T>(p, smem, bars, b, kvh, n0, m_first, warpgroup);
+  }
+#else
+  (void)q_map, (void)k_map, (void)v_map, (void)do_map, (void)p;
+  __trap();
+#endif
+}
+
+// dQ = scale · accumulator, as T, rows past Sq and columns past head_dim left out: one thread per
+// accumulator register pair (v, v + 1) of one thread of a warpgroup half of a tile (the layout
+// BwdSm90Params::dq_accum describes), reading consecutive float2s.
+template <class Tr, class T>
+__global__ void __launch_bounds__(256) flash_backward_dq_convert_kernel(const float* accum, T* dq, std::int64_t tiles,
+                                                                         int m_blocks, int seq_q, int heads,
+                                                                         int head_dim, std::int64_t s0, std::int64_t s1,
+                                                                         std::int64_t s2, float scale) {
+  constexpr int kPairsPerHalf = Tr::kDqHalfFloats / 2, kPairsPerWarp = Tr::kDqWarpFloats / 2;
+  const std::int64_t item = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (item >= tiles * 2 * kPairsPerHalf) return;
+  const std::int64_t tile = item / (2 * kPairsPerHalf);
+  const int half = static_cast<int>(item / kPairsPerHalf % 2), pair = static_cast<int>(item % kPairsPerHalf);
+  const int warp = pair / kPairsPerWarp, lane = pair % 32, v = 2 * (pair % kPairsPerWarp / 32);
+  const int t = warp * 32 + lane;
+  const int row = static_cast<int>(tile % m_blocks) * Tr::kBlockM + accumulator_row(t, v);
+  const int col = half * Tr::kDqN + accumulator_col(t, v);
+  if (row >= seq_q || col >= head_dim) return;
+  const float2 x = *reinterpret_cast<const float2*>(accum + item * 2);
+  const std::int64_t bh = tile / m_blocks;
+  const float out[2] = {x.x * scale, x.y * scale};
+  store_floats<T, 2>(dq + (bh / heads) * s0 + (bh % heads) * s1 + row * s2 + col, out);
+}
+
+}  // namespace attnprof::cuda::hopper::flash_bwd_sm90

@@ -1,0 +1,105 @@
+#pragma once
+// `flash`'s backward on sm_90a (FlashAttention-3's shape, plain CUDA + inline PTX): the kernel's
+// tiles, shared-memory layout, register split and parameters. The kernel is flash_bwd_kernel.cuh,
+// its host launch flash_bwd_dispatch.cu.
+//
+// One CTA per (batch, kv head, kBlockN = 128 keys): 384 threads, consumer warpgroups 0 and 1 (64
+// keys each, setmaxnreg 240) and a producer warpgroup (24 registers; one thread issues the TMA
+// loads). K and V of the CTA's keys are loaded once; then, for each query head of the GQA group and
+// each 64-row query block that sees any of the keys (causal: from the first block reaching the
+// diagonal), the producer loads Q and dO into a 2-stage ring and each consumer warpgroup runs
+//   Sᵀ = K·Qᵀ, dPᵀ = V·dOᵀ            wgmma m64n64k16 SS (both K-major), D/16 steps each
+//   Pᵀ = exp2(Sᵀ·scale·log2e − LSE·log2e) (masked: 0), dSᵀ = Pᵀ ⊙ (dPᵀ − Δ)   in registers
+//   dV += Pᵀ·dO, dK += dSᵀ·Q          wgmma m64n{D}k16 RS (Pᵀ, dSᵀ repacked in registers as the A
+//                                      fragments; dO, Q read MN-major), 4 steps each
+//   dSᵀ → shared memory as dS [64 query rows × 128 keys] (K-major for the next GEMM), named barrier
+//   of the two warpgroups, then dQ[:, half] = dS·K[:, half] by wgmma m64n{D/2}k16 SS with K read
+//   MN-major (warpgroup w takes head-dim half w), 8 steps; each warp stages its 16 rows of the dQ
+//   half in shared memory (in its registers' order, conflict-free) and one of its lanes adds them to
+//   the fp32 dQ accumulator in global memory with one bulk reduce (cp.reduce.async.bulk .add.f32):
+//   the accumulator holds each (batch, head, 64-row query block)'s 64 × D tile as two halves of
+//   64 × D/2 floats, each four warps' parts, in that order, which the conversion kernel reads back.
+// dK (times the scale) and dV are written once at the end from registers: one writer per element,
+// fixed-order sums, bit-identical run to run. dQ's sums arrive in whatever order the CTAs run: not
+// bit-identical (the deterministic mode runs attention_backward.cu's kernels instead). A second
+// kernel turns the accumulator into dQ (times the scale, in the element type); Δ = rowsum(dO ⊙ O)
+// comes from attention_backward.cu's kernel before.
+//
+// Shared memory (128-byte swizzle atoms of 64 columns, TMA-loaded): K and V 128 rows × D, Q and dO
+// 2 stages × 64 rows × D, dS 2 buffers × 64 rows × 128 keys, dQ 2 buffers × 2 halves × 64 rows ×
+// D/2 fp32: 128 KiB at D 64, 224 KiB at D 128, + 1 KiB alignment + barriers. Head dims that are multiples of 8 up to 64 run on the D 64 kernel,
+// 72..128 on the D 128 one (TMA zero-fills the columns past head_dim; they are never stored).
+#include <cstdint>
+
+#include "cuda/hopper/flash_traits.cuh"
+
+namespace attnprof::cuda::hopper::flash_bwd_sm90 {
+
+using flash_sm90::kLog2e;
+using flash_sm90::kWarpgroupThreads;
+
+struct BwdBarriers {
+  std::uint64_t kv_full;                    // K and V of the CTA's keys (one TMA transaction)
+  std::uint64_t qdo_full[2], qdo_empty[2];  // Q and dO of a query block, per ring stage
+};
+
+template <int kHeadDim_>
+struct BwdSm90Traits {
+  static constexpr int kHeadDim = kHeadDim_;
+  static constexpr int kBlockM = 64;   // query rows per step
+  static constexpr int kBlockN = 128;  // keys per CTA, 64 per consumer warpgroup
+  static constexpr int kConsumerWarpgroups = 2;
+  static constexpr int kConsumerWarps = 4 * kConsumerWarpgroups;
+  static constexpr int kConsumerThreads = kWarpgroupThreads * kConsumerWarpgroups;
+  static constexpr int kThreads = kConsumerThreads + kWarpgroupThreads;
+  static constexpr int kProducerRegisters = 24;
+  static constexpr int kConsumerRegisters = 240;
+  static constexpr int kStages = 2;
+  static constexpr int kAtoms = kHeadDim / 64;
+  static constexpr int kKVAtomBytes = kBlockN * 128;  // 128 key rows of one 64-column atom
+  static constexpr int kQAtomBytes = kBlockM * 128;   // 64 query rows of one atom
+  static constexpr int kKVBytes = kAtoms * kKVAtomBytes;
+  static constexpr int kQBytes = kAtoms * kQAtomBytes;
+  static constexpr int kDsAtomBytes = kBlockM * 128;     // 64 query rows × 64 keys
+  static constexpr int kDsBytes = 2 * kDsAtomBytes;      // 64 query rows × 128 keys
+  static constexpr int kKOffset = 0;
+  static constexpr int kVOffset = kKOffset + kKVBytes;
+  static constexpr int kQOffset = kVOffset + kKVBytes;
+  static constexpr int kDoOffset = kQOffset + kStages * kQBytes;
+  static constexpr int kDsOffset = kDoOffset + kStages * kQBytes;
+  static constexpr int kDqN = kHeadDim / 2;        // dQ columns per consumer warpgroup
+  static constexpr int kDqHalfFloats = kBlockM * kDqN;  // one warpgroup's dQ half of a query block
+  static constexpr int kDqWarpFloats = kDqHalfFloats / 4;  // one warp's 16 rows of it
+  static constexpr int kDqOffset = kDsOffset + 2 * kDsBytes;  // [buffer][warpgroup][kDqHalfFloats]
+  static constexpr int kBarrierOffset = kDqOffset + 2 * kConsumerWarpgroups * kDqHalfFloats * 4;
+  static constexpr int kSmemBytes = 1024 /* alignment slack */ + kBarrierOffset + static_cast<int>(sizeof(BwdBarriers));
+  static constexpr int kSteps = kHeadDim / 16;     // k16 steps of Sᵀ and dPᵀ
+  static constexpr int kHeadAccumulators = kHeadDim / 2;  // m64n{D} fp32 per thread (dK, dV)
+  static_assert(kHeadDim == 64 || kHeadDim == 128, "the backward's kernel head dims");
+  static_assert(kSmemBytes <= 227 * 1024, "shared memory per CTA on sm_90");
+  static_assert(kProducerRegisters * kWarpgroupThreads + kConsumerRegisters * kConsumerThreads <=
+                    (65536 / kThreads) / 8 * 8 * kThreads,
+                "setmaxnreg can only redistribute the registers the CTA was launched with");
+};
+
+// The fp32 dQ accumulator's floats: a 64 × kHeadDim tile per (batch, head, 64-row query block).
+inline std::int64_t dq_accumulator_floats(std::int64_t batch_heads, std::int64_t seq_q, int kernel_head_dim) {
+  return batch_heads * ((seq_q + 63) / 64) * 64 * kernel_head_dim;
+}
+
+struct BwdSm90Params {
+  // Zeroed before the kernel: tile (b·H + h)·m_blocks + block, warpgroup half w at w·kDqHalfFloats,
+  // its warp u at u·kDqWarpFloats, accumulator register v of lane l at float (v/2·32 + l)·2 + v%2.
+  float* dq_accum = nullptr;
+  const float* lse = nullptr;       // the forward's [B, H, Sq], natural log
+  const float* delta = nullptr;     // Δ [B, H, Sq]
+  void* dk = nullptr;
+  void* dv = nullptr;
+  std::int64_t dk_stride[3]{}, dv_stride[3]{};  // batch, head, seq (elements)
+  int head_dim = 0, heads = 0, kv_heads = 0, kv_group = 1, seq_q = 0, seq_k = 0, m_blocks = 0;
+  int causal = 0, causal_offset = 0;
+  float softmax_scale = 1.0f, scale_log2 = 1.0f;
+  bool q_seq_inner = true, k_seq_inner = true, v_seq_inner = true, do_seq_inner = true;
+};
+
+}  // namespace attnprof::cuda::hopper::flash_bwd_sm90
