@@ -102,6 +102,8 @@ std::string apply_knobs(const std::string& name) {
       if (used == 0 || used != knob.size())
         throw UsageError(fmt::format("--variants {}: cudnn@n takes a config index 0, 1, 2, ...", name));
     } else if (knob == "deterministic") {
+      if (base != "flash")
+        throw UsageError(fmt::format("--variants {}: @deterministic chooses flash's backward (flash@deterministic)", name));
       overrides.deterministic = true;
     } else {
       overrides.flash_schedule = knob;

@@ -70,6 +70,9 @@ KernelOverrides KernelFlags::to_overrides(Device device, const std::vector<std::
       throw UsageError(fmt::format("--deterministic: chooses flash's backward kernel on --device cuda; this run is on "
                                    "--device {}",
                                    device_name(device)));
+    if (flash_schedule == "sm80")
+      throw UsageError("--deterministic: --flash-schedule sm80 runs flash's deterministic backward already (allowed "
+                       "with the automatic or an sm90 schedule)");
   }
   overrides.cpu_isa = cpu_isa;
   check(overrides, "--cpu-isa", cpu_isa);

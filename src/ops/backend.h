@@ -64,7 +64,8 @@ class Backend {
                                    const Tensor& v, Tensor* lse) = 0;
   virtual void attention_flash(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k,
                                const Tensor& v, Tensor* lse) = 0;
-  // The FlashAttention-2 backward of those kernels: dq [B,H,Sq,D], dk and dv [B,Hkv,Sk,D] (the
+  // The FlashAttention-style backward of those kernels (the GPU's flash on sm_90a: its wgmma kernel,
+  // dq not bit-identical run to run): dq [B,H,Sq,D], dk and dv [B,Hkv,Sk,D] (the
   // spec's dtype, any strides; dk/dv summed over the query heads of each group) from q, k, v, the
   // forward's out and lse (fp32 [B,H,Sq], natural log) and dout [B,H,Sq,D]. Rows that saw no key
   // (lse −inf) contribute nothing and get dq = 0.

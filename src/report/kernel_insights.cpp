@@ -82,6 +82,9 @@ std::optional<std::string> known_kernel_design(const std::string& kernel_name) {
     return "attnprof's split-KV decode streams K and V through 3 shared-memory stages per warp (~100 KiB a CTA) "
            "and keeps its 16 packed query rows and their output accumulator in registers: 2 CTAs per SM, enough "
            "bytes in flight to keep HBM busy";
+  if (contains(name, "attnprof::") && contains(name, "flash_backward_sm90_kernel"))
+    return "attnprof's sm_90a flash backward keeps a CTA's 128 keys of K and V in shared memory and their dK and "
+           "dV accumulators in registers (240 a consumer thread), walking the query blocks: 1 CTA per SM";
   if (contains(name, "attnprof::") && (contains(name, "attention_forward_kernel") || contains(name, "flash_forward_sm90")))
     return "attnprof's fused attention keeps a Q tile, its scores and the output accumulator on chip per CTA";
   if (contains(name, "cudnn") && (contains(name, "sdpa") || contains(name, "fmha") || contains(name, "flash")))

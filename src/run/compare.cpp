@@ -6,6 +6,7 @@
 
 #include "ops/backend.h"
 #include "run/preflight.h"
+#include "run/scoped_kernel_overrides.h"
 #include "run/run_pass.h"
 
 namespace attnprof {
@@ -44,7 +45,10 @@ std::vector<CompareRow> compare_variants(const RunOptions& base, const std::vect
       continue;
     }
     try {
-      preflight_memory(base.spec, *variant, base.pass);  // before on_start: a refused variant is not "running"
+      {  // sized with the run's overrides (flash's backward workspace depends on --deterministic)
+        const ScopedKernelOverrides overrides(base.kernels);
+        preflight_memory(base.spec, *variant, base.pass);  // before on_start: a refused variant is not "running"
+      }
       RunOptions options = base;
       options.variant = name;
       if (on_start) on_start(name);

@@ -18,6 +18,7 @@
 #include "report/steps.h"
 #include "run/npy.h"
 #include "run/preflight.h"
+#include "run/scoped_kernel_overrides.h"
 #include "run/run_pass.h"
 #include "run/trace_stem.h"
 #include "trace/writer.h"
@@ -73,27 +74,6 @@ void reject_nonfinite(const AttentionInputs& in) {
   }
 }
 
-// The run's kernel overrides, in force from before any kernel is chosen until the run returns;
-// then what was in force before (so a ceilings measurement after a `--cpu-isa portable` run, or
-// the next caller of the library, sees the automatic choice).
-class ScopedKernelOverrides {
- public:
-  explicit ScopedKernelOverrides(const KernelOverrides& overrides) : before_(kernel_overrides()) {
-    set_kernel_overrides(overrides);
-  }
-  ~ScopedKernelOverrides() {
-    try {
-      set_kernel_overrides(before_);
-    } catch (...) {  // before_ was in force, so it validates; nothing may leave a destructor
-    }
-  }
-  ScopedKernelOverrides(const ScopedKernelOverrides&) = delete;
-  ScopedKernelOverrides& operator=(const ScopedKernelOverrides&) = delete;
-
- private:
-  KernelOverrides before_;
-};
-
 // Calls the variant's release_saved() on the way out.
 class SavedForBackward {
  public:
@@ -111,7 +91,7 @@ class SavedForBackward {
 RunResult run_variant(const RunOptions& options) {
   const AttentionSpec& spec = options.spec;
   spec.validate();
-  const ScopedKernelOverrides overrides(options.kernels);
+  const ScopedKernelOverrides overrides(options.kernels);  // from before any kernel is chosen until the run returns
   if (options.threads > 0) omp_set_num_threads(options.threads);  // before prepare(): kernels size work by it
   Variant* variant = find_variant(options.variant);
   if (variant == nullptr) {

@@ -11,7 +11,8 @@ class FusedKernelVariant : public Variant {
 
   // The backward (FlashAttention-2: ops::flash_attention_backward and efficient_attention_backward;
   // on the GPU the Δ, dK/dV and dQ kernels of src/cuda/attention_backward.h, which use no atomics,
-  // so their gradients are bit-identical run to run): the forward keeps its fp32 log-sum-exp per
+  // so their gradients are bit-identical run to run, except flash on sm_90a: its wgmma kernel,
+  // src/cuda/hopper/flash_bwd.h, sums dQ with fp32 bulk reductions): the forward keeps its fp32 log-sum-exp per
   // query row (B·H·Sq·4 bytes) and the backward recomputes the scores from it, so no S×S tensor is
   // ever kept. The backend refuses what its backward does not take (fused_backward_refusal).
   std::optional<std::string> backward_refusal(const AttentionSpec& spec) const override;

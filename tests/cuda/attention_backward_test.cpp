@@ -26,6 +26,7 @@
 #include "cuda/gpu_test_util.h"
 #include "cuda/gradient_check.h"
 #include "cuda/hopper/flash_bwd.h"
+#include "cuda/hopper/flash_hopper.h"
 #include "ops/ops.h"
 #include "variants/reference.h"
 #include "variants/reference_backward.h"
@@ -99,8 +100,7 @@ std::vector<AttentionGrads> run_backward(const std::string& name, const Attentio
   return host;
 }
 
-void check_against_fp64(const std::string& name, const AttentionSpec& spec) {
-  const AttentionInputs in = make_inputs(spec, 23);
+void check_against_fp64(const std::string& name, const AttentionSpec& spec, const AttentionInputs& in) {
   const Tensor dout = make_output_grad(spec, 23);
   const std::vector<AttentionGrads> got = run_backward(name, spec, in, dout, 1);
   if (got.empty()) return;
@@ -122,18 +122,23 @@ void check_against_fp64(const std::string& name, const AttentionSpec& spec) {
   std::printf("%-60s grad rel err dq %.2e dk %.2e dv %.2e\n", what.c_str(), err.dq, err.dk, err.dv);
 }
 
+void check_against_fp64(const std::string& name, const AttentionSpec& spec) {
+  check_against_fp64(name, spec, make_inputs(spec, 23));
+}
+
 TEST(AttentionBackwardGpu, EfficientMatchesFp64Gradients) {
   ATTNPROF_REQUIRE_GPU();
   for (DType dtype : {DType::bf16, DType::fp16})
     for (const BackwardCase& c : kCases) check_against_fp64("efficient", backward_spec(c, dtype));
 }
 
-// On an H200 the sm_90a kernel (the test says which kernel ran), then the deterministic mode's.
+// On a compute capability 9.0 GPU the sm_90a kernel (asserted, so the tests below that tell the two
+// apart test the kernel they mean), elsewhere the FlashAttention-2 kernels.
 TEST(AttentionBackwardGpu, FlashMatchesFp64Gradients) {
   ATTNPROF_REQUIRE_GPU();
-  std::printf("flash's backward: %s\n",
-              cuda::hopper::flash_backward_runs_sm90(backward_spec(kCases[0], DType::bf16)) ? "the sm_90a kernel"
-                                                                                           : "the FlashAttention-2 kernels");
+  const bool hopper = !cuda::hopper::hopper_unavailable_reason().has_value();
+  EXPECT_EQ(cuda::hopper::flash_backward_runs_sm90(backward_spec(kCases[0], DType::bf16)), hopper);
+  std::printf("flash's backward: %s\n", hopper ? "the sm_90a kernel" : "the FlashAttention-2 kernels");
   for (DType dtype : {DType::bf16, DType::fp16})
     for (const BackwardCase& c : kCases) check_against_fp64("flash", backward_spec(c, dtype));
 }
@@ -143,6 +148,25 @@ TEST(AttentionBackwardGpu, FlashDeterministicMatchesFp64Gradients) {
   const DeterministicMode deterministic;
   EXPECT_FALSE(cuda::hopper::flash_backward_runs_sm90(backward_spec(kCases[0], DType::bf16)));
   for (const BackwardCase& c : kCases) check_against_fp64("flash", backward_spec(c, DType::bf16));
+}
+
+// Every score very negative (q = 1.6, k = −1.6 + a quarter of a random draw: scaled scores near
+// −20, LSE near −16) with Sk = 100, not a multiple of the kernels' key blocks: a key row past Sk,
+// zero-filled on load, would have P = exp(−LSE) ≈ 9e6 and a dS beyond fp16's range, and put
+// inf · 0 = NaN into dQ unless it is masked. fp16, both fused variants, against fp64.
+TEST(AttentionBackwardGpu, KeysPastSkStayOutOfDqAtVeryNegativeLse) {
+  ATTNPROF_REQUIRE_GPU();
+  for (const char* name : {"efficient", "flash"}) {
+    const AttentionSpec spec =
+        backward_spec(BackwardCase{4, 2, 64, 100, 64, false, CausalAlign::top_left, Layout::bhsd}, DType::fp16);
+    AttentionInputs in = make_inputs(spec, 41);
+    Tensor q = to_host(in.q), k = to_host(in.k);
+    for (std::int64_t i = 0; i < q.numel(); ++i) set(q, i, 1.6);
+    for (std::int64_t i = 0; i < k.numel(); ++i) set(k, i, -1.6 + 0.25 * get(k, i));
+    in.q = to_device(q);
+    in.k = to_device(k);
+    check_against_fp64(name, spec, in);
+  }
 }
 
 // The first element of `got` whose bytes differ from `first`'s (host tensors of one shape and
@@ -209,7 +233,7 @@ TEST(AttentionBackwardGpu, BitIdenticalOverTenRuns) {
 
 // Gradients as views with a row stride past the head dim (bshd rows of D + 16 elements): the
 // kernels write exactly the view's elements — the same bytes as into dense buffers (flash's sm_90a
-// dQ: within one bf16 rounding, its sums' order varies) — and leave the columns between rows poisoned.
+// dQ: within 2^-7 relative, its sums' order varies) — and leave the columns between rows poisoned.
 TEST(AttentionBackwardGpu, StridedGradientViewsGetTheirElementsOnly) {
   ATTNPROF_REQUIRE_GPU();
   const AttentionSpec spec =
@@ -270,7 +294,7 @@ TEST(AttentionBackwardGpu, StridedGradientViewsGetTheirElementsOnly) {
 }
 
 // The backward allocates Δ (fp32 per query row) and, for flash's sm_90a kernel, its fp32 dQ
-// accumulator (a 64 × D fp32 tile per 64-row query block) and nothing else — what ops::fused_backward_workspace_bytes says — and
+// accumulator and padded LSE and Δ (64 × D + 2 × 64 fp32 per 64-row query block) and nothing else — what ops::fused_backward_workspace_bytes says — and
 // frees it.
 TEST(AttentionBackwardGpu, AllocatesExactlyTheWorkspaceItReports) {
   ATTNPROF_REQUIRE_GPU();
@@ -297,8 +321,9 @@ TEST(AttentionBackwardGpu, AllocatesExactlyTheWorkspaceItReports) {
     const std::int64_t extra = memory::stats(Device::cuda).peak_bytes - before;
     EXPECT_EQ(extra, ops::fused_backward_workspace_bytes(spec, flash)) << (flash ? "flash" : "efficient");
     const bool accumulator = flash && cuda::hopper::flash_backward_runs_sm90(spec);
-    // Δ: 4 bytes a query row; the accumulator: 64 × 128 fp32 per 64-row query block (head_dim 128).
-    const std::int64_t accumulator_bytes = spec.batch * spec.heads * ((spec.seq_q + 63) / 64) * 64 * 128 * 4;
+    // Δ: 4 bytes a query row; the sm_90a kernel's workspace per 64-row query block: the dQ
+    // accumulator's 64 × 128 fp32 (head_dim 128) and the block's LSE and Δ, 2 × 64 fp32.
+    const std::int64_t accumulator_bytes = spec.batch * spec.heads * ((spec.seq_q + 63) / 64) * (64 * 128 + 128) * 4;
     EXPECT_EQ(extra, spec.batch * spec.heads * spec.seq_q * 4 + (accumulator ? accumulator_bytes : 0))
         << (flash ? "flash" : "efficient") << (accumulator ? ": Δ and the dQ accumulator" : ": Δ only");
     EXPECT_EQ(memory::stats(Device::cuda).current_bytes, before) << (flash ? "flash" : "efficient");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "report_insights/scenarios.h"
 
@@ -325,6 +326,14 @@ TEST(LowOccupancy, KnownDesigns) {
   EXPECT_TRUE(known_kernel_design(testing::kNvjetNT));
   EXPECT_TRUE(known_kernel_design("void attnprof::cuda::attention::attention_forward_kernel<Traits, float>(Params)"));
   EXPECT_TRUE(known_kernel_design("void fmha_cutlassF_bf16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel)"));
+  // attnprof's own sm_90a backward is described as itself, not as FlashAttention's forward design
+  // (its namespace flash_bwd_sm90 holds "flash_bwd").
+  const std::optional<std::string> backward = known_kernel_design(
+      "void attnprof::cuda::hopper::flash_bwd_sm90::flash_backward_sm90_kernel<attnprof::cuda::hopper::"
+      "flash_bwd_sm90::BwdSm90Traits<128>, __nv_bfloat16>(CUtensorMap_st, CUtensorMap_st, CUtensorMap_st, "
+      "CUtensorMap_st, attnprof::cuda::hopper::flash_bwd_sm90::BwdSm90Params)");
+  ASSERT_TRUE(backward);
+  EXPECT_NE(backward->find("dK and dV accumulators"), std::string::npos) << *backward;
   // GEMMs, convolutions and elementwise kernels of other libraries are not on the list.
   EXPECT_FALSE(known_kernel_design("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma"));
   EXPECT_FALSE(known_kernel_design("void fbgemm_gpu::batched_embedding_forward_kernel<float>(float*)"));

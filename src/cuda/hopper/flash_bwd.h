@@ -17,12 +17,13 @@ namespace attnprof::cuda::hopper {
 // refused the others already). Throws what flash_schedule_choice throws.
 bool flash_backward_runs_sm90(const AttentionSpec& spec);
 
-// The fp32 dQ accumulator the sm_90a backward needs beside Δ: a 64 × kernel-head-dim tile per
-// (batch, head, 64-row query block), 4 bytes an element (kernel head dim: 64 for head dims up to 64,
-// else 128).
+// The workspace the sm_90a backward needs beside Δ, per (batch, head, 64-row query block): the fp32
+// dQ accumulator's 64 × kernel-head-dim tile (kernel head dim: 64 for head dims up to 64, else 128)
+// and the block's LSE (base 2) and Δ padded to 64 rows, 4 bytes an element.
 std::int64_t flash_backward_sm90_accumulator_bytes(const AttentionSpec& spec);
 
-// The accumulator zeroed, the sm_90a kernel, then dQ from the accumulator, in stream order, after
+// The accumulator zeroed and the padded LSE and Δ written, the sm_90a kernel, then dQ from the
+// accumulator, in stream order, after
 // launch_fused_backward's checks and its Δ kernel (which call this). `dq_accum`:
 // flash_backward_sm90_accumulator_bytes of device memory. bf16 or fp16, head_dim a multiple of 8 up
 // to 128 (UsageError otherwise), TMA-aligned tensors (Error from the tensor map otherwise); Error on

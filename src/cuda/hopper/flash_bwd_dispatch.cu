@@ -1,5 +1,5 @@
 // Host launch of `flash`'s sm_90a backward (flash_bwd.h): the one translation unit of its kernels,
-// 4 instantiations (D 64 and 128, bf16 and fp16) and 4 of the dQ conversion.
+// 4 instantiations (D 64 and 128, bf16 and fp16), 4 of the dQ conversion and the row statistics.
 #include <attnprof/error.h>
 #include <attnprof/kernel_overrides.h>
 #include <cuda.h>
@@ -42,6 +42,8 @@ void launch_typed(const FusedBackwardArgs& args, float* dq_accum, cudaStream_t s
   const AttentionTileMap v = map_of(a.v, element, a, a.kv_heads, a.seq_k, a.v_stride, Tr::kBlockN);
   BwdSm90Params p;
   p.dq_accum = dq_accum;
+  const std::int64_t accumulator_floats = dq_accumulator_floats(a.batch * a.heads, a.seq_q, Tr::kHeadDim);
+  p.row_stats = dq_accum + accumulator_floats;  // the workspace's second part (16 KiB-aligned)
   p.lse = a.lse;
   p.delta = args.delta;
   p.dk = args.dk;
@@ -67,9 +69,11 @@ void launch_typed(const FusedBackwardArgs& args, float* dq_accum, cudaStream_t s
   p.do_seq_inner = d_o.seq_inner;
 
   const std::int64_t tiles = a.batch * a.heads * p.m_blocks;
-  ATTNPROF_CUDA_CHECK(cudaMemsetAsync(
-      dq_accum, 0, static_cast<std::size_t>(dq_accumulator_floats(a.batch * a.heads, a.seq_q, Tr::kHeadDim)) * sizeof(float),
-      stream));
+  ATTNPROF_CUDA_CHECK(
+      cudaMemsetAsync(dq_accum, 0, static_cast<std::size_t>(accumulator_floats) * sizeof(float), stream));
+  flash_backward_row_stats_kernel<<<static_cast<unsigned>((tiles * 64 + 255) / 256), 256, 0, stream>>>(
+      a.lse, args.delta, p.row_stats, tiles, p.m_blocks, p.seq_q);
+  ATTNPROF_CUDA_CHECK_LAUNCH("flash_backward_row_stats_kernel");
   auto kernel = flash_backward_sm90_kernel<Tr, T>;
   static PerDevice<bool> configured;
   configured.get([&](int) {
@@ -106,7 +110,8 @@ bool flash_backward_runs_sm90(const AttentionSpec& spec) {
 
 std::int64_t flash_backward_sm90_accumulator_bytes(const AttentionSpec& spec) {
   const int kernel_head_dim = spec.head_dim <= 64 ? 64 : 128;
-  return dq_accumulator_floats(spec.batch * spec.heads, spec.seq_q, kernel_head_dim) *
+  return (dq_accumulator_floats(spec.batch * spec.heads, spec.seq_q, kernel_head_dim) +
+          row_stats_floats(spec.batch * spec.heads, spec.seq_q)) *
          static_cast<std::int64_t>(sizeof(float));
 }
 
@@ -116,7 +121,7 @@ void launch_flash_backward_sm90(const FusedBackwardArgs& args, float* dq_accum, 
     throw UsageError(str_cat("dtype ", dtype_name(a.dtype), ": the GPU backward takes bf16 or fp16"));
   if (a.head_dim % 8 != 0 || a.head_dim > 128)
     throw UsageError(str_cat("head_dim ", a.head_dim, ": the sm_90a flash backward takes multiples of 8 up to 128"));
-  if (auto why = hopper_unavailable_reason()) throw Error(str_cat("flash_backward_sm90: ", *why));
+  if (auto why = current_device_not_hopper()) throw Error(str_cat("flash_backward_sm90: ", *why));
   if (a.dtype == DType::fp16)
     launch_head_dim<__half>(args, dq_accum, stream);
   else

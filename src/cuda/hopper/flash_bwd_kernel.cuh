@@ -67,7 +67,10 @@ __device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensor
     const std::uint32_t phase = (it / Tr::kStages) & 1;
     const int h = kvh * p.kv_group + it / blocks, m0 = (m_first + it % blocks) * Tr::kBlockM;
     mbarrier_wait_parity(&bars.qdo_empty[stage], phase ^ 1);
-    mbarrier_arrive_expect_tx(&bars.qdo_full[stage], 2 * Tr::kQBytes);
+    mbarrier_arrive_expect_tx(&bars.qdo_full[stage], 2 * Tr::kQBytes + Tr::kRowStatsBytes);
+    const std::int64_t block = (static_cast<std::int64_t>(b) * p.heads + h) * p.m_blocks + m0 / Tr::kBlockM;
+    bulk_load(smem + Tr::kRowStatsOffset + stage * Tr::kRowStatsBytes, p.row_stats + block * 2 * Tr::kBlockM,
+              Tr::kRowStatsBytes, &bars.qdo_full[stage]);
 #pragma unroll
     for (int atom = 0; atom < Tr::kAtoms; ++atom) {
       tma_load_attention_box(smem + Tr::kQOffset + stage * Tr::kQBytes + atom * Tr::kQAtomBytes, q_map, p.q_seq_inner,
@@ -120,18 +123,6 @@ __device__ __forceinline__ void consume(const BwdSm90Params& p, unsigned char* s
     const int stage = it % Tr::kStages;
     const std::uint32_t phase = (it / Tr::kStages) & 1;
     const int h = kvh * p.kv_group + it / blocks, m0 = (m_first + it % blocks) * Tr::kBlockM;
-    const std::int64_t row0 = (static_cast<std::int64_t>(b) * p.heads + h) * p.seq_q;  // of LSE and Δ
-    // LSE (base 2; a row past Sq or one that saw no key: +inf, so P = 0) of this thread's 16 query
-    // columns 8j + 2(t%4) + e, index 2j + e; Δ of the same columns is loaded once Pᵀ is there.
-    float lse2[16];
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int q = m0 + 8 * j + 2 * (t % 4) + e;
-        const float l = q < p.seq_q ? __ldg(p.lse + row0 + q) : -INFINITY;
-        lse2[2 * j + e] = l == -INFINITY ? INFINITY : l * kLog2e;
-      }
     // K and V addresses from a base the compiler cannot see through, so it recomputes them each
     // step (one add each) instead of keeping 24 loop-invariant 64-bit descriptors in registers.
     std::uint32_t base = smem_base;
@@ -149,25 +140,31 @@ __device__ __forceinline__ void consume(const BwdSm90Params& p, unsigned char* s
     issue_transposed_scores<Tr, T>(dp, v_rows, do_tile);  // dPᵀ = V·dOᵀ
     wgmma_wait_group<1>(s);
 
-    // Pᵀ: masked scores (key > query + causal_offset) and rows past Sq give 0.
-    const bool mask = p.causal && key_base + 63 > m0 + p.causal_offset;
+    // Pᵀ: masked scores (key > query + causal_offset), keys past Sk (their zero-filled rows would
+    // give P = exp(−LSE), whose dS can overflow 16 bits when the LSE is very negative, and dQ gets
+    // inf · 0) and rows past Sq (LSE +inf) give 0. The stage's LSE (base 2) and Δ: this thread's
+    // query columns 8j + 2(t%4), + 1 are one float2 each.
+    const float* row_stats = reinterpret_cast<const float*>(smem + Tr::kRowStatsOffset + stage * Tr::kRowStatsBytes);
+    const bool causal_block = p.causal && key_base + 63 > m0 + p.causal_offset;
+    const bool mask = causal_block || key_base + 63 >= p.seq_k;
 #pragma unroll
-    for (int v = 0; v < 32; ++v) {
-      const int key = key_base + accumulator_row(t, v), q = m0 + accumulator_col(t, v);
-      const float x = fast_exp2(s[v] * p.scale_log2 - lse2[2 * (v >> 2) + (v & 1)]);
-      s[v] = mask && key > q + p.causal_offset ? 0.0f : x;
-    }
-    float delta[16];  // loaded once the LSE is dead (at most 240 registers a consumer thread)
+    for (int j = 0; j < 8; ++j) {
+      const float2 lse2 = *reinterpret_cast<const float2*>(row_stats + 8 * j + 2 * (t % 4));
 #pragma unroll
-    for (int j = 0; j < 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int q = m0 + 8 * j + 2 * (t % 4) + e;
-        delta[2 * j + e] = q < p.seq_q ? __ldg(p.delta + row0 + q) : 0.0f;
+      for (int i = 0; i < 4; ++i) {
+        const int v = 4 * j + i, key = key_base + accumulator_row(t, v), q = m0 + accumulator_col(t, v);
+        const float x = fast_exp2(s[v] * p.scale_log2 - (i % 2 == 0 ? lse2.x : lse2.y));
+        s[v] = mask && (key >= p.seq_k || (causal_block && key > q + p.causal_offset)) ? 0.0f : x;
       }
+    }
     wgmma_wait_group<0>(dp);
 #pragma unroll
-    for (int v = 0; v < 32; ++v) dp[v] = s[v] * (dp[v] - delta[2 * (v >> 2) + (v & 1)]);  // dSᵀ
+    for (int j = 0; j < 8; ++j) {
+      const float2 delta = *reinterpret_cast<const float2*>(row_stats + Tr::kBlockM + 8 * j + 2 * (t % 4));
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        dp[4 * j + i] = s[4 * j + i] * (dp[4 * j + i] - (i % 2 == 0 ? delta.x : delta.y));  // dSᵀ
+    }
 
     std::uint32_t a_p[4][4], a_ds[4][4];
 #pragma unroll
@@ -310,6 +307,19 @@ __global__ void __launch_bounds__(256) flash_backward_dq_convert_kernel(const fl
   const std::int64_t bh = tile / m_blocks;
   const float out[2] = {x.x * scale, x.y * scale};
   store_floats<T, 2>(dq + (bh / heads) * s0 + (bh % heads) * s1 + row * s2 + col, out);
+}
+
+// The padded row statistics (row_stats_floats): one thread per row of every 64-row block.
+__global__ void __launch_bounds__(256) flash_backward_row_stats_kernel(const float* lse, const float* delta,
+                                                                        float* row_stats, std::int64_t blocks,
+                                                                        int m_blocks, int seq_q) {
+  const std::int64_t item = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (item >= blocks * 64) return;
+  const std::int64_t block = item / 64, bh = block / m_blocks;
+  const int row = static_cast<int>(block % m_blocks) * 64 + static_cast<int>(item % 64);
+  const float l = row < seq_q ? lse[bh * seq_q + row] : -INFINITY;
+  row_stats[block * 128 + item % 64] = l == -INFINITY ? INFINITY : l * kLog2e;
+  row_stats[block * 128 + 64 + item % 64] = row < seq_q ? delta[bh * seq_q + row] : 0.0f;
 }
 
 }  // namespace attnprof::cuda::hopper::flash_bwd_sm90

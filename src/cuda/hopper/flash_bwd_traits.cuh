@@ -7,7 +7,8 @@
 // keys each, setmaxnreg 240) and a producer warpgroup (24 registers; one thread issues the TMA
 // loads). K and V of the CTA's keys are loaded once; then, for each query head of the GQA group and
 // each 64-row query block that sees any of the keys (causal: from the first block reaching the
-// diagonal), the producer loads Q and dO into a 2-stage ring and each consumer warpgroup runs
+// diagonal), the producer loads Q, dO and the block's LSE and Δ (padded by a kernel before:
+// row_stats_floats) into a 2-stage ring and each consumer warpgroup runs
 //   Sᵀ = K·Qᵀ, dPᵀ = V·dOᵀ            wgmma m64n64k16 SS (both K-major), D/16 steps each
 //   Pᵀ = exp2(Sᵀ·scale·log2e − LSE·log2e) (masked: 0), dSᵀ = Pᵀ ⊙ (dPᵀ − Δ)   in registers
 //   dV += Pᵀ·dO, dK += dSᵀ·Q          wgmma m64n{D}k16 RS (Pᵀ, dSᵀ repacked in registers as the A
@@ -27,7 +28,8 @@
 //
 // Shared memory (128-byte swizzle atoms of 64 columns, TMA-loaded): K and V 128 rows × D, Q and dO
 // 2 stages × 64 rows × D, dS 2 buffers × 64 rows × 128 keys, dQ 2 buffers × 2 halves × 64 rows ×
-// D/2 fp32: 128 KiB at D 64, 224 KiB at D 128, + 1 KiB alignment + barriers. Head dims that are multiples of 8 up to 64 run on the D 64 kernel,
+// D/2 fp32, the LSE and Δ of 2 stages × 64 rows: 129 KiB at D 64, 225 KiB at D 128, + 1 KiB
+// alignment + barriers. Head dims that are multiples of 8 up to 64 run on the D 64 kernel,
 // 72..128 on the D 128 one (TMA zero-fills the columns past head_dim; they are never stored).
 #include <cstdint>
 
@@ -71,7 +73,10 @@ struct BwdSm90Traits {
   static constexpr int kDqHalfFloats = kBlockM * kDqN;  // one warpgroup's dQ half of a query block
   static constexpr int kDqWarpFloats = kDqHalfFloats / 4;  // one warp's 16 rows of it
   static constexpr int kDqOffset = kDsOffset + 2 * kDsBytes;  // [buffer][warpgroup][kDqHalfFloats]
-  static constexpr int kBarrierOffset = kDqOffset + 2 * kConsumerWarpgroups * kDqHalfFloats * 4;
+  // Per stage: the query block's LSE (base 2) and Δ, 64 floats each, loaded with Q and dO.
+  static constexpr int kRowStatsBytes = 2 * kBlockM * 4;
+  static constexpr int kRowStatsOffset = kDqOffset + 2 * kConsumerWarpgroups * kDqHalfFloats * 4;
+  static constexpr int kBarrierOffset = kRowStatsOffset + kStages * kRowStatsBytes;
   static constexpr int kSmemBytes = 1024 /* alignment slack */ + kBarrierOffset + static_cast<int>(sizeof(BwdBarriers));
   static constexpr int kSteps = kHeadDim / 16;     // k16 steps of Sᵀ and dPᵀ
   static constexpr int kHeadAccumulators = kHeadDim / 2;  // m64n{D} fp32 per thread (dK, dV)
@@ -87,12 +92,19 @@ inline std::int64_t dq_accumulator_floats(std::int64_t batch_heads, std::int64_t
   return batch_heads * ((seq_q + 63) / 64) * 64 * kernel_head_dim;
 }
 
+// The padded row statistics (row_stats_kernel): a 64-row block per (batch, head, query block),
+// the block's LSE·log2e (+inf past Sq and where the row saw no key) then its Δ (0 past Sq).
+inline std::int64_t row_stats_floats(std::int64_t batch_heads, std::int64_t seq_q) {
+  return batch_heads * ((seq_q + 63) / 64) * 2 * 64;
+}
+
 struct BwdSm90Params {
   // Zeroed before the kernel: tile (b·H + h)·m_blocks + block, warpgroup half w at w·kDqHalfFloats,
   // its warp u at u·kDqWarpFloats, accumulator register v of lane l at float (v/2·32 + l)·2 + v%2.
   float* dq_accum = nullptr;
   const float* lse = nullptr;       // the forward's [B, H, Sq], natural log
   const float* delta = nullptr;     // Δ [B, H, Sq]
+  float* row_stats = nullptr;       // row_stats_floats of them, written by row_stats_kernel
   void* dk = nullptr;
   void* dv = nullptr;
   std::int64_t dk_stride[3]{}, dv_stride[3]{};  // batch, head, seq (elements)

@@ -59,16 +59,14 @@ int* tile_counter_for(cudaStream_t stream) {
 
 }  // namespace flash_sm90
 
-namespace {
-
-using namespace flash_sm90;
-
-// hopper_unavailable_reason() for the current device, asked once per device: it costs four
-// runtime calls, and launch_flash_attention asks on every forward.
 std::optional<std::string> current_device_not_hopper() {
   static PerDevice<std::optional<std::string>> answers;
   return answers.get([](int) { return hopper_unavailable_reason(); });
 }
+
+namespace {
+
+using namespace flash_sm90;
 
 // The schedule's kernel for one element type T, at the kernel head dim that runs args.head_dim.
 template <class T>

@@ -33,6 +33,8 @@ FlashSchedule flash_schedule_choice();
 
 // nullopt when the current device can run the sm_90a kernels; otherwise why not, one line.
 std::optional<std::string> hopper_unavailable_reason();
+// The same, asked once per device (it costs four runtime calls; the launchers ask on every call).
+std::optional<std::string> current_device_not_hopper();
 
 // Whether the sm_90a kernel takes head dim `head_dim`: a multiple of 8 from 8 to 256 (kernels
 // specialised for 64, 96, 128, 192 and 256; the others run on the next larger one). Host

@@ -122,6 +122,20 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap& map, s
 #endif
 }
 
+// Copies `bytes` (a multiple of 16) from `src` (16-byte aligned global memory) to `dst` (16-byte
+// aligned shared memory), signalling complete_tx on `bar`.
+__device__ __forceinline__ void bulk_load(void* dst, const void* src, std::uint32_t bytes, std::uint64_t* bar) {
+#if ATTNPROF_SM90A
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                   shared_address(dst)),
+               "l"(src), "r"(bytes), "r"(shared_address(bar))
+               : "memory");
+#else
+  (void)dst, (void)src, (void)bytes, (void)bar;
+  __trap();
+#endif
+}
+
 // L2 eviction-priority hints for cp.async.bulk's .L2::cache_hint operand (the createpolicy
 // encodings CUTLASS names EVICT_FIRST and EVICT_LAST): K/V tiles are read by every query block of a
 // head, so they should stay; Q is read once.
