@@ -84,10 +84,10 @@ void launch_tiles(const FusedBackwardArgs& args, cudaStream_t stream) {
 
 template <class T>
 void launch_typed(const FusedBackwardArgs& args, cudaStream_t stream, float* sm90_dq_accum) {
+  if (sm90_dq_accum != nullptr) return hopper::launch_flash_backward_sm90(args, sm90_dq_accum, stream);
   const std::int64_t rows = args.fwd.batch * args.fwd.heads * args.fwd.seq_q;
   attention_backward::flash_bwd_dot_do_o_kernel<T><<<static_cast<unsigned>((rows + 7) / 8), 256, 0, stream>>>(args);
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_bwd_dot_do_o_kernel");
-  if (sm90_dq_accum != nullptr) return hopper::launch_flash_backward_sm90(args, sm90_dq_accum, stream);
   if (args.fwd.head_dim <= 64)
     launch_tiles<DkdvD64, Dq<64>, T>(args, stream);
   else

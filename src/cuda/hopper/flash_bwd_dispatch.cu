@@ -1,5 +1,5 @@
 // Host launch of `flash`'s sm_90a backward (flash_bwd.h): the one translation unit of its kernels,
-// 4 instantiations (D 64 and 128, bf16 and fp16), 4 of the dQ conversion and the row statistics.
+// 4 instantiations (D 64 and 128, bf16 and fp16), 4 of the dQ conversion and 4 of the preparation.
 #include <attnprof/error.h>
 #include <attnprof/kernel_overrides.h>
 #include <cuda.h>
@@ -44,8 +44,6 @@ void launch_typed(const FusedBackwardArgs& args, float* dq_accum, cudaStream_t s
   p.dq_accum = dq_accum;
   const std::int64_t accumulator_floats = dq_accumulator_floats(a.batch * a.heads, a.seq_q, Tr::kHeadDim);
   p.row_stats = dq_accum + accumulator_floats;  // the workspace's second part (16 KiB-aligned)
-  p.lse = a.lse;
-  p.delta = args.delta;
   p.dk = args.dk;
   p.dv = args.dv;
   for (int i = 0; i < 3; ++i) {
@@ -69,11 +67,9 @@ void launch_typed(const FusedBackwardArgs& args, float* dq_accum, cudaStream_t s
   p.do_seq_inner = d_o.seq_inner;
 
   const std::int64_t tiles = a.batch * a.heads * p.m_blocks;
-  ATTNPROF_CUDA_CHECK(
-      cudaMemsetAsync(dq_accum, 0, static_cast<std::size_t>(accumulator_floats) * sizeof(float), stream));
-  flash_backward_row_stats_kernel<<<static_cast<unsigned>((tiles * 64 + 255) / 256), 256, 0, stream>>>(
-      a.lse, args.delta, p.row_stats, tiles, p.m_blocks, p.seq_q);
-  ATTNPROF_CUDA_CHECK_LAUNCH("flash_backward_row_stats_kernel");
+  flash_backward_prep_kernel<Tr, T><<<static_cast<unsigned>(tiles), 256, 0, stream>>>(args, p.row_stats, dq_accum,
+                                                                                     p.m_blocks);
+  ATTNPROF_CUDA_CHECK_LAUNCH("flash_backward_prep_kernel");
   auto kernel = flash_backward_sm90_kernel<Tr, T>;
   static PerDevice<bool> configured;
   configured.get([&](int) {
@@ -84,9 +80,8 @@ void launch_typed(const FusedBackwardArgs& args, float* dq_accum, cudaStream_t s
                   static_cast<unsigned>(a.batch * a.kv_heads));
   kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(q.map, k.map, v.map, d_o.map, p);
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_backward_sm90_kernel");
-  const std::int64_t items = tiles * Tr::kBlockM * Tr::kHeadDim / 2;
-  flash_backward_dq_convert_kernel<Tr, T><<<static_cast<unsigned>((items + 255) / 256), 256, 0, stream>>>(
-      dq_accum, static_cast<T*>(args.dq), tiles, p.m_blocks, p.seq_q, p.heads, p.head_dim, args.dq_stride[0],
+  flash_backward_dq_convert_kernel<Tr, T><<<static_cast<unsigned>(tiles), 256, 0, stream>>>(
+      dq_accum, static_cast<T*>(args.dq), p.m_blocks, p.seq_q, p.heads, p.head_dim, args.dq_stride[0],
       args.dq_stride[1], args.dq_stride[2], a.softmax_scale);
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_backward_dq_convert_kernel");
 }

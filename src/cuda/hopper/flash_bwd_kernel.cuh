@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "cuda/attention_backward.h"
 #include "cuda/device_types.cuh"
 #include "cuda/hopper/flash_bwd_traits.cuh"
 #include "cuda/hopper/flash_primitives.cuh"
@@ -93,6 +94,33 @@ __device__ __forceinline__ void issue_transposed_scores(float (&acc)[32], std::u
   wgmma_commit_group();
 }
 
+// The same with A from registers (D 64): `rows` the warpgroup's 64 key rows of K or V as the four
+// k16 steps' A fragments (load_key_fragments).
+template <class T>
+__device__ __forceinline__ void issue_transposed_scores_rs(float (&acc)[32], const std::uint32_t (&rows)[4][4],
+                                                           std::uint32_t tile) {
+  wgmma_fence(acc);
+#pragma unroll
+  for (int k = 0; k < 4; ++k) wgmma_rs_m64nNk16<64, T>(acc, rows[k], sw128_kmajor_descriptor(tile + 32 * k), k > 0);
+  wgmma_commit_group();
+}
+
+// A warpgroup's 64 rows (from `first_row`) of a 128-row, 64-column swizzled tile at `tile` as the
+// A fragments of four k16 steps (wgmma_layout.h): ldmatrix .x4 loads matrix j = lane/8 of each
+// step, rows 8·(j%2) + lane%8 of the warp's 16 and 16-byte chunk 2·step + j/2, into register j.
+__device__ __forceinline__ void load_key_fragments(std::uint32_t (&frag)[4][4], std::uint32_t tile, int first_row,
+                                                   int t) {
+  const int lane = t % 32, j = lane / 8, r = lane % 8;
+  const int row = first_row + (t / 32) * 16 + 8 * (j % 2) + r;  // row % 8 == r
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const std::uint32_t address = tile + static_cast<std::uint32_t>(row * 128 + (((2 * k + j / 2) ^ r) * 16));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(frag[k][0]), "=r"(frag[k][1]), "=r"(frag[k][2]), "=r"(frag[k][3])
+                 : "r"(address));
+  }
+}
+
 // Writes a warpgroup's m64n{D} accumulator (rows: its 64 keys from `key0`) as T, times `scale`,
 // into [.., key, d] at `base` with row stride `stride`: keys past seq_k and columns past head_dim not.
 template <class Tr, class T>
@@ -118,6 +146,14 @@ __device__ __forceinline__ void consume(const BwdSm90Params& p, unsigned char* s
   const int key_base = n0 + wg * 64;
   const int blocks = p.m_blocks - m_first, steps = p.kv_group * blocks;
   mbarrier_wait_parity(&bars.kv_full, 0);
+  // At D 64 the warpgroup's K and V rows stay in registers (16 each) as the A operands of Sᵀ and
+  // dPᵀ, which halves those GEMMs' shared-memory reads; at D 128 they would take 64.
+  constexpr bool kKeysInRegisters = Tr::kHeadDim == 64;
+  std::uint32_t k_frag[4][4], v_frag[4][4];
+  if constexpr (kKeysInRegisters) {
+    load_key_fragments(k_frag, smem_base + Tr::kKOffset, wg * 64, t);
+    load_key_fragments(v_frag, smem_base + Tr::kVOffset, wg * 64, t);
+  }
 
   for (int it = 0; it < steps; ++it) {
     const int stage = it % Tr::kStages;
@@ -136,8 +172,13 @@ __device__ __forceinline__ void consume(const BwdSm90Params& p, unsigned char* s
     mbarrier_wait_parity(&bars.qdo_full[stage], phase);
 
     float s[32], dp[32];
-    issue_transposed_scores<Tr, T>(s, k_rows, q_tile);   // Sᵀ = K·Qᵀ
-    issue_transposed_scores<Tr, T>(dp, v_rows, do_tile);  // dPᵀ = V·dOᵀ
+    if constexpr (kKeysInRegisters) {
+      issue_transposed_scores_rs<T>(s, k_frag, q_tile);   // Sᵀ = K·Qᵀ
+      issue_transposed_scores_rs<T>(dp, v_frag, do_tile);  // dPᵀ = V·dOᵀ
+    } else {
+      issue_transposed_scores<Tr, T>(s, k_rows, q_tile);
+      issue_transposed_scores<Tr, T>(dp, v_rows, do_tile);
+    }
     wgmma_wait_group<1>(s);
 
     // Pᵀ: masked scores (key > query + causal_offset), keys past Sk (their zero-filled rows would
@@ -146,7 +187,6 @@ __device__ __forceinline__ void consume(const BwdSm90Params& p, unsigned char* s
     // query columns 8j + 2(t%4), + 1 are one float2 each.
     const float* row_stats = reinterpret_cast<const float*>(smem + Tr::kRowStatsOffset + stage * Tr::kRowStatsBytes);
     const bool causal_block = p.causal && key_base + 63 > m0 + p.causal_offset;
-    const bool mask = causal_block || key_base + 63 >= p.seq_k;
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       const float2 lse2 = *reinterpret_cast<const float2*>(row_stats + 8 * j + 2 * (t % 4));
@@ -154,8 +194,13 @@ __device__ __forceinline__ void consume(const BwdSm90Params& p, unsigned char* s
       for (int i = 0; i < 4; ++i) {
         const int v = 4 * j + i, key = key_base + accumulator_row(t, v), q = m0 + accumulator_col(t, v);
         const float x = fast_exp2(s[v] * p.scale_log2 - (i % 2 == 0 ? lse2.x : lse2.y));
-        s[v] = mask && (key >= p.seq_k || (causal_block && key > q + p.causal_offset)) ? 0.0f : x;
+        s[v] = causal_block && key > q + p.causal_offset ? 0.0f : x;
       }
+    }
+    if (key_base + 63 >= p.seq_k) {  // the warpgroup's keys run past Sk (its last block only)
+#pragma unroll
+      for (int v = 0; v < 32; ++v)
+        if (key_base + accumulator_row(t, v) >= p.seq_k) s[v] = 0.0f;
     }
     wgmma_wait_group<0>(dp);
 #pragma unroll
@@ -285,41 +330,83 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
 #endif
 }
 
-// dQ = scale · accumulator, as T, rows past Sq and columns past head_dim left out: one thread per
-// accumulator register pair (v, v + 1) of one thread of a warpgroup half of a tile (the layout
-// BwdSm90Params::dq_accum describes), reading consecutive float2s.
+// dQ = scale · accumulator, as T, rows past Sq and columns past head_dim left out: one CTA per
+// 64-row tile, which reads the tile (in the order BwdSm90Params::dq_accum describes) with 16-byte
+// loads into shared memory as rows, then writes each row's columns 8 at a time (16-byte stores).
 template <class Tr, class T>
-__global__ void __launch_bounds__(256) flash_backward_dq_convert_kernel(const float* accum, T* dq, std::int64_t tiles,
-                                                                         int m_blocks, int seq_q, int heads,
-                                                                         int head_dim, std::int64_t s0, std::int64_t s1,
+__global__ void __launch_bounds__(256) flash_backward_dq_convert_kernel(const float* accum, T* dq, int m_blocks,
+                                                                         int seq_q, int heads, int head_dim,
+                                                                         std::int64_t s0, std::int64_t s1,
                                                                          std::int64_t s2, float scale) {
-  constexpr int kPairsPerHalf = Tr::kDqHalfFloats / 2, kPairsPerWarp = Tr::kDqWarpFloats / 2;
-  const std::int64_t item = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (item >= tiles * 2 * kPairsPerHalf) return;
-  const std::int64_t tile = item / (2 * kPairsPerHalf);
-  const int half = static_cast<int>(item / kPairsPerHalf % 2), pair = static_cast<int>(item % kPairsPerHalf);
-  const int warp = pair / kPairsPerWarp, lane = pair % 32, v = 2 * (pair % kPairsPerWarp / 32);
-  const int t = warp * 32 + lane;
-  const int row = static_cast<int>(tile % m_blocks) * Tr::kBlockM + accumulator_row(t, v);
-  const int col = half * Tr::kDqN + accumulator_col(t, v);
-  if (row >= seq_q || col >= head_dim) return;
-  const float2 x = *reinterpret_cast<const float2*>(accum + item * 2);
+  constexpr int kRowFloats = Tr::kHeadDim + 4;  // padded: a warp's scattered pairs spread over the banks
+  __shared__ __align__(16) float rows[Tr::kBlockM * kRowFloats];
+  const std::int64_t tile = blockIdx.x;
+  const float4* src = reinterpret_cast<const float4*>(accum + tile * Tr::kBlockM * Tr::kHeadDim);
+  for (int i = static_cast<int>(threadIdx.x); i < Tr::kBlockM * Tr::kHeadDim / 4; i += 256) {
+    const float4 x = src[i];
+    const float pair[2][2] = {{x.x, x.y}, {x.z, x.w}};
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int f = 4 * i + 2 * e;  // the pair's first float in the tile
+      const int half = f / Tr::kDqHalfFloats, in_half = f % Tr::kDqHalfFloats;
+      const int warp = in_half / Tr::kDqWarpFloats, g = in_half % Tr::kDqWarpFloats;
+      const int t = warp * 32 + (g / 2) % 32, v = 2 * (g / 64);
+      float* at = rows + accumulator_row(t, v) * kRowFloats + half * Tr::kDqN + accumulator_col(t, v);
+      *reinterpret_cast<float2*>(at) = make_float2(pair[e][0], pair[e][1]);
+    }
+  }
+  __syncthreads();
+  const int m0 = static_cast<int>(tile % m_blocks) * Tr::kBlockM;
   const std::int64_t bh = tile / m_blocks;
-  const float out[2] = {x.x * scale, x.y * scale};
-  store_floats<T, 2>(dq + (bh / heads) * s0 + (bh % heads) * s1 + row * s2 + col, out);
+  T* out = dq + (bh / heads) * s0 + (bh % heads) * s1;
+  constexpr int kChunks = Tr::kHeadDim / 8;
+  for (int c = static_cast<int>(threadIdx.x); c < Tr::kBlockM * kChunks; c += 256) {
+    const int r = c / kChunks, col = (c % kChunks) * 8;
+    if (m0 + r >= seq_q || col >= head_dim) continue;
+    const float4 lo = *reinterpret_cast<const float4*>(rows + r * kRowFloats + col);
+    const float4 hi = *reinterpret_cast<const float4*>(rows + r * kRowFloats + col + 4);
+    const float y[8] = {lo.x * scale, lo.y * scale, lo.z * scale, lo.w * scale,
+                        hi.x * scale, hi.y * scale, hi.z * scale, hi.w * scale};
+    store_floats<T, 8>(out + static_cast<std::int64_t>(m0 + r) * s2 + col, y);
+  }
 }
 
-// The padded row statistics (row_stats_floats): one thread per row of every 64-row block.
-__global__ void __launch_bounds__(256) flash_backward_row_stats_kernel(const float* lse, const float* delta,
-                                                                        float* row_stats, std::int64_t blocks,
-                                                                        int m_blocks, int seq_q) {
-  const std::int64_t item = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (item >= blocks * 64) return;
-  const std::int64_t block = item / 64, bh = block / m_blocks;
-  const int row = static_cast<int>(block % m_blocks) * 64 + static_cast<int>(item % 64);
-  const float l = row < seq_q ? lse[bh * seq_q + row] : -INFINITY;
-  row_stats[block * 128 + item % 64] = l == -INFINITY ? INFINITY : l * kLog2e;
-  row_stats[block * 128 + 64 + item % 64] = row < seq_q ? delta[bh * seq_q + row] : 0.0f;
+// Before the main kernel, one CTA per (batch, head, 64-row query block): each row's Δ =
+// rowsum(dO ⊙ O) in fp32 (four threads a row, 16-byte loads, summed by two shuffles) into args.delta,
+// the block's padded row statistics (row_stats_floats: LSE·log2e, +inf past Sq and where the row saw
+// no key, then Δ, 0 past Sq), and the block's dQ accumulator tile zeroed.
+template <class Tr, class T>
+__global__ void __launch_bounds__(256) flash_backward_prep_kernel(const FusedBackwardArgs args, float* row_stats,
+                                                                  float* dq_accum, int m_blocks) {
+  const std::int64_t block = blockIdx.x, bh = block / m_blocks;
+  const int seq_q = static_cast<int>(args.fwd.seq_q), r = static_cast<int>(threadIdx.x) / 4;
+  const int row = static_cast<int>(block % m_blocks) * 64 + r, part = static_cast<int>(threadIdx.x) % 4;
+  float sum = 0.0f;
+  if (row < seq_q) {
+    const std::int64_t b = bh / args.fwd.heads, h = bh % args.fwd.heads;
+    const T* o = static_cast<const T*>(args.fwd.o) + b * args.fwd.o_stride[0] + h * args.fwd.o_stride[1] +
+                 static_cast<std::int64_t>(row) * args.fwd.o_stride[2];
+    const T* d = static_cast<const T*>(args.dout) + b * args.do_stride[0] + h * args.do_stride[1] +
+                 static_cast<std::int64_t>(row) * args.do_stride[2];
+    for (int c = part; c < static_cast<int>(args.fwd.head_dim) / 8; c += 4) {
+      float x[8], y[8];
+      load_floats<T, 8>(x, o + c * 8);
+      load_floats<T, 8>(y, d + c * 8);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) sum += x[e] * y[e];
+    }
+  }
+  sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+  sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+  if (part == 0) {
+    const float l = row < seq_q ? args.fwd.lse[bh * seq_q + row] : -INFINITY;
+    row_stats[block * 128 + r] = l == -INFINITY ? INFINITY : l * kLog2e;
+    row_stats[block * 128 + 64 + r] = row < seq_q ? sum : 0.0f;
+    if (row < seq_q) args.delta[bh * seq_q + row] = sum;
+  }
+  float4* tile = reinterpret_cast<float4*>(dq_accum + block * Tr::kBlockM * Tr::kHeadDim);
+  for (int i = static_cast<int>(threadIdx.x); i < Tr::kBlockM * Tr::kHeadDim / 4; i += 256)
+    tile[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 }
 
 }  // namespace attnprof::cuda::hopper::flash_bwd_sm90

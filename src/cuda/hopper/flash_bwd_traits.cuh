@@ -7,9 +7,11 @@
 // keys each, setmaxnreg 240) and a producer warpgroup (24 registers; one thread issues the TMA
 // loads). K and V of the CTA's keys are loaded once; then, for each query head of the GQA group and
 // each 64-row query block that sees any of the keys (causal: from the first block reaching the
-// diagonal), the producer loads Q, dO and the block's LSE and Δ (padded by a kernel before:
+// diagonal), the producer loads Q, dO and the block's LSE and Δ (padded by the kernel before:
 // row_stats_floats) into a 2-stage ring and each consumer warpgroup runs
-//   Sᵀ = K·Qᵀ, dPᵀ = V·dOᵀ            wgmma m64n64k16 SS (both K-major), D/16 steps each
+//   Sᵀ = K·Qᵀ, dPᵀ = V·dOᵀ            wgmma m64n64k16, D/16 steps each: SS (both K-major) at D 128;
+//                                      at D 64 RS, the warpgroup's K and V rows held in registers
+//                                      from the start (ldmatrix, 16 registers each)
 //   Pᵀ = exp2(Sᵀ·scale·log2e − LSE·log2e) (masked: 0), dSᵀ = Pᵀ ⊙ (dPᵀ − Δ)   in registers
 //   dV += Pᵀ·dO, dK += dSᵀ·Q          wgmma m64n{D}k16 RS (Pᵀ, dSᵀ repacked in registers as the A
 //                                      fragments; dO, Q read MN-major), 4 steps each
@@ -23,8 +25,9 @@
 // dK (times the scale) and dV are written once at the end from registers: one writer per element,
 // fixed-order sums, bit-identical run to run. dQ's sums arrive in whatever order the CTAs run: not
 // bit-identical (the deterministic mode runs attention_backward.cu's kernels instead). A second
-// kernel turns the accumulator into dQ (times the scale, in the element type); Δ = rowsum(dO ⊙ O)
-// comes from attention_backward.cu's kernel before.
+// kernel turns the accumulator into dQ (times the scale, in the element type); one before
+// (flash_backward_prep_kernel) computes Δ = rowsum(dO ⊙ O), pads the row statistics and zeroes the
+// accumulator.
 //
 // Shared memory (128-byte swizzle atoms of 64 columns, TMA-loaded): K and V 128 rows × D, Q and dO
 // 2 stages × 64 rows × D, dS 2 buffers × 64 rows × 128 keys, dQ 2 buffers × 2 halves × 64 rows ×
@@ -92,7 +95,7 @@ inline std::int64_t dq_accumulator_floats(std::int64_t batch_heads, std::int64_t
   return batch_heads * ((seq_q + 63) / 64) * 64 * kernel_head_dim;
 }
 
-// The padded row statistics (row_stats_kernel): a 64-row block per (batch, head, query block),
+// The padded row statistics (flash_backward_prep_kernel): a 64-row block per (batch, head, query block),
 // the block's LSE·log2e (+inf past Sq and where the row saw no key) then its Δ (0 past Sq).
 inline std::int64_t row_stats_floats(std::int64_t batch_heads, std::int64_t seq_q) {
   return batch_heads * ((seq_q + 63) / 64) * 2 * 64;
@@ -102,9 +105,7 @@ struct BwdSm90Params {
   // Zeroed before the kernel: tile (b·H + h)·m_blocks + block, warpgroup half w at w·kDqHalfFloats,
   // its warp u at u·kDqWarpFloats, accumulator register v of lane l at float (v/2·32 + l)·2 + v%2.
   float* dq_accum = nullptr;
-  const float* lse = nullptr;       // the forward's [B, H, Sq], natural log
-  const float* delta = nullptr;     // Δ [B, H, Sq]
-  float* row_stats = nullptr;       // row_stats_floats of them, written by row_stats_kernel
+  float* row_stats = nullptr;       // row_stats_floats, written by flash_backward_prep_kernel
   void* dk = nullptr;
   void* dv = nullptr;
   std::int64_t dk_stride[3]{}, dv_stride[3]{};  // batch, head, seq (elements)

@@ -16,6 +16,9 @@
 //       96, 128, 192 or 256 (96 reads the first half of V's second 64-column atom). N = 72: V at D 64
 //       plus 8 columns of ones, whose accumulators collect P's row sums (flash's tile-counter kernel
 //       at D 64).
+//   wgmma_rs_m64nNk16<N, T>(d, a, b_desc, scale_d): d[N/2] (+)= A·Bᵀ, A 64×16 from registers (as
+//       above), B N×16 K-major in shared memory (tnspB = 0): the backward's Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ
+//       at D 64 over N = 64 query rows, with K and V held in registers. scale_d 0 drops the old d.
 // T is __nv_bfloat16 or __half (fp32 accumulation either way). Each instruction's operand list is
 // written once, in a macro taking the PTX type ("bf16" or "f16"), which the template picks.
 #include <cuda_bf16.h>
@@ -283,6 +286,23 @@ namespace attnprof::cuda::hopper {
       : "l"(a_desc), "l"(b_desc), "r"(scale_d)                                                                       \
       : "memory")
 
+#define ATTNPROF_WGMMA_RS_M64N64K16(PTX_TYPE)                                                                        \
+  asm volatile(                                                                                                      \
+      "{\n"                                                                                                          \
+      ".reg .pred p;\n"                                                                                              \
+      "setp.ne.b32 p, %37, 0;\n"                                                                                     \
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32." PTX_TYPE "." PTX_TYPE " "                                        \
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                                      \
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "                            \
+      "{%32, %33, %34, %35}, %36, p, 1, 1, 0;\n"                                                                     \
+      "}\n"                                                                                                          \
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),              \
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),        \
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),      \
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])       \
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(scale_d)                                        \
+      : "memory")
+
 // The instruction for element type T: PTX type f16 for __half, bf16 for __nv_bfloat16.
 #define ATTNPROF_WGMMA_TYPED(INSTRUCTION)    \
   if constexpr (std::is_same_v<T, __half>) \
@@ -339,6 +359,19 @@ __device__ __forceinline__ void wgmma_rs_m64nNk16_tb(float (&d)[N / 2], const st
 }
 
 template <int N, class T>
+__device__ __forceinline__ void wgmma_rs_m64nNk16(float (&d)[N / 2], const std::uint32_t (&a)[4], std::uint64_t b_desc,
+                                                  int scale_d) {
+  static_assert(std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>, "bf16 or fp16 operands");
+  static_assert(N == 64, "written for the backward's 64 query rows (Sᵀ, dPᵀ at D 64)");
+#if ATTNPROF_SM90A
+  ATTNPROF_WGMMA_TYPED(ATTNPROF_WGMMA_RS_M64N64K16);
+#else
+  (void)d, (void)a, (void)b_desc, (void)scale_d;
+  __trap();
+#endif
+}
+
+template <int N, class T>
 __device__ __forceinline__ void wgmma_ss_m64nNk16_tb(float (&d)[N / 2], std::uint64_t a_desc, std::uint64_t b_desc,
                                                      int scale_d) {
   static_assert(std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>, "bf16 or fp16 operands");
@@ -362,6 +395,7 @@ __device__ __forceinline__ void wgmma_ss_m64nNk16_tb(float (&d)[N / 2], std::uin
 #undef ATTNPROF_WGMMA_SS_M64N80K16
 #undef ATTNPROF_WGMMA_SS_M64N112K16
 #undef ATTNPROF_WGMMA_SS_M64N128K16
+#undef ATTNPROF_WGMMA_RS_M64N64K16
 #undef ATTNPROF_WGMMA_RS_M64N64K16_TB
 #undef ATTNPROF_WGMMA_RS_M64N72K16_TB
 #undef ATTNPROF_WGMMA_RS_M64N96K16_TB
