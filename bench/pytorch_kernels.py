@@ -65,7 +65,7 @@ def main():
         for name, times in sorted(kernels.items(), key=lambda kv: -sum(kv[1])):
             times.sort()
             print(f"  {len(times):3d}x median {times[len(times) // 2]:8.1f} us  {name}")
-        trace = f"/tmp/pytorch_kernels_{shape}.json"
+        trace = f"/tmp/pytorch_kernels_{shape}_{args.pass_}.json"
         prof.export_chrome_trace(trace)
         import json
         with open(trace) as f:

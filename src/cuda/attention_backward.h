@@ -40,8 +40,8 @@ void run_fused_backward(const AttentionSpec& spec, Tensor& dq, Tensor& dk, Tenso
                         const Tensor& v, const Tensor& out, const Tensor& lse, const Tensor& dout, cudaStream_t stream,
                         bool sm90 = false);
 
-// The launches alone (attention_backward.cu): Δ, then dK/dV, then dQ; or with `sm90_dq_accum` Δ,
-// then hopper::launch_flash_backward_sm90 with that accumulator.
+// The launches alone (attention_backward.cu): Δ, then dK/dV, then dQ; or with `sm90_dq_accum` only
+// hopper::launch_flash_backward_sm90 with that accumulator (which computes Δ itself).
 void launch_fused_backward(const FusedBackwardArgs& args, cudaStream_t stream, float* sm90_dq_accum = nullptr);
 
 }  // namespace attnprof::cuda

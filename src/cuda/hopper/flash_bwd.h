@@ -22,9 +22,9 @@ bool flash_backward_runs_sm90(const AttentionSpec& spec);
 // and the block's LSE (base 2) and Δ padded to 64 rows, 4 bytes an element.
 std::int64_t flash_backward_sm90_accumulator_bytes(const AttentionSpec& spec);
 
-// The accumulator zeroed and the padded LSE and Δ written, the sm_90a kernel, then dQ from the
-// accumulator, in stream order, after
-// launch_fused_backward's checks and its Δ kernel (which call this). `dq_accum`:
+// The preparation kernel (Δ computed, the padded LSE and Δ written, the accumulator zeroed), the
+// sm_90a kernel, then dQ from the accumulator, in stream order, after launch_fused_backward's checks
+// (which calls this). `dq_accum`:
 // flash_backward_sm90_accumulator_bytes of device memory. bf16 or fp16, head_dim a multiple of 8 up
 // to 128 (UsageError otherwise), TMA-aligned tensors (Error from the tensor map otherwise); Error on
 // a device that is not compute capability 9.0.

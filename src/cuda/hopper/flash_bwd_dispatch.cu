@@ -80,6 +80,7 @@ void launch_typed(const FusedBackwardArgs& args, float* dq_accum, cudaStream_t s
                   static_cast<unsigned>(a.batch * a.kv_heads));
   kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(q.map, k.map, v.map, d_o.map, p);
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_backward_sm90_kernel");
+  // Exactly one CTA per tile: the conversion kernel has no bounds check.
   flash_backward_dq_convert_kernel<Tr, T><<<static_cast<unsigned>(tiles), 256, 0, stream>>>(
       dq_accum, static_cast<T*>(args.dq), p.m_blocks, p.seq_q, p.heads, p.head_dim, args.dq_stride[0],
       args.dq_stride[1], args.dq_stride[2], a.softmax_scale);

@@ -1,5 +1,6 @@
 #pragma once
-// The sm_90a flash backward kernel (tiles, roles and shared memory: flash_bwd_traits.cuh) and the
+// The sm_90a flash backward kernel (tiles, roles and shared memory: flash_bwd_traits.cuh), the
+// preparation kernel before it (Δ, the padded row statistics, the zeroed dQ accumulator) and the
 // kernel that turns its fp32 dQ accumulator into dQ. Included by flash_bwd_dispatch.cu only.
 #include <cuda.h>
 #include <cuda_bf16.h>
