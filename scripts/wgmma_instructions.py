@@ -3,7 +3,7 @@
 the sm_90a flash kernels issue: the SS form (both operands in shared memory, K-major) for
 S = Q·Kᵀ at each key-tile width (and the backward's Sᵀ = K·Qᵀ, dPᵀ = V·dOᵀ at 64 query rows), the
 RS form with tnspB (A from registers, B MN-major) for O += P·V at each head dim (and the backward's
-dV += Pᵀ·dO, dK += dSᵀ·Q), the SS form with tnspB for the backward's dQ = dS·K over half the head
+dV += Pᵀ·dO, dK += dSᵀ·Q), the SS form with tnspB for the backward's dQ = dS·K over the head
 dim, and the RS form with both K-major for the backward's Sᵀ = K·Qᵀ, dPᵀ = V·dOᵀ at D 64 (K and V
 held in registers). Their operand lists are long and regular (N/2 fp32 accumulators, then the
 operands), so they are printed here rather than typed; paste the output over the macros in the
@@ -16,7 +16,7 @@ import sys
 
 SS_N = [64, 80, 112, 128]        # the backward's query block, kBlockN of the forwards (flash_sm90_block_n)
 RS_N = [64, 72, 96, 128, 192, 256]  # the kernel head dims, and 72 = D 64 + the ones column
-SS_TB_N = [32, 64]               # half the backward's kernel head dims (64, 128)
+SS_TB_N = [64, 128]              # the backward's dQ over its kernel head dims (64, 128)
 RS_K_N = [64]                    # the backward's query block (Sᵀ, dPᵀ with K, V from registers)
 WIDTH = 117  # column of the trailing backslash
 

@@ -32,6 +32,7 @@
 
 #include "cuda/attention_backward.h"
 #include "cuda/attention_kernel.cuh"
+#include "cuda/backward_delta.cuh"
 #include "cuda/device_types.cuh"
 
 namespace attnprof::cuda::attention_backward {
@@ -193,18 +194,7 @@ __global__ void __launch_bounds__(256) flash_bwd_dot_do_o_kernel(FusedBackwardAr
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * 8 + threadIdx.x / 32;  // over B·H·Sq
   if (row >= args.fwd.batch * args.fwd.heads * args.fwd.seq_q) return;
   const std::int64_t i = row % args.fwd.seq_q, bh = row / args.fwd.seq_q;
-  const std::int64_t b = bh / args.fwd.heads, h = bh % args.fwd.heads;
-  const T* o = static_cast<const T*>(args.fwd.o) + b * args.fwd.o_stride[0] + h * args.fwd.o_stride[1] +
-               i * args.fwd.o_stride[2];
-  const T* d = static_cast<const T*>(args.dout) + b * args.do_stride[0] + h * args.do_stride[1] + i * args.do_stride[2];
-  float sum = 0.0f;
-  for (int c = lane; c < static_cast<int>(args.fwd.head_dim) / 8; c += 32) {
-    float x[8], y[8];
-    load_floats<T, 8>(x, o + c * 8);
-    load_floats<T, 8>(y, d + c * 8);
-#pragma unroll
-    for (int e = 0; e < 8; ++e) sum += x[e] * y[e];
-  }
+  float sum = delta_part<T>(args, bh / args.fwd.heads, bh % args.fwd.heads, i, lane, 32);
 #pragma unroll
   for (int m = 16; m >= 1; m /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, m);
   if (lane == 0) args.delta[row] = sum;

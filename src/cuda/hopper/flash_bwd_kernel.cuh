@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "cuda/attention_backward.h"
+#include "cuda/backward_delta.cuh"
 #include "cuda/device_types.cuh"
 #include "cuda/hopper/flash_bwd_traits.cuh"
 #include "cuda/hopper/flash_primitives.cuh"
@@ -32,6 +33,7 @@ __device__ __forceinline__ int first_query_block(const BwdSm90Params& p, int n0)
 
 #if ATTNPROF_SM90A
 using flash_sm90::fast_exp2;
+using flash_sm90::named_barrier_arrive;
 using flash_sm90::named_barrier_sync;
 using flash_sm90::pack_pair;
 using flash_sm90::setmaxnreg_dec;
@@ -166,8 +168,6 @@ __device__ __forceinline__ void consume(const BwdSm90Params& p, unsigned char* s
     asm volatile("" : "+r"(base));
     const std::uint32_t k_rows = base + Tr::kKOffset + wg * 64 * 128;  // this warpgroup's 64 keys
     const std::uint32_t v_rows = base + Tr::kVOffset + wg * 64 * 128;
-    // dQ's B operand: K [128 keys × D] MN-major, this warpgroup's head-dim half.
-    const std::uint32_t k_half = base + Tr::kKOffset + (Tr::kHeadDim == 128 ? wg * Tr::kKVAtomBytes : wg * 64);
     const std::uint32_t q_tile = shared_address(smem + Tr::kQOffset + stage * Tr::kQBytes);
     const std::uint32_t do_tile = shared_address(smem + Tr::kDoOffset + stage * Tr::kQBytes);
     mbarrier_wait_parity(&bars.qdo_full[stage], phase);
@@ -225,6 +225,15 @@ __device__ __forceinline__ void consume(const BwdSm90Params& p, unsigned char* s
     // thread the block's mma fragment, so stmatrix .trans writes four blocks per instruction as 8
     // query rows of 8 keys (16 bytes each; lane 8k + r gives row r of block k).
     unsigned char* ds_tile = smem + Tr::kDsOffset + (it % 2) * Tr::kDsBytes;
+    // Named barriers of the two warpgroups when they take turns (D 128), + the buffer's parity: dS
+    // full (both warpgroups' dS written) and dS free (the turn's dQ has read it).
+    constexpr int kDsFull = 1, kDsFree = 3;
+    const bool dq_turn = Tr::kOwnDq || it % 2 == wg;  // this warpgroup computes dQ this step
+    // Taking turns, the buffer's dS was last read by the other warpgroup's dQ two steps ago. The
+    // warpgroup's own earlier reads of it (its dQ two steps ago, or at D 64 its own atom's) ended at
+    // its own wgmma_wait_group: a wgmma is one operation of the whole warpgroup, so any of its warps
+    // seeing it complete means all of its shared-memory reads are done.
+    if (!Tr::kOwnDq && !dq_turn && it >= 2) named_barrier_sync(kDsFree + it % 2, Tr::kConsumerThreads);
     {
       // Row 8·(2·step + block/2) + lane%8 of the swizzled atom: its low 3 bits are lane%8, so the
       // swizzled offset is this lane's base plus 2048 bytes a step.
@@ -250,38 +259,70 @@ __device__ __forceinline__ void consume(const BwdSm90Params& p, unsigned char* s
       wgmma_rs_m64nNk16_tb<Tr::kHeadDim, T>(dk, a_ds[step], sw128_mnmajor_descriptor(q_tile + step * 2048, Tr::kQAtomBytes));
     wgmma_commit_group();
 
-    named_barrier_sync(1, Tr::kConsumerThreads);  // both warpgroups' dS are in the buffer
-    float dq[Tr::kDqN / 2];
-    wgmma_fence(dq);
-    const std::uint32_t ds_base = shared_address(ds_tile);
+    float dq[Tr::kHeadDim / 2];
+    if constexpr (Tr::kOwnDq) {
+      // dQ of this warpgroup's 64 keys: dS[:, its keys]·K[its keys, :], K read MN-major.
+      named_barrier_sync(2 + wg, kWarpgroupThreads);  // the warpgroup's dS is in its atom
+      wgmma_fence(dq);
+      const std::uint32_t ds_own = shared_address(ds_tile + wg * Tr::kDsAtomBytes);
 #pragma unroll
-    for (int step = 0; step < 8; ++step)
-      wgmma_ss_m64nNk16_tb<Tr::kDqN, T>(dq, sw128_kmajor_descriptor(ds_base + (step / 4) * Tr::kDsAtomBytes + 32 * (step % 4)),
-                                       sw128_mnmajor_descriptor(k_half + step * 2048, Tr::kKVAtomBytes), step > 0);
+      for (int step = 0; step < 4; ++step)
+        wgmma_ss_m64nNk16_tb<Tr::kHeadDim, T>(dq, sw128_kmajor_descriptor(ds_own + 32 * step),
+                                             sw128_mnmajor_descriptor(k_rows + step * 2048, Tr::kKVAtomBytes), step > 0);
+    } else {
+      if (!dq_turn) {  // the other warpgroup computes this step's dQ
+        named_barrier_arrive(kDsFull + it % 2, Tr::kConsumerThreads);
+        wgmma_wait_group<0>(dv);
+        pin_accumulators(dk);
+        pin_registers(a_p[0]), pin_registers(a_p[1]), pin_registers(a_p[2]), pin_registers(a_p[3]);
+        pin_registers(a_ds[0]), pin_registers(a_ds[1]), pin_registers(a_ds[2]), pin_registers(a_ds[3]);
+        if (t % 32 == 0) mbarrier_arrive(&bars.qdo_empty[stage]);  // this warp is done with Q and dO
+        continue;
+      }
+      // dV and dK done first: their A fragments' registers are free for dQ's 64 accumulators (with
+      // both live, ptxas serialises the wgmma for want of registers).
+      wgmma_wait_group<0>(dv);
+      pin_accumulators(dk);
+      pin_registers(a_p[0]), pin_registers(a_p[1]), pin_registers(a_p[2]), pin_registers(a_p[3]);
+      pin_registers(a_ds[0]), pin_registers(a_ds[1]), pin_registers(a_ds[2]), pin_registers(a_ds[3]);
+      named_barrier_sync(kDsFull + it % 2, Tr::kConsumerThreads);  // both warpgroups' dS are in the buffer
+      wgmma_fence(dq);
+      const std::uint32_t ds_base = shared_address(ds_tile);
+#pragma unroll
+      for (int step = 0; step < 8; ++step)  // dQ = dS·K over all 128 keys
+        wgmma_ss_m64nNk16_tb<Tr::kHeadDim, T>(dq, sw128_kmajor_descriptor(ds_base + (step / 4) * Tr::kDsAtomBytes + 32 * (step % 4)),
+                                             sw128_mnmajor_descriptor(base + Tr::kKOffset + step * 2048, Tr::kKVAtomBytes), step > 0);
+    }
     wgmma_commit_group();
     wgmma_wait_group<0>(dq);
+    if (!Tr::kOwnDq && it + 2 < steps) named_barrier_arrive(kDsFree + it % 2, Tr::kConsumerThreads);
     pin_accumulators(dv);
     pin_accumulators(dk);
     pin_registers(a_p[0]), pin_registers(a_p[1]), pin_registers(a_p[2]), pin_registers(a_p[3]);
     pin_registers(a_ds[0]), pin_registers(a_ds[1]), pin_registers(a_ds[2]), pin_registers(a_ds[3]);
     if (t % 32 == 0) mbarrier_arrive(&bars.qdo_empty[stage]);  // this warp is done with Q and dO
 
-    // dQ half → shared memory, each warp's 16 rows in its registers' order (lanes write consecutive
-    // float2s), then one bulk reduce per warp into the accumulator's tile. Lane 0 first waits until
-    // its previous reduce has read its buffer, so after __syncwarp the warp's part of the other
-    // buffer (the next step's) is free again: no barrier across warps.
+    // dQ → shared memory, each warp's 16 rows in its registers' order (lanes write consecutive
+    // float2s), then one bulk reduce per warp into the accumulator's tile. With two buffers (D 64)
+    // lane 0 waits, after writing, until its previous reduce has read the other buffer, so after
+    // __syncwarp that buffer (the next step's) is free again; with one (D 128, a turn every other
+    // step) it waits before writing. No barrier across warps.
     const int warp = t / 32, lane = t % 32;
-    float* dq_stage = reinterpret_cast<float*>(smem + Tr::kDqOffset) + ((it % 2) * 2 + wg) * Tr::kDqHalfFloats +
-                      warp * Tr::kDqWarpFloats;
+    float* dq_stage = reinterpret_cast<float*>(smem + Tr::kDqOffset) +
+                      ((it % Tr::kDqBuffers) * 2 + wg) * Tr::kDqTileFloats + warp * Tr::kDqWarpFloats;
+    if constexpr (Tr::kDqBuffers == 1) {
+      if (lane == 0) bulk_wait_group_read();
+      __syncwarp();
+    }
 #pragma unroll
-    for (int v = 0; v < Tr::kDqN / 2; v += 2)
+    for (int v = 0; v < Tr::kHeadDim / 2; v += 2)
       *reinterpret_cast<float2*>(dq_stage + ((v / 2) * 32 + lane) * 2) = make_float2(dq[v], dq[v + 1]);
     fence_proxy_async_shared();
-    if (lane == 0) bulk_wait_group_read();
+    if (Tr::kDqBuffers == 2 && lane == 0) bulk_wait_group_read();
     __syncwarp();
     if (lane == 0) {
       const std::int64_t tile = (static_cast<std::int64_t>(b) * p.heads + h) * p.m_blocks + m0 / Tr::kBlockM;
-      bulk_reduce_add_f32(p.dq_accum + tile * Tr::kBlockM * Tr::kHeadDim + wg * Tr::kDqHalfFloats + warp * Tr::kDqWarpFloats,
+      bulk_reduce_add_f32(p.dq_accum + tile * Tr::kDqTileFloats + warp * Tr::kDqWarpFloats,
                           dq_stage, Tr::kDqWarpFloats * 4);
       bulk_commit_group();
     }
@@ -349,10 +390,9 @@ __global__ void __launch_bounds__(256) flash_backward_dq_convert_kernel(const fl
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
       const int f = 4 * i + 2 * e;  // the pair's first float in the tile
-      const int half = f / Tr::kDqHalfFloats, in_half = f % Tr::kDqHalfFloats;
-      const int warp = in_half / Tr::kDqWarpFloats, g = in_half % Tr::kDqWarpFloats;
+      const int warp = f / Tr::kDqWarpFloats, g = f % Tr::kDqWarpFloats;
       const int t = warp * 32 + (g / 2) % 32, v = 2 * (g / 64);
-      float* at = rows + accumulator_row(t, v) * kRowFloats + half * Tr::kDqN + accumulator_col(t, v);
+      float* at = rows + accumulator_row(t, v) * kRowFloats + accumulator_col(t, v);
       *reinterpret_cast<float2*>(at) = make_float2(pair[e][0], pair[e][1]);
     }
   }
@@ -382,21 +422,7 @@ __global__ void __launch_bounds__(256) flash_backward_prep_kernel(const FusedBac
   const std::int64_t block = blockIdx.x, bh = block / m_blocks;
   const int seq_q = static_cast<int>(args.fwd.seq_q), r = static_cast<int>(threadIdx.x) / 4;
   const int row = static_cast<int>(block % m_blocks) * 64 + r, part = static_cast<int>(threadIdx.x) % 4;
-  float sum = 0.0f;
-  if (row < seq_q) {
-    const std::int64_t b = bh / args.fwd.heads, h = bh % args.fwd.heads;
-    const T* o = static_cast<const T*>(args.fwd.o) + b * args.fwd.o_stride[0] + h * args.fwd.o_stride[1] +
-                 static_cast<std::int64_t>(row) * args.fwd.o_stride[2];
-    const T* d = static_cast<const T*>(args.dout) + b * args.do_stride[0] + h * args.do_stride[1] +
-                 static_cast<std::int64_t>(row) * args.do_stride[2];
-    for (int c = part; c < static_cast<int>(args.fwd.head_dim) / 8; c += 4) {
-      float x[8], y[8];
-      load_floats<T, 8>(x, o + c * 8);
-      load_floats<T, 8>(y, d + c * 8);
-#pragma unroll
-      for (int e = 0; e < 8; ++e) sum += x[e] * y[e];
-    }
-  }
+  float sum = row < seq_q ? delta_part<T>(args, bh / args.fwd.heads, bh % args.fwd.heads, row, part, 4) : 0.0f;
   sum += __shfl_xor_sync(0xffffffffu, sum, 1);
   sum += __shfl_xor_sync(0xffffffffu, sum, 2);
   if (part == 0) {

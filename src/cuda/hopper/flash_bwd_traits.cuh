@@ -15,13 +15,24 @@
 //   Pᵀ = exp2(Sᵀ·scale·log2e − LSE·log2e) (masked: 0), dSᵀ = Pᵀ ⊙ (dPᵀ − Δ)   in registers
 //   dV += Pᵀ·dO, dK += dSᵀ·Q          wgmma m64n{D}k16 RS (Pᵀ, dSᵀ repacked in registers as the A
 //                                      fragments; dO, Q read MN-major), 4 steps each
-//   dSᵀ → shared memory as dS [64 query rows × 128 keys] (K-major for the next GEMM), named barrier
-//   of the two warpgroups, then dQ[:, half] = dS·K[:, half] by wgmma m64n{D/2}k16 SS with K read
-//   MN-major (warpgroup w takes head-dim half w), 8 steps; each warp stages its 16 rows of the dQ
-//   half in shared memory (in its registers' order, conflict-free) and one of its lanes adds them to
-//   the fp32 dQ accumulator in global memory with one bulk reduce (cp.reduce.async.bulk .add.f32):
-//   the accumulator holds each (batch, head, 64-row query block)'s 64 × D tile as two halves of
-//   64 × D/2 floats, each four warps' parts, in that order, which the conversion kernel reads back.
+//   dSᵀ → shared memory as dS [64 query rows × 128 keys] (K-major for the next GEMM), warpgroup w
+//   writing keys 64w..; then dQ by wgmma SS at the full head dim with K read MN-major:
+//     D 64 (kOwnDq): after a barrier of its own 128 threads, each warpgroup computes the partial dQ
+//       of its 64 keys, dS[:, its keys]·K[its keys, :], m64n64k16, 4 steps, and reduces it into the
+//       accumulator itself: no barrier joins the two warpgroups (only the Q/dO ring, released by
+//       all eight warps), so one's softmax runs under the other's GEMMs (cuDNN's backward, 64 keys
+//       a CTA, adds dQ at that grain too);
+//     D 128: the warpgroups take turns, warpgroup (step % 2) computing the step's whole dQ = dS·K
+//       over all 128 keys, m64n128k16, 8 steps, after the other has arrived on a named barrier
+//       (dS full) — the other goes on to its next step, so the two run out of step — and then
+//       arriving on another (dS free) that the other waits on before it writes that dS buffer
+//       again. Its dQ's 64 accumulators need dV's and dK's GEMMs finished first (with Pᵀ's and
+//       dSᵀ's fragments also live, ptxas serialises the wgmma for want of registers);
+//   each warp stages its 16 rows of the dQ in shared memory (in its registers' order,
+//   conflict-free) and one of its lanes adds them to the fp32 dQ accumulator in global memory with
+//   one bulk reduce (cp.reduce.async.bulk .add.f32): the accumulator holds each (batch, head,
+//   64-row query block)'s 64 × D tile as four warps' 16 rows, in that order, which the conversion
+//   kernel reads back.
 // dK (times the scale) and dV are written once at the end from registers: one writer per element,
 // fixed-order sums, bit-identical run to run. dQ's sums arrive in whatever order the CTAs run: not
 // bit-identical (the deterministic mode runs attention_backward.cu's kernels instead). A second
@@ -30,9 +41,9 @@
 // accumulator.
 //
 // Shared memory (128-byte swizzle atoms of 64 columns, TMA-loaded): K and V 128 rows × D, Q and dO
-// 2 stages × 64 rows × D, dS 2 buffers × 64 rows × 128 keys, dQ 2 buffers × 2 halves × 64 rows ×
-// D/2 fp32, the LSE and Δ of 2 stages × 64 rows: 129 KiB at D 64, 225 KiB at D 128, + 1 KiB
-// alignment + barriers. Head dims that are multiples of 8 up to 64 run on the D 64 kernel,
+// 2 stages × 64 rows × D, dS 2 buffers × 64 rows × 128 keys, dQ's staging (kDqBuffers × 2
+// warpgroups × 64 rows × D fp32), the LSE and Δ of 2 stages × 64 rows: 161 KiB at D 64, 225 KiB
+// at D 128, + 1 KiB alignment + barriers. Head dims that are multiples of 8 up to 64 run on the D 64 kernel,
 // 72..128 on the D 128 one (TMA zero-fills the columns past head_dim; they are never stored).
 #include <cstdint>
 
@@ -51,6 +62,9 @@ struct BwdBarriers {
 template <int kHeadDim_>
 struct BwdSm90Traits {
   static constexpr int kHeadDim = kHeadDim_;
+  // Who computes a step's dQ (see above): at D 64 each warpgroup for its own keys; at D 128 the
+  // warpgroups in turn, for all 128 keys.
+  static constexpr bool kOwnDq = kHeadDim == 64;
   static constexpr int kBlockM = 64;   // query rows per step
   static constexpr int kBlockN = 128;  // keys per CTA, 64 per consumer warpgroup
   static constexpr int kConsumerWarpgroups = 2;
@@ -72,13 +86,15 @@ struct BwdSm90Traits {
   static constexpr int kQOffset = kVOffset + kKVBytes;
   static constexpr int kDoOffset = kQOffset + kStages * kQBytes;
   static constexpr int kDsOffset = kDoOffset + kStages * kQBytes;
-  static constexpr int kDqN = kHeadDim / 2;        // dQ columns per consumer warpgroup
-  static constexpr int kDqHalfFloats = kBlockM * kDqN;  // one warpgroup's dQ half of a query block
-  static constexpr int kDqWarpFloats = kDqHalfFloats / 4;  // one warp's 16 rows of it
-  static constexpr int kDqOffset = kDsOffset + 2 * kDsBytes;  // [buffer][warpgroup][kDqHalfFloats]
+  static constexpr int kDqTileFloats = kBlockM * kHeadDim;  // a query block's dQ (the accumulator's tile)
+  static constexpr int kDqWarpFloats = kDqTileFloats / 4;    // one warp's 16 rows of it
+  // dQ staging buffers a warpgroup: 2 at D 64 (a warp writes one while its reduce reads the other);
+  // 1 at D 128, where a warpgroup stages dQ every other step.
+  static constexpr int kDqBuffers = kOwnDq ? 2 : 1;
+  static constexpr int kDqOffset = kDsOffset + 2 * kDsBytes;  // [buffer][warpgroup][kDqTileFloats]
   // Per stage: the query block's LSE (base 2) and Δ, 64 floats each, loaded with Q and dO.
   static constexpr int kRowStatsBytes = 2 * kBlockM * 4;
-  static constexpr int kRowStatsOffset = kDqOffset + 2 * kConsumerWarpgroups * kDqHalfFloats * 4;
+  static constexpr int kRowStatsOffset = kDqOffset + kDqBuffers * kConsumerWarpgroups * kDqTileFloats * 4;
   static constexpr int kBarrierOffset = kRowStatsOffset + kStages * kRowStatsBytes;
   static constexpr int kSmemBytes = 1024 /* alignment slack */ + kBarrierOffset + static_cast<int>(sizeof(BwdBarriers));
   static constexpr int kSteps = kHeadDim / 16;     // k16 steps of Sᵀ and dPᵀ
@@ -102,8 +118,8 @@ inline std::int64_t row_stats_floats(std::int64_t batch_heads, std::int64_t seq_
 }
 
 struct BwdSm90Params {
-  // Zeroed before the kernel: tile (b·H + h)·m_blocks + block, warpgroup half w at w·kDqHalfFloats,
-  // its warp u at u·kDqWarpFloats, accumulator register v of lane l at float (v/2·32 + l)·2 + v%2.
+  // Zeroed before the kernel: tile (b·H + h)·m_blocks + block of kDqTileFloats, its warp u's rows at
+  // u·kDqWarpFloats, accumulator register v of lane l at float (v/2·32 + l)·2 + v%2.
   float* dq_accum = nullptr;
   float* row_stats = nullptr;       // row_stats_floats, written by flash_backward_prep_kernel
   void* dk = nullptr;

@@ -8,8 +8,8 @@
 //       K-major in shared memory (tnspA = tnspB = 0): S = Q·Kᵀ over a key tile of N = 80, 112 or 128
 //       keys; the backward's Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ over N = 64 query rows. scale_d 0 drops the old d.
 //   wgmma_ss_m64nNk16_tb<N, T>(d, a_desc, b_desc, scale_d): d[N/2] (+)= A·B, A 64×16 K-major and B
-//       16×N MN-major (tnspB = 1), both in shared memory: the backward's dQ = dS·K over N = 32 or 64,
-//       half the kernel head dim.
+//       16×N MN-major (tnspB = 1), both in shared memory: the backward's dQ = dS·K over N = 64 or
+//       128, the kernel head dim.
 //   wgmma_rs_m64nNk16_tb<N, T>(d, a, b_desc): d[N/2] += A·B, A 64×16 from registers (a[4] per
 //       thread, the m16n8k16 A fragment of the thread's warp: wgmma_layout.h), B 16×N in shared
 //       memory MN-major (tnspB = 1, N contiguous): O += P·V with V stored [keys × D], N = D of 64,
@@ -255,20 +255,6 @@ namespace attnprof::cuda::hopper {
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(1)                                              \
       : "memory")
 
-#define ATTNPROF_WGMMA_SS_M64N32K16_TB(PTX_TYPE)                                                                     \
-  asm volatile(                                                                                                      \
-      "{\n"                                                                                                          \
-      ".reg .pred p;\n"                                                                                              \
-      "setp.ne.b32 p, %18, 0;\n"                                                                                     \
-      "wgmma.mma_async.sync.aligned.m64n32k16.f32." PTX_TYPE "." PTX_TYPE " "                                        \
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "                                     \
-      "%16, %17, p, 1, 1, 0, 1;\n"                                                                                   \
-      "}\n"                                                                                                          \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),              \
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])         \
-      : "l"(a_desc), "l"(b_desc), "r"(scale_d)                                                                       \
-      : "memory")
-
 #define ATTNPROF_WGMMA_SS_M64N64K16_TB(PTX_TYPE)                                                                     \
   asm volatile(                                                                                                      \
       "{\n"                                                                                                          \
@@ -283,6 +269,29 @@ namespace attnprof::cuda::hopper {
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),        \
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),      \
         "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])       \
+      : "l"(a_desc), "l"(b_desc), "r"(scale_d)                                                                       \
+      : "memory")
+
+#define ATTNPROF_WGMMA_SS_M64N128K16_TB(PTX_TYPE)                                                                    \
+  asm volatile(                                                                                                      \
+      "{\n"                                                                                                          \
+      ".reg .pred p;\n"                                                                                              \
+      "setp.ne.b32 p, %66, 0;\n"                                                                                     \
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32." PTX_TYPE "." PTX_TYPE " "                                       \
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                                      \
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "                             \
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "                             \
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "                            \
+      "%64, %65, p, 1, 1, 0, 1;\n"                                                                                   \
+      "}\n"                                                                                                          \
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),              \
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),        \
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),      \
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),      \
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),      \
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),      \
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),      \
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])       \
       : "l"(a_desc), "l"(b_desc), "r"(scale_d)                                                                       \
       : "memory")
 
@@ -375,12 +384,12 @@ template <int N, class T>
 __device__ __forceinline__ void wgmma_ss_m64nNk16_tb(float (&d)[N / 2], std::uint64_t a_desc, std::uint64_t b_desc,
                                                      int scale_d) {
   static_assert(std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>, "bf16 or fp16 operands");
-  static_assert(N == 32 || N == 64, "dQ = dS·K is written for half the backward's kernel head dims 64 and 128");
+  static_assert(N == 64 || N == 128, "dQ = dS·K over the backward's kernel head dims");
 #if ATTNPROF_SM90A
-  if constexpr (N == 32) {
-    ATTNPROF_WGMMA_TYPED(ATTNPROF_WGMMA_SS_M64N32K16_TB);
-  } else {
+  if constexpr (N == 64) {
     ATTNPROF_WGMMA_TYPED(ATTNPROF_WGMMA_SS_M64N64K16_TB);
+  } else {
+    ATTNPROF_WGMMA_TYPED(ATTNPROF_WGMMA_SS_M64N128K16_TB);
   }
 #else
   (void)d, (void)a_desc, (void)b_desc, (void)scale_d;
@@ -390,8 +399,8 @@ __device__ __forceinline__ void wgmma_ss_m64nNk16_tb(float (&d)[N / 2], std::uin
 
 #undef ATTNPROF_WGMMA_TYPED
 #undef ATTNPROF_WGMMA_SS_M64N64K16
-#undef ATTNPROF_WGMMA_SS_M64N32K16_TB
 #undef ATTNPROF_WGMMA_SS_M64N64K16_TB
+#undef ATTNPROF_WGMMA_SS_M64N128K16_TB
 #undef ATTNPROF_WGMMA_SS_M64N80K16
 #undef ATTNPROF_WGMMA_SS_M64N112K16
 #undef ATTNPROF_WGMMA_SS_M64N128K16
