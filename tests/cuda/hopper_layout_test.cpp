@@ -6,8 +6,10 @@
 
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 
+#include "cuda/hopper/flash_bwd_traits.cuh"
 #include "cuda/hopper/flash_heuristics.h"
 #include "cuda/hopper/flash_hopper.h"
 #include "cuda/hopper/flash_traits.cuh"
@@ -289,3 +291,42 @@ TEST(HopperFlashChoice, L2SectionsHoldWhatFitsIn16MiB) {
 }
 }  // namespace
 }  // namespace attnprof::cuda::hopper
+
+// The backward's grid order, worked by hand for 3 (batch, kv head) pairs × 2 key blocks in sections
+// of 2 pairs: pairs 0 and 1 at key block 0, then at 1, then pair 2's key blocks.
+TEST(HopperBackwardGrid, OrderWorkedByHand) {
+  flash_bwd_sm90::BwdSm90Params p;
+  p.pairs = 3, p.key_blocks = 2, p.group_pairs = 2;
+  const std::pair<int, int> expected[] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}, {2, 0}, {2, 1}};
+  for (int tile = 0; tile < 6; ++tile) {
+    int key_block = -1;
+    const int pair = flash_bwd_sm90::tile_pair(p, tile, key_block);
+    EXPECT_EQ(std::make_pair(pair, key_block), expected[tile]) << "tile " << tile;
+  }
+}
+
+// Every (pair, key block) gets exactly one CTA, a section's CTAs are contiguous (sections in order),
+// and within a section the key blocks never go back (the longest, key block 0 under a causal mask,
+// first) — over sections that divide the pairs and ones that leave a short last section.
+TEST(HopperBackwardGrid, EachPairAndKeyBlockOnceLongestFirst) {
+  for (const auto& [pairs, key_blocks, group] :
+       {std::tuple{64, 32, 8}, {16, 128, 16}, {13, 5, 4}, {1, 7, 8}, {5, 1, 2}}) {
+    flash_bwd_sm90::BwdSm90Params p;
+    p.pairs = pairs, p.key_blocks = key_blocks, p.group_pairs = group;
+    std::set<std::pair<int, int>> seen;
+    int last_section = 0, last_block = 0;
+    for (int tile = 0; tile < pairs * key_blocks; ++tile) {
+      int key_block = -1;
+      const int pair = flash_bwd_sm90::tile_pair(p, tile, key_block);
+      ASSERT_TRUE(pair >= 0 && pair < pairs && key_block >= 0 && key_block < key_blocks) << pair << " " << key_block;
+      EXPECT_TRUE(seen.emplace(pair, key_block).second) << "pair " << pair << " key block " << key_block << " twice";
+      const int section = pair / group;
+      EXPECT_GE(section, last_section) << "tile " << tile;
+      if (section == last_section) {
+        EXPECT_GE(key_block, last_block) << "tile " << tile;
+      }
+      last_section = section, last_block = key_block;
+    }
+    EXPECT_EQ(seen.size(), static_cast<std::size_t>(pairs * key_blocks));
+  }
+}

@@ -76,8 +76,17 @@ void launch_typed(const FusedBackwardArgs& args, float* dq_accum, cudaStream_t s
     ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes));
     return true;
   });
-  const dim3 grid(static_cast<unsigned>((a.seq_k + Tr::kBlockN - 1) / Tr::kBlockN),
-                  static_cast<unsigned>(a.batch * a.kv_heads));
+  p.pairs = static_cast<int>(a.batch * a.kv_heads);
+  p.key_blocks = static_cast<int>((a.seq_k + Tr::kBlockN - 1) / Tr::kBlockN);
+  // Sections of 8 pairs: on the H200 −4% to −9% against each pair's key blocks in a row at three
+  // of the five anchors, under 1% at the other two; one section (longest first over every pair)
+  // lost 19% at 16x32x512x128 and 8.5% at 8x16x1024x64 to Q/dO re-read from memory; sections
+  // sized to hold 8, 16 or 32 MiB of Q/dO were nowhere more than 0.6% faster than 8 pairs and lost
+  // up to 1.6%, 3.8% and 12% (bench/RESULTS.md).
+  p.group_pairs = 8;
+  // pairs · key_blocks ≤ batch·kv_heads·seq_k, K's rows: under 2^31 for any problem whose tensors
+  // fit in GPU memory (Q, K, V, O, dO, dQ, dK, dV of 2^31 rows of 8 bf16 are 32 GiB each).
+  const dim3 grid(static_cast<unsigned>(static_cast<std::int64_t>(p.pairs) * p.key_blocks));
   kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(q.map, k.map, v.map, d_o.map, p);
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_backward_sm90_kernel");
   // Exactly one CTA per tile: the conversion kernel has no bounds check.

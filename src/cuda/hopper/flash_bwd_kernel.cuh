@@ -270,21 +270,22 @@ __device__ __forceinline__ void consume(const BwdSm90Params& p, unsigned char* s
         wgmma_ss_m64nNk16_tb<Tr::kHeadDim, T>(dq, sw128_kmajor_descriptor(ds_own + 32 * step),
                                              sw128_mnmajor_descriptor(k_rows + step * 2048, Tr::kKVAtomBytes), step > 0);
     } else {
-      if (!dq_turn) {  // the other warpgroup computes this step's dQ
-        named_barrier_arrive(kDsFull + it % 2, Tr::kConsumerThreads);
+      // dV and dK done, so the stage (Q, dO and the row statistics) goes back to the producer: dQ
+      // reads none of it. The turn waits for dV's and dK's GEMMs before issuing dQ's: with all
+      // three in flight, ptxas serialises the wgmma for want of registers.
+      const auto finish_dv_dk = [&] {
         wgmma_wait_group<0>(dv);
         pin_accumulators(dk);
         pin_registers(a_p[0]), pin_registers(a_p[1]), pin_registers(a_p[2]), pin_registers(a_p[3]);
         pin_registers(a_ds[0]), pin_registers(a_ds[1]), pin_registers(a_ds[2]), pin_registers(a_ds[3]);
-        if (t % 32 == 0) mbarrier_arrive(&bars.qdo_empty[stage]);  // this warp is done with Q and dO
+        if (t % 32 == 0) mbarrier_arrive(&bars.qdo_empty[stage]);  // this warp is done with the stage
+      };
+      if (!dq_turn) {  // the other warpgroup computes this step's dQ
+        named_barrier_arrive(kDsFull + it % 2, Tr::kConsumerThreads);
+        finish_dv_dk();
         continue;
       }
-      // dV and dK done first: their A fragments' registers are free for dQ's 64 accumulators (with
-      // both live, ptxas serialises the wgmma for want of registers).
-      wgmma_wait_group<0>(dv);
-      pin_accumulators(dk);
-      pin_registers(a_p[0]), pin_registers(a_p[1]), pin_registers(a_p[2]), pin_registers(a_p[3]);
-      pin_registers(a_ds[0]), pin_registers(a_ds[1]), pin_registers(a_ds[2]), pin_registers(a_ds[3]);
+      finish_dv_dk();
       named_barrier_sync(kDsFull + it % 2, Tr::kConsumerThreads);  // both warpgroups' dS are in the buffer
       wgmma_fence(dq);
       const std::uint32_t ds_base = shared_address(ds_tile);
@@ -300,7 +301,7 @@ __device__ __forceinline__ void consume(const BwdSm90Params& p, unsigned char* s
     pin_accumulators(dk);
     pin_registers(a_p[0]), pin_registers(a_p[1]), pin_registers(a_p[2]), pin_registers(a_p[3]);
     pin_registers(a_ds[0]), pin_registers(a_ds[1]), pin_registers(a_ds[2]), pin_registers(a_ds[3]);
-    if (t % 32 == 0) mbarrier_arrive(&bars.qdo_empty[stage]);  // this warp is done with Q and dO
+    if (Tr::kOwnDq && t % 32 == 0) mbarrier_arrive(&bars.qdo_empty[stage]);  // this warp is done with Q and dO
 
     // dQ → shared memory, each warp's 16 rows in its registers' order (lanes write consecutive
     // float2s), then one bulk reduce per warp into the accumulator's tile. With two buffers (D 64)
@@ -336,7 +337,7 @@ __device__ __forceinline__ void consume(const BwdSm90Params& p, unsigned char* s
 }
 #endif  // ATTNPROF_SM90A
 
-// Grid: (key blocks of 128, batch · kv heads).
+// Grid: one CTA per (batch, kv head) pair and key block of 128, in tile_pair's order.
 template <class Tr, class T>
 __global__ void __launch_bounds__(Tr::kThreads, 1)
     flash_backward_sm90_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
@@ -355,8 +356,9 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
     fence_mbarrier_init();
   }
   __syncthreads();
-  const int n0 = static_cast<int>(blockIdx.x) * Tr::kBlockN;
-  const int b = static_cast<int>(blockIdx.y) / p.kv_heads, kvh = static_cast<int>(blockIdx.y) % p.kv_heads;
+  int key_block = 0;
+  const int pair = tile_pair(p, static_cast<int>(blockIdx.x), key_block);
+  const int n0 = key_block * Tr::kBlockN, b = pair / p.kv_heads, kvh = pair % p.kv_heads;
   const int m_first = min(first_query_block(p, n0), p.m_blocks);
   const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / kWarpgroupThreads, 0);
   if (warpgroup == Tr::kConsumerWarpgroups) {

@@ -3,12 +3,13 @@
 // tiles, shared-memory layout, register split and parameters. The kernel is flash_bwd_kernel.cuh,
 // its host launch flash_bwd_dispatch.cu.
 //
-// One CTA per (batch, kv head, kBlockN = 128 keys): 384 threads, consumer warpgroups 0 and 1 (64
-// keys each, setmaxnreg 240) and a producer warpgroup (24 registers; one thread issues the TMA
-// loads). K and V of the CTA's keys are loaded once; then, for each query head of the GQA group and
-// each 64-row query block that sees any of the keys (causal: from the first block reaching the
-// diagonal), the producer loads Q, dO and the block's LSE and Δ (padded by the kernel before:
-// row_stats_floats) into a 2-stage ring and each consumer warpgroup runs
+// One CTA per (batch, kv head, kBlockN = 128 keys), in tile_pair's order (below: longest first in
+// sections of group_pairs pairs): 384 threads, consumer warpgroups 0 and 1 (64 keys each, setmaxnreg 240) and
+// a producer warpgroup (24 registers; one thread issues the TMA loads). K and V of the CTA's keys
+// are loaded once; then, for each query head of the GQA group and each 64-row query block that
+// sees any of the keys (causal: from the first block reaching the diagonal), the producer loads Q,
+// dO and the block's LSE and Δ (padded by the kernel before: row_stats_floats) into a 2-stage ring
+// and each consumer warpgroup runs
 //   Sᵀ = K·Qᵀ, dPᵀ = V·dOᵀ            wgmma m64n64k16, D/16 steps each: SS (both K-major) at D 128;
 //                                      at D 64 RS, the warpgroup's K and V rows held in registers
 //                                      from the start (ldmatrix, 16 registers each)
@@ -48,6 +49,7 @@
 #include <cstdint>
 
 #include "cuda/hopper/flash_traits.cuh"
+#include "cuda/hopper/host_device.h"
 
 namespace attnprof::cuda::hopper::flash_bwd_sm90 {
 
@@ -127,8 +129,23 @@ struct BwdSm90Params {
   std::int64_t dk_stride[3]{}, dv_stride[3]{};  // batch, head, seq (elements)
   int head_dim = 0, heads = 0, kv_heads = 0, kv_group = 1, seq_q = 0, seq_k = 0, m_blocks = 0;
   int causal = 0, causal_offset = 0;
+  // The grid: one CTA per (batch, kv head) pair and key block, in sections of group_pairs pairs.
+  int pairs = 0, key_blocks = 0, group_pairs = 1;
   float softmax_scale = 1.0f, scale_log2 = 1.0f;
   bool q_seq_inner = true, k_seq_inner = true, v_seq_inner = true, do_seq_inner = true;
 };
+
+// The CTA `tile` of the grid's order: longest first (with a causal mask, of either alignment, the
+// first query block a key block visits never decreases with the key block, so key block 0 visits
+// the most), every pair of a section at key block 0, then at 1, …, in sections of group_pairs
+// (batch, kv head) pairs, so the CTAs re-reading a pair's Q and dO run close together. Returns the
+// pair (b·kv_heads + kvh) and sets the key block.
+ATTNPROF_HOST_DEVICE constexpr int tile_pair(const BwdSm90Params& p, int tile, int& key_block) {
+  const int section = tile / (p.group_pairs * p.key_blocks), first = section * p.group_pairs;
+  const int pairs = p.pairs - first < p.group_pairs ? p.pairs - first : p.group_pairs;
+  const int in_section = tile - first * p.key_blocks;
+  key_block = in_section / pairs;
+  return first + in_section % pairs;
+}
 
 }  // namespace attnprof::cuda::hopper::flash_bwd_sm90
