@@ -6,6 +6,7 @@
 #include <attnprof/result.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,13 +43,21 @@ struct RunOptions {
   // run_variant (compare's rounds, compare.cpp); one call measures ceil(kept / rounds) of them.
   int rounds = 1;
   // The kept forwards are the count above, or more when that many would take less than this many
-  // seconds (estimated from passes timed before the kept ones: run.cpp), up to kMaxKeptForwards; 0 keeps the count exactly.
+  // seconds (estimated from passes timed before the kept ones: sizing_pass_ns), up to kMaxKeptForwards; 0
+  // keeps the count exactly.
   double min_time_s = kDefaultMinTimeS;
 };
 
 // The kept forwards of a run whose one forward took `one_forward_ns`: `count`, raised to fill
 // min_time_s at most to kMaxKeptForwards (never below count).
 int kept_forwards(int count, double min_time_s, double one_forward_ns);
+
+// The one-pass time kept_forwards is sized from: the median of passes timed by `time_pass` (ns
+// each), at least 3 of them and more while they add up to under a twentieth of min_time_s (at
+// most 100), stopping once the median times `count` fills min_time_s; one pass alone as long as
+// min_time_s ends it at once. A median, so one pass slowed by the machine (a preemption) cannot
+// shrink the kept count.
+double sizing_pass_ns(int count, double min_time_s, const std::function<double()>& time_pass);
 
 // Throws UsageError for a variant that refuses the spec, or has no backward for a backward or
 // train pass, naming the reason and what is allowed.

@@ -41,6 +41,25 @@ int kept_forwards(int count, double min_time_s, double one_forward_ns) {
   return std::max(count, static_cast<int>(std::min<double>(needed, kMaxKeptForwards)));
 }
 
+double sizing_pass_ns(int count, double min_time_s, const std::function<double()>& time_pass) {
+  const double min_ns = min_time_s * 1e9;
+  std::vector<double> times;
+  double elapsed_ns = 0;
+  const auto median = [&times] {
+    std::vector<double> sorted = times;
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t n = sorted.size();
+    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  };
+  while (times.size() < 100 && (times.size() < 3 || elapsed_ns < min_ns / 20)) {
+    times.push_back(time_pass());
+    elapsed_ns += times.back();
+    if (times.size() == 1 && times[0] >= min_ns) break;
+    if (times.size() >= 3 && median() * count >= min_ns) break;
+  }
+  return median();
+}
+
 namespace {
 
 // The samples, their spreads and what follows from their medians.
@@ -164,20 +183,14 @@ RunResult run_variant(const RunOptions& options) {
   result.peak_extra_bytes = pass_peak_extra_bytes(*variant, spec, pass, tensors, device);
 
   // 2b. The kept passes: the count, or more when that many would take under options.min_time_s,
-  // sized from passes timed as they will run (after the allocations and first touches above):
-  // until one pass times the count fills the minimum time, or over a twentieth of it (at most 100).
+  // sized from the median of passes timed as they will run (after the allocations and first
+  // touches above: sizing_pass_ns).
   const int count = options.profile ? options.schedule.active : options.timed_forwards;
   int kept = count;
   if (options.min_time_s > 0) {
-    const double min_ns = options.min_time_s * 1e9;
-    double elapsed_ns = 0;
-    int passes = 0;
-    while (passes < 100 && elapsed_ns < min_ns / 20) {
-      elapsed_ns += time_pass_ns(*variant, spec, pass, tensors, device);
-      ++passes;
-      if (elapsed_ns / passes * count >= min_ns) break;
-    }
-    kept = kept_forwards(count, options.min_time_s, elapsed_ns / passes);
+    const double one_ns = sizing_pass_ns(count, options.min_time_s,
+                                         [&] { return time_pass_ns(*variant, spec, pass, tensors, device); });
+    kept = kept_forwards(count, options.min_time_s, one_ns);
   }
   kept = kept_this_round(kept, options.rounds);
 

@@ -3,6 +3,8 @@
 #include <attnprof/run.h>
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "cpu/cpu_features.h"
 
 using namespace attnprof;
@@ -45,6 +47,30 @@ TEST(KeptForwards, FillTheMinimumTimeWithinTheCap) {
   EXPECT_EQ(kept_forwards(10, 0, 1e3), 10);         // 0: exactly the count
   EXPECT_EQ(kept_forwards(1200, 0.2, 1e3), 1200);   // a count above the cap is kept as asked
   EXPECT_EQ(kept_forwards(10, 0.2, 0), 1000);       // a forward too fast for the clock: the cap
+}
+
+// sizing_pass_ns: the median of the timed passes, so one slow pass (a preemption) does not size
+// the kept passes; at least 3 passes unless the first alone is as long as the minimum time.
+TEST(SizingPass, MedianOfAtLeastThreePasses) {
+  const auto timer = [](std::vector<double> times, int& calls) {
+    return [times = std::move(times), &calls]() { return times.at(static_cast<std::size_t>(calls++)); };
+  };
+  int calls = 0;
+  // 0.05 s, 10 kept: a first pass of 5 ms times 10 would fill it, yet the median of 3 is 6 µs;
+  // the three add up to 5.011 ms, over 0.05 s / 20 = 2.5 ms: no fourth.
+  EXPECT_DOUBLE_EQ(sizing_pass_ns(10, 0.05, timer({5e6, 5e3, 6e3, 5e3}, calls)), 6e3);
+  EXPECT_EQ(calls, 3);
+  calls = 0;
+  EXPECT_DOUBLE_EQ(sizing_pass_ns(10, 0.05, timer({60e6}, calls)), 60e6);  // one pass over 0.05 s
+  EXPECT_EQ(calls, 1);
+  calls = 0;
+  // 10 ms each, 10 kept: the median of 3 times 10 is 0.1 s, over 0.05 s.
+  EXPECT_DOUBLE_EQ(sizing_pass_ns(10, 0.05, timer({10e6, 11e6, 9e6}, calls)), 10e6);
+  EXPECT_EQ(calls, 3);
+  calls = 0;
+  // 1 µs each: 100 passes make 0.1 ms, under 2.5 ms; 100 is the most timed.
+  EXPECT_DOUBLE_EQ(sizing_pass_ns(10, 0.05, timer(std::vector<double>(120, 1e3), calls)), 1e3);
+  EXPECT_EQ(calls, 100);
 }
 
 }  // namespace
