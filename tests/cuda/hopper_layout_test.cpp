@@ -13,6 +13,7 @@
 #include "cuda/hopper/flash_heuristics.h"
 #include "cuda/hopper/flash_hopper.h"
 #include "cuda/hopper/flash_traits.cuh"
+#include "cuda/hopper/sectioned_order.h"
 #include "cuda/hopper/swizzle.h"
 #include "cuda/hopper/tma.h"
 #include "cuda/hopper/wgmma_layout.h"
@@ -291,6 +292,18 @@ TEST(HopperFlashChoice, L2SectionsHoldWhatFitsIn16MiB) {
 }
 }  // namespace
 }  // namespace attnprof::cuda::hopper
+
+// The grids' sectioned order, worked by hand for 5 pairs × 3 blocks in sections of 2 pairs: pairs 0
+// and 1 at rank 0, 1, 2; then pairs 2 and 3; then pair 4 alone (the short last section).
+TEST(SectionedOrder, WorkedByHandWithAShortLastSection) {
+  const std::pair<int, int> expected[] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}, {0, 2}, {1, 2}, {2, 0}, {3, 0},
+                                          {2, 1}, {3, 1}, {2, 2}, {3, 2}, {4, 0}, {4, 1}, {4, 2}};
+  for (int tile = 0; tile < 15; ++tile) {
+    const SectionedTile t = sectioned_tile(tile, 5, 2, 3);
+    EXPECT_EQ(std::make_pair(t.pair, t.rank), expected[tile]) << "tile " << tile;
+  }
+  static_assert(sectioned_tile(7, 5, 2, 3).pair == 3 && sectioned_tile(7, 5, 2, 3).rank == 0);
+}
 
 // The backward's grid order, worked by hand for 3 (batch, kv head) pairs × 2 key blocks in sections
 // of 2 pairs: pairs 0 and 1 at key block 0, then at 1, then pair 2's key blocks.

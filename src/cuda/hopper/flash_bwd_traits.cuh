@@ -50,6 +50,7 @@
 
 #include "cuda/hopper/flash_traits.cuh"
 #include "cuda/hopper/host_device.h"
+#include "cuda/hopper/sectioned_order.h"
 
 namespace attnprof::cuda::hopper::flash_bwd_sm90 {
 
@@ -141,11 +142,9 @@ struct BwdSm90Params {
 // (batch, kv head) pairs, so the CTAs re-reading a pair's Q and dO run close together. Returns the
 // pair (b·kv_heads + kvh) and sets the key block.
 ATTNPROF_HOST_DEVICE constexpr int tile_pair(const BwdSm90Params& p, int tile, int& key_block) {
-  const int section = tile / (p.group_pairs * p.key_blocks), first = section * p.group_pairs;
-  const int pairs = p.pairs - first < p.group_pairs ? p.pairs - first : p.group_pairs;
-  const int in_section = tile - first * p.key_blocks;
-  key_block = in_section / pairs;
-  return first + in_section % pairs;
+  const SectionedTile t = sectioned_tile(tile, p.pairs, p.group_pairs, p.key_blocks);
+  key_block = t.rank;
+  return t.pair;
 }
 
 }  // namespace attnprof::cuda::hopper::flash_bwd_sm90

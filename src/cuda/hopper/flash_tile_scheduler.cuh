@@ -11,6 +11,7 @@
 #include "cuda/fused_attention.h"
 #include "cuda/hopper/flash_heuristics.h"
 #include "cuda/hopper/flash_traits.cuh"
+#include "cuda/hopper/sectioned_order.h"
 
 namespace attnprof::cuda::hopper::flash_sm90 {
 
@@ -44,13 +45,10 @@ struct TileCoords {
 template <class Tr>
 __host__ __device__ __forceinline__ TileCoords tile_coords(const FlashSm90Params& p, int tile) {
   if constexpr (Tr::kDoubleBufferQ) {
-    // Section `section` holds pairs section·G .. (the last one may be short); its tiles run
-    // longest first as above, so the query blocks that re-read a head's K/V run close together.
-    const int section = tile / (p.group_heads * p.m_blocks), first_bh = section * p.group_heads;
-    const int pairs = p.batch_heads - first_bh < p.group_heads ? p.batch_heads - first_bh : p.group_heads;
-    const int in_section = tile - first_bh * p.m_blocks;
-    const int m_block = p.m_blocks - 1 - in_section / pairs, bh = first_bh + in_section % pairs;
-    return {bh / p.heads, bh % p.heads, m_block * Tr::kBlockM};
+    // In sections of group_heads pairs (sectioned_order.h), rank 0 the last query block, so the
+    // query blocks that re-read a head's K/V run close together.
+    const SectionedTile t = sectioned_tile(tile, p.batch_heads, p.group_heads, p.m_blocks);
+    return {t.pair / p.heads, t.pair % p.heads, (p.m_blocks - 1 - t.rank) * Tr::kBlockM};
   }
   const int m_block = p.m_blocks - 1 - tile / p.batch_heads, bh = tile % p.batch_heads;
   return {bh / p.heads, bh % p.heads, m_block * Tr::kBlockM};
