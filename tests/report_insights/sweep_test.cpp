@@ -14,9 +14,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
+#include "common/child_process.h"
 #include "core/atomic_file.h"
 #include "run/sweep.h"
 
@@ -225,9 +227,9 @@ TEST(SweepFiles, CsvAndJsonHoldEveryRecord) {
 // the trace being written for the interrupted point leaves nothing behind.
 TEST(SweepFiles, InterruptLeavesOnlyCompleteFiles) {
   fs::path dir = fresh_dir("sweep_interrupt");
-  pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
     install_signal_cleanup();
     SweepHooks hooks;
     hooks.run = [&](const RunOptions& o) -> RunResult {
@@ -245,16 +247,17 @@ TEST(SweepFiles, InterruptLeavesOnlyCompleteFiles) {
     run_sweep(sweep_grid(AttentionSpec{}, {512, 1024, 2048, 4096}, {64}, {"flash"}), RunOptions{}, Ceilings{}, hooks);
     _exit(0);
   }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  testing::ChildGuard child(pid);  // paused at 2048 for ever: killed if an assertion below returns
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (!fs::exists(dir / "ready.flag") && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  ASSERT_TRUE(fs::exists(dir / "ready.flag"));
-  kill(child, SIGINT);
-  int status = 0;
-  waitpid(child, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 130);
+  ASSERT_TRUE(fs::exists(dir / "ready.flag")) << "the sweep did not reach S=2048 within 60 s";
+  kill(pid, SIGINT);
+  const std::optional<int> status = child.wait_for(std::chrono::seconds(60));
+  ASSERT_TRUE(status) << "the sweep was still running 60 s after SIGINT";
+  ASSERT_TRUE(WIFEXITED(*status));
+  EXPECT_EQ(WEXITSTATUS(*status), 130);
   std::vector<std::string> names;
   for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename().string());
   std::sort(names.begin(), names.end());

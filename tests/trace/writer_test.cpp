@@ -5,9 +5,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <optional>
 
+#include "common/child_process.h"
 #include "core/atomic_file.h"
 
 #include "sample_trace.h"
@@ -95,23 +98,25 @@ TEST(Writer, SigtermDuringWritesLeavesOnlyCompleteFiles) {
   fs::create_directories(dir);
   Trace big = testing::sample_trace();
   for (int i = 0; i < 12; ++i) big.events.insert(big.events.end(), big.events.begin(), big.events.end());  // 32 k events
-  pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
     install_signal_cleanup();
     for (int i = 0;; ++i) write_trace_file((dir / ("t" + std::to_string(i) + ".json.gz")).string(), big);
   }
+  testing::ChildGuard child(pid);  // the writer loops for ever: killed if an assertion below returns
   bool started = false;
-  for (int i = 0; i < 2000 && !started; ++i) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!started && std::chrono::steady_clock::now() < deadline) {
     for (const auto& entry : fs::directory_iterator(dir)) started = started || entry.path().filename().string().find(".tmp") != std::string::npos;
     if (!started) ::usleep(1000);
   }
-  ASSERT_TRUE(started) << "the writer never created its temporary";
-  ::kill(child, SIGTERM);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  EXPECT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
+  ASSERT_TRUE(started) << "the writer created no temporary within 60 s";
+  ::kill(pid, SIGTERM);
+  const std::optional<int> status = child.wait_for(std::chrono::seconds(60));
+  ASSERT_TRUE(status) << "the writer was still running 60 s after SIGTERM";
+  EXPECT_TRUE(WIFEXITED(*status));
+  EXPECT_EQ(WEXITSTATUS(*status), 128 + SIGTERM);
   std::string expected = to_json(big);
   for (const auto& entry : fs::directory_iterator(dir)) {
     std::string name = entry.path().filename().string();
