@@ -7,13 +7,18 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
 #include "cli/cli_runner.h"
+#include "common/child_process.h"
 
+using attnprof::testing::catches_signal;
+using attnprof::testing::ChildGuard;
 using attnprof::testing::CliResult;
 using attnprof::testing::run_cli;
 using attnprof::testing::shell_quote;
@@ -100,24 +105,40 @@ TEST(CompareCommand, EveryCpuVariantHasARowWithItsWorkPerForward) {
 }
 
 // SIGINT, SIGTERM or SIGHUP in the middle of writing leaves only complete files (no temporaries).
+// The signal goes once the binary catches it (its handlers are installed before it writes
+// anything) and has begun writing its traces, however slowly it starts (ASan, a busy machine).
 TEST(Interrupt, LeavesNoPartialFile) {
+  const std::string bin = attnprof::testing::attnprof_binary();
+  const std::filesystem::path exe = std::filesystem::canonical(bin);
   for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
+    SCOPED_TRACE(strsignal(signal_number));
     std::string work = attnprof::testing::make_temp_dir();
-    pid_t child = fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
       if (chdir(work.c_str()) != 0) _exit(99);
-      std::string bin = attnprof::testing::attnprof_binary();
       execl(bin.c_str(), bin.c_str(), "compare", "--device", "cpu", "--batch", "1", "--heads", "4", "--seq", "512",
             "--out", "traces", static_cast<char*>(nullptr));
       _exit(98);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
-    kill(child, signal_number);
-    int status = 0;
-    waitpid(child, &status, 0);
-    ASSERT_TRUE(WIFEXITED(status)) << "the process must exit through the cleanup handler";
-    EXPECT_EQ(WEXITSTATUS(status), 128 + signal_number);
+    ChildGuard child(pid);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    auto wait_until = [&](const auto& ready) {
+      while (!ready() && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      return ready();
+    };
+    ASSERT_TRUE(wait_until([&] { return catches_signal(pid, exe, signal_number); }))
+        << "the binary had no handler for signal " << signal_number << " 60 s after it started";
+    const std::filesystem::path traces = std::filesystem::path(work) / "traces";
+    ASSERT_TRUE(wait_until([&] { return std::filesystem::exists(traces) && !std::filesystem::is_empty(traces); }))
+        << "the binary wrote nothing into " << traces << " within 60 s";
+    kill(pid, signal_number);
+    const std::optional<int> status = child.wait_for(std::chrono::seconds(60));
+    ASSERT_TRUE(status) << "still running 60 s after the signal";
+    ASSERT_TRUE(WIFEXITED(*status)) << "the process must exit through the cleanup handler";
+    EXPECT_EQ(WEXITSTATUS(*status), 128 + signal_number);
     for (auto& entry : std::filesystem::recursive_directory_iterator(work)) {
       if (entry.is_directory()) continue;
       std::string name = entry.path().filename().string();
