@@ -10,6 +10,16 @@
 
 namespace attnprof::testing {
 
+namespace {
+// The table width a child lays out for is the one a test sets (ScopedEnv), never the width of the
+// terminal the suite was started from: COLUMNS inherited by this process is dropped before any
+// test runs, so run_cli's children (and any a test forks) see it only when a test sets it.
+[[maybe_unused]] const bool inherited_columns_dropped = [] {
+  unsetenv("COLUMNS");
+  return true;
+}();
+}  // namespace
+
 std::string attnprof_binary() {
   const char* bin = std::getenv("ATTNPROF_BIN");
   if (bin == nullptr) throw std::runtime_error("ATTNPROF_BIN is not set (ctest sets it)");

@@ -17,7 +17,8 @@ struct CliResult {
 
 std::string attnprof_binary();
 std::string shell_quote(const std::string& arg);
-// `args` are passed to the binary as they are; "{work}" in an argument is replaced by work_dir.
+// `args` are passed to the binary as they are; "{work}" in an argument is replaced by work_dir. The
+// child has COLUMNS only when a test set it (cli_runner.cpp drops the one the suite inherited).
 CliResult run_cli(const std::vector<std::string>& args, int timeout_seconds = 120);
 std::string make_temp_dir();
 // The bytes of a file ("" when it cannot be read).

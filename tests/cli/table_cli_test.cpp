@@ -55,7 +55,7 @@ class ColumnsEnv {
 
 TEST(CompareTable, FitsCOLUMNS80) {
   ColumnsEnv columns("80");
-  CliResult r = run_cli(compare_args());
+  CliResult r = run_cli(compare_args({"--rounds", "2", "--min-time", "0"}));  // the layout, not the timing
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_LE(widest_line(r.out), 80u) << r.out;
   // a header line naming the shape, dtype, layout, device and threads
@@ -250,7 +250,9 @@ TEST(TimeStatsJson, SweepMeasuresTheForwardsItIsTold) {
 // The ranking sentence follows the spreads: a variant is called the fastest, clear of the next,
 // only when no other variant's min–max spread overlaps its own; otherwise "within noise of".
 TEST(Ranking, CompareWordsFollowTheSpreads) {
-  CliResult r = run_cli(compare_args({"--variants", "naive,inplace,flash", "--format", "json"}));
+  // The words against the spreads as measured, whatever they are: two rounds, no --min-time.
+  CliResult r = run_cli(
+      compare_args({"--variants", "naive,inplace,flash", "--rounds", "2", "--min-time", "0", "--format", "json"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   struct Timed {
