@@ -108,8 +108,9 @@ TEST(CeilingsCli, CorruptCacheIsMeasuredAgainWithANote) {
 }
 
 // A cache holding a ceiling far too low (as one measured under heavy load): compare and run say
-// so beside the %peak above 100%, naming the cache file and `devices --remeasure`; with the
-// ceilings as measured, the same runs say nothing of it.
+// so beside the %peak above 100%, naming the cache file and `devices --remeasure`; with a ceiling
+// no CPU reaches, the same runs say nothing of it. Both ceilings are planted: a measured one
+// would be as low as a loaded machine made it.
 TEST(CeilingsCli, RateAboveACachedCeilingIsFlaggedNamingTheCache) {
   const std::string cache_home = make_temp_dir();
   ScopedEnv xdg("XDG_CACHE_HOME", cache_home.c_str());
@@ -118,13 +119,28 @@ TEST(CeilingsCli, RateAboveACachedCeilingIsFlaggedNamingTheCache) {
                                             "--heads", "2", "--seq", "64", "--head-dim", "32", "--dtype", "fp32"};
   const std::vector<std::string> run = {"run",  "--device", "cpu", "--variant", "naive", "--batch", "1", "--heads",
                                         "2",    "--seq",    "64",  "--head-dim", "32",   "--dtype", "fp32"};
-  CliResult measured = run_cli(compare);
+  CliResult measured = run_cli(compare);  // makes the cache file the ceilings are planted in
   ASSERT_EQ(measured.exit_code, 0) << measured.err;
-  EXPECT_EQ(measured.out.find("above_ceiling"), std::string::npos) << measured.out;
   fs::remove_all(measured.work_dir);
   const fs::path file = cache_file(cache_home);
+  const nlohmann::json as_measured = nlohmann::json::parse(read_whole_file(file));
 
-  nlohmann::json planted = nlohmann::json::parse(read_whole_file(file));
+  // 10 PFLOP/s of fp32 (the cache's bound is 100 PFLOP/s): no CPU's forward comes near it.
+  nlohmann::json planted = as_measured;
+  planted["ceilings"]["matmul_tflops"] = 1e4;
+  planted["ceilings"]["matmul_spread"] = {{"min", 0.9e4}, {"max", 1.1e4}, {"samples", 5}};
+  std::ofstream(file) << planted.dump(1);
+  CliResult high = run_cli(compare);
+  ASSERT_EQ(high.exit_code, 0) << high.err;
+  EXPECT_EQ(high.out.find("above_ceiling"), std::string::npos) << high.out;
+  EXPECT_EQ(high.out.find("%peak above 100%"), std::string::npos) << high.out;
+  CliResult high_run = run_cli(run);
+  ASSERT_EQ(high_run.exit_code, 0) << high_run.err;
+  EXPECT_EQ(high_run.out.find("%peak above 100%"), std::string::npos) << high_run.out;
+  EXPECT_EQ(read_whole_file(file), planted.dump(1)) << "the planted ceiling was not used: the cache was rewritten";
+  for (const CliResult* r : {&high, &high_run}) fs::remove_all(r->work_dir);
+
+  planted = as_measured;
   // 100 kFLOP/s: the 0.5 MFLOP forward beats it unless it takes over 5 s
   planted["ceilings"]["matmul_tflops"] = 1e-7;
   planted["ceilings"]["matmul_spread"] = {{"min", 0.9e-7}, {"max", 1.1e-7}, {"samples", 5}};
