@@ -5,11 +5,13 @@
 #include <fmt/format.h>
 #include <omp.h>
 
-#include <chrono>
 #include <filesystem>
+#include <optional>
+#include <string>
 
 #include "cli/cli_runner.h"
 #include "ops/backend.h"
+#include "report/ceilings_cache.h"
 #include "run/ceilings_measure.h"
 
 namespace attnprof::report {
@@ -155,9 +157,7 @@ TEST(Ceilings, ProbeRunsOncePerProcess) {
 TEST(Ceilings, CpuMeasurementIsPlausibleAndCached) {
   const std::string cache_home = testing::make_temp_dir();  // an empty cache: measured here, not read
   testing::ScopedEnv xdg("XDG_CACHE_HOME", cache_home.c_str());
-  auto start = std::chrono::steady_clock::now();
   const Ceilings& cpu = measured_ceilings(Device::cpu);
-  double first_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_TRUE(cpu.measured());
   // Any machine that runs the suite does more than 1 GFLOP/s of sgemm and 0.5 GB/s of memcpy,
   // and no CPU reaches 100 TFLOP/s of fp32 or 10 TB/s of memcpy.
@@ -168,11 +168,24 @@ TEST(Ceilings, CpuMeasurementIsPlausibleAndCached) {
   EXPECT_GT(cpu.copy_gbps, 0.5);
   EXPECT_LT(cpu.copy_gbps, 10000);
   EXPECT_GE(cpu.seconds_spent, 0.5);  // at least 0.2 s of sgemm, 0.2 s of bf16 matmul and 0.1 s of memcpy
-  start = std::chrono::steady_clock::now();
+  // Cached: the file holds these very numbers, and asking again gives them back without measuring
+  // (a measurement would give other medians and rewrite the file).
+  const Ceilings first = cpu;  // a copy: a second measurement would overwrite `cpu` in place
+  const std::string written = testing::read_whole_file(cpu.cache_path);
+  std::string problem;
+  const std::optional<Ceilings> in_file = parse_ceilings_cache(written, Device::cpu, cpu.model, cpu.threads, problem);
+  ASSERT_TRUE(in_file) << cpu.cache_path << ": " << problem;
   const Ceilings& again = measured_ceilings(Device::cpu);
-  double second_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(&again, &cpu);
-  EXPECT_LT(second_s, first_s / 10);
+  EXPECT_EQ(testing::read_whole_file(cpu.cache_path), written) << "asking again rewrote the cache";
+  for (const Ceilings* c : {&*in_file, &again}) {
+    EXPECT_EQ(c->matmul_tflops, first.matmul_tflops);
+    EXPECT_EQ(c->matmul_bf16_tflops, first.matmul_bf16_tflops);
+    EXPECT_EQ(c->copy_gbps, first.copy_gbps);
+    EXPECT_EQ(c->matmul_spread.max, first.matmul_spread.max);
+    EXPECT_EQ(c->measured_at, first.measured_at);
+  }
+  EXPECT_EQ(again.seconds_spent, first.seconds_spent);
   std::printf("measured: %s\n", ceilings_text(cpu).c_str());
   // Each ceiling is the median of at least 5 runs, within their range.
   for (const auto& [median, spread] : {std::pair{cpu.matmul_tflops, cpu.matmul_spread},
