@@ -60,8 +60,22 @@ void tighten(std::optional<MemoryLimit>& current, std::optional<std::int64_t> by
 
 }  // namespace
 
+std::optional<std::int64_t> parse_cgroup_stat(const std::string& stat, std::string_view key) {
+  std::istringstream in(stat);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.size() <= key.size() || line.compare(0, key.size(), key) != 0 || line[key.size()] != ' ') continue;
+    std::int64_t value = 0;
+    const char* first = line.data() + key.size() + 1;
+    auto [end, ec] = std::from_chars(first, line.data() + line.size(), value);
+    if (ec == std::errc() && end == line.data() + line.size() && value >= 0) return value;
+  }
+  return std::nullopt;
+}
+
 std::optional<std::int64_t> cgroup_headroom(const std::filesystem::path& root, const std::string& path,
-                                            const char* limit_file, const char* usage_file) {
+                                            const char* limit_file, const char* usage_file,
+                                            const char* inactive_file_key) {
   std::vector<std::filesystem::path> dirs{root};
   for (const std::filesystem::path& part : std::filesystem::path(path).relative_path()) {
     if (!part.empty() && part != "." && part != "..") dirs.push_back(dirs.back() / part);
@@ -70,7 +84,12 @@ std::optional<std::int64_t> cgroup_headroom(const std::filesystem::path& root, c
   for (const std::filesystem::path& dir : dirs) {
     std::optional<std::int64_t> limit = read_cgroup_number(dir / limit_file);
     if (!limit) continue;
-    const std::int64_t usage = read_cgroup_number(dir / usage_file).value_or(0);
+    // The usage counts the page cache; its inactive part is dropped before the cgroup runs out
+    // (the kernel reclaims it under the limit), so it is room, not use.
+    std::int64_t usage = read_cgroup_number(dir / usage_file).value_or(0);
+    if (std::optional<std::string> stat = read_small_file((dir / "memory.stat").string())) {
+      usage -= std::min(usage, parse_cgroup_stat(*stat, inactive_file_key).value_or(0));
+    }
     const std::int64_t room = std::max<std::int64_t>(0, *limit - usage);
     if (!least || room < *least) least = room;
   }
@@ -141,13 +160,13 @@ std::optional<MemoryLimit> memory_limit(Device device) {
   if (auto text = read_small_file("/proc/self/cgroup")) {
     const CgroupPaths paths = parse_proc_cgroup(*text);
     if (!paths.v2.empty()) {
-      tighten(limit, cgroup_headroom("/sys/fs/cgroup", paths.v2, "memory.max", "memory.current"),
+      tighten(limit, cgroup_headroom("/sys/fs/cgroup", paths.v2, "memory.max", "memory.current", "inactive_file"),
               "cgroup memory.max");
     }
     if (!paths.v1_memory.empty()) {
       tighten(limit,
               cgroup_headroom("/sys/fs/cgroup/memory", paths.v1_memory, "memory.limit_in_bytes",
-                              "memory.usage_in_bytes"),
+                              "memory.usage_in_bytes", "total_inactive_file"),
               "cgroup memory.limit_in_bytes");
     }
   }

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace attnprof {
 
@@ -26,10 +27,15 @@ struct CgroupPaths {
   std::string v1_memory;
 };
 CgroupPaths parse_proc_cgroup(const std::string& text);
+// The value of "KEY VALUE" in the text of a cgroup's memory.stat; nullopt when absent.
+std::optional<std::int64_t> parse_cgroup_stat(const std::string& stat, std::string_view key);
 // The least (limit - usage) over the cgroup at `path` under `root` and each of its ancestors up to
 // `root` (a limit set on a parent binds its children too); nullopt when none has a limit file.
+// The usage is usage_file's less the reclaimable page cache, memory.stat's `inactive_file_key`
+// (v2 "inactive_file"; v1 "total_inactive_file", which counts the descendants as v1's usage does).
 std::optional<std::int64_t> cgroup_headroom(const std::filesystem::path& root, const std::string& path,
-                                            const char* limit_file, const char* usage_file);
+                                            const char* limit_file, const char* usage_file,
+                                            const char* inactive_file_key);
 
 // Bytes the process may still take, and which limit says so.
 struct MemoryLimit {
@@ -38,7 +44,8 @@ struct MemoryLimit {
 };
 // The tightest of MemAvailable, RLIMIT_AS less the address space already mapped, and the memory
 // cgroup's limit less its usage (v2 memory.max, v1 memory.limit_in_bytes, over the cgroup and its
-// ancestors) on the CPU; cudaMemGetInfo's free bytes on the GPU. nullopt when nothing is known.
+// ancestors; the inactive page cache not counted as used) on the CPU; cudaMemGetInfo's free bytes
+// on the GPU. nullopt when nothing is known.
 std::optional<MemoryLimit> memory_limit(Device device);
 // memory_limit(device)'s bytes.
 std::optional<std::int64_t> free_device_bytes(Device device);

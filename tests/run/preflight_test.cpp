@@ -115,8 +115,18 @@ TEST(Preflight, CgroupPathsFromProcSelfCgroup) {
   EXPECT_TRUE(v2.v1_memory.empty());
 }
 
+TEST(Preflight, CgroupStatField) {
+  const std::string stat = "anon 4096\nfile 700\nactive_file 200\ninactive_file 500\ntotal_inactive_file 900\n";
+  EXPECT_EQ(parse_cgroup_stat(stat, "inactive_file"), 500);
+  EXPECT_EQ(parse_cgroup_stat(stat, "total_inactive_file"), 900);
+  EXPECT_EQ(parse_cgroup_stat(stat, "file"), 700);
+  EXPECT_FALSE(parse_cgroup_stat(stat, "shmem"));
+  EXPECT_FALSE(parse_cgroup_stat("inactive_file x\n", "inactive_file"));
+}
+
 // The headroom is the least (limit - usage) over the cgroup and its ancestors: 1000 - 100 at the
-// parent binds before 5000 - 2000 at the leaf; "max" is no limit.
+// parent binds before 5000 - 2000 at the leaf; "max" is no limit. The inactive page cache in
+// memory.stat is not usage: 2000 - 1500 at the leaf leaves 4500.
 TEST(Preflight, CgroupHeadroomTakesTheTightestAncestor) {
   namespace fs = std::filesystem;
   const fs::path root = fs::temp_directory_path() / ("attnprof-cgroup-" + std::to_string(::getpid()));
@@ -127,9 +137,15 @@ TEST(Preflight, CgroupHeadroomTakesTheTightestAncestor) {
   put(root / "parent" / "memory.current", "100\n");
   put(root / "parent" / "leaf" / "memory.max", "5000\n");
   put(root / "parent" / "leaf" / "memory.current", "2000\n");
-  EXPECT_EQ(cgroup_headroom(root, "/parent/leaf", "memory.max", "memory.current"), 900);
+  EXPECT_EQ(cgroup_headroom(root, "/parent/leaf", "memory.max", "memory.current", "inactive_file"), 900);
   put(root / "parent" / "memory.max", "max\n");
-  EXPECT_EQ(cgroup_headroom(root, "/parent/leaf", "memory.max", "memory.current"), 3000);
-  EXPECT_FALSE(cgroup_headroom(root, "/parent/leaf", "memory.limit_in_bytes", "memory.usage_in_bytes"));
+  EXPECT_EQ(cgroup_headroom(root, "/parent/leaf", "memory.max", "memory.current", "inactive_file"), 3000);
+  put(root / "parent" / "leaf" / "memory.stat", "anon 500\nactive_file 100\ninactive_file 1500\n");
+  EXPECT_EQ(cgroup_headroom(root, "/parent/leaf", "memory.max", "memory.current", "inactive_file"), 4500);
+  // More inactive cache than usage (the two are read at different moments): no usage, not less.
+  put(root / "parent" / "leaf" / "memory.stat", "inactive_file 9000\n");
+  EXPECT_EQ(cgroup_headroom(root, "/parent/leaf", "memory.max", "memory.current", "inactive_file"), 5000);
+  EXPECT_FALSE(cgroup_headroom(root, "/parent/leaf", "memory.limit_in_bytes", "memory.usage_in_bytes",
+                               "total_inactive_file"));
   fs::remove_all(root);
 }
