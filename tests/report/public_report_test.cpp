@@ -9,6 +9,7 @@
 #include <set>
 
 #include "../trace/trace_test_util.h"
+#include "cli/cli_runner.h"
 
 namespace attnprof {
 namespace {
@@ -38,12 +39,13 @@ TEST(PublicReport, KeyAveragesTableCarriesTorchsTotals) {
 
 TEST(PublicReport, WriteThenReadKeepsTheEvents) {
   trace::Trace flash = read_trace(testing::anchor_trace("flash"));
-  std::string path = (std::filesystem::temp_directory_path() / "attnprof_public_report_test.json.gz").string();
+  const std::string dir = testing::make_temp_dir();  // this run's own: a parallel run writes into another
+  const std::string path = dir + "/trace.json.gz";
   write_trace(path, flash);
   trace::Trace back = read_trace(path);
   EXPECT_EQ(back.events.size(), flash.events.size());
   EXPECT_EQ(key_averages_table(back), key_averages_table(flash));
-  std::filesystem::remove(path);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(PublicReport, AMissingFileIsAUsageError) {
