@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -186,12 +187,20 @@ TEST(SweepFiles, WriteErrorLeavesThePairAsItWas) {
   fs::remove_all(first.work_dir);
 }
 
+// Above /proc/sys/kernel/pid_max: a PID no process has, whatever else runs on the machine (a
+// child's PID, reaped, can be given to another process before the binary looks).
+long pid_never_in_use() {
+  long pid_max = 4194304;  // PID_MAX_LIMIT, the most pid_max can be set to on 64-bit Linux
+  std::ifstream("/proc/sys/kernel/pid_max") >> pid_max;
+  return pid_max + 1;
+}
+
 // Issue 17, item 15: a temporary left by a dead process is removed when the next file is written beside
 // it; one whose process is alive (this test) is kept.
 TEST(Temporaries, StaleOnesOfDeadProcessesAreRemoved) {
-  pid_t dead = fork();
-  if (dead == 0) _exit(0);
-  waitpid(dead, nullptr, 0);
+  const long dead = pid_never_in_use();
+  ASSERT_NE(kill(static_cast<pid_t>(dead), 0), 0);
+  ASSERT_EQ(errno, ESRCH);
   const std::string out = make_temp_dir();
   const std::string stale = out + "/.sweep.csv.tmp." + std::to_string(dead) + ".0";
   const std::string live = out + "/.sweep.json.tmp." + std::to_string(getpid()) + ".3";
