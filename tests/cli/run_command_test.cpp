@@ -48,8 +48,10 @@ TEST(RunCommand, DumpMatchesNumpyFp64Attention) {
 }
 
 TEST(RunCommand, JsonHasTheDocumentedKeys) {
+  const auto start = std::chrono::steady_clock::now();
   CliResult r = run_cli({"run", "--device", "cpu", "--variant", "naive", "--batch", "1", "--heads", "2", "--seq",
                          "64", "--format", "json", "--out", "{work}/traces"});
+  const double process_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
   for (const char* key : {"variant", "device", "dtype", "median_ms", "peak_extra_bytes", "rel_err",
@@ -58,10 +60,12 @@ TEST(RunCommand, JsonHasTheDocumentedKeys) {
   }
   EXPECT_EQ(j["variant"], "naive");
   EXPECT_LE(j["rel_err"].get<double>(), 1e-2);
-  // naive's prepare builds its mask: a measured, positive one-time setup, far below a second here.
+  // naive's prepare builds its mask: a measured, positive one-time setup, a part of the run, so
+  // less than the whole process took as the test timed it (a bound that a sanitizer build or a
+  // busy machine stretches as much as the setup).
   ASSERT_TRUE(j.contains("setup_ms"));
   EXPECT_GT(j["setup_ms"].get<double>(), 0.0);
-  EXPECT_LT(j["setup_ms"].get<double>(), 1000.0);
+  EXPECT_LT(j["setup_ms"].get<double>(), process_ms) << "the process took " << process_ms << " ms in all";
   EXPECT_TRUE(std::filesystem::exists(j["trace"].get<std::string>()));
   std::filesystem::remove_all(r.work_dir);
 }

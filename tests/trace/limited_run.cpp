@@ -129,6 +129,8 @@ LimitedRun run_limited(const std::vector<std::string>& args, const LimitedRunOpt
   if (feeder.joinable()) feeder.join();
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   result.peak_rss_kib = usage.ru_maxrss;
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  result.cpu_seconds = seconds(usage.ru_utime) + seconds(usage.ru_stime);
   result.out = slurp(out_path);
   result.err = slurp(err_path);
   std::filesystem::remove_all(capture);

@@ -1,7 +1,7 @@
 #pragma once
 // Runs the attnprof binary (ATTNPROF_BIN) as a child under an address-space limit (RLIMIT_AS),
 // optionally feeding its standard input through a pipe, and reports its exit code, output, the
-// files it left in its working directory and its peak resident memory (wait4's ru_maxrss).
+// files it left in its working directory, its peak resident memory and its CPU time (wait4's rusage).
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -14,6 +14,7 @@ struct LimitedRun {
   std::string out, err;
   std::vector<std::string> files;  // regular files left in the working directory
   long peak_rss_kib = 0;
+  double cpu_seconds = 0;  // user + system time of the child (wait4's ru_utime + ru_stime)
 };
 
 struct LimitedRunOptions {
