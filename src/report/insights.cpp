@@ -518,7 +518,7 @@ std::vector<Insight> derive_insights(const trace::Trace& trace, const RunFacts& 
   add(rules::single_fused_kernel(attention));
   add(rules::low_occupancy_by_design(trace, work));
   add(rules::low_occupancy(trace, work));
-  add(rules::driver_api_launch(trace, work));
+  add(rules::occupancy_recorded_zero(trace, work));
   add(rules::warp_specialized(trace, attention));
   add(rules::split_kv_decode(attention, known));
   // The backward's rules read attn_bwd ranges, else the backward attention calls.

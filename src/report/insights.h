@@ -20,7 +20,7 @@ namespace attnprof::report {
 
 struct Insight {
   std::string code;  // hidden_copy, fp32_gemm_cuda_cores, mask_rebuilt, safe_softmax, s2_materialized,
-                     // single_fused_kernel, low_occupancy_by_design, low_occupancy, driver_api_launch,
+                     // single_fused_kernel, low_occupancy_by_design, low_occupancy, occupancy_recorded_zero,
                      // warp_specialized, split_kv_decode, probabilities_kept, scores_recomputed,
                      // dkdv_reduction (the backward's: backward_insights.h), cpu_bound, nan_output,
                      // one_time_setup (from the run, not the trace), above_ceiling and decode_bandwidth
@@ -62,7 +62,10 @@ std::optional<Insight> single_fused_kernel(const TraceWork& work);
 // arithmetic, but only the first says it is the design.
 std::optional<Insight> low_occupancy_by_design(const trace::Trace& trace, const TraceWork& work);
 std::optional<Insight> low_occupancy(const trace::Trace& trace, const TraceWork& work);
-std::optional<Insight> driver_api_launch(const trace::Trace& trace, const TraceWork& work);
+// Kernels whose recorded "est. achieved occupancy %" is 0, with why Kineto wrote 0 (a block over
+// the 48 KiB default its calculator assumes, or a grid whose figure rounds below 0.5%: see
+// report/recorded_occupancy.h) and our estimate, capped by a grid under one wave.
+std::optional<Insight> occupancy_recorded_zero(const trace::Trace& trace, const TraceWork& work);
 // A Hopper attention kernel of several 128-thread warpgroups (FA3-style warp specialisation): the
 // registers per thread the trace shows are the launch's average that setmaxnreg redistributes.
 std::optional<Insight> warp_specialized(const trace::Trace& trace, const TraceWork& work);

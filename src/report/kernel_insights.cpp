@@ -1,5 +1,6 @@
-// The insight rules about single kernels: occupancy from the launch footprint, driver-API launches
-// and Hopper's warp-specialised attention kernels (report/insights.h).
+// The insight rules about single kernels: occupancy from the launch footprint (capped by a grid
+// under one wave), what a recorded 0% means, and Hopper's warp-specialised attention kernels
+// (report/insights.h).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include "report/insight_parts.h"
 #include "report/insights.h"
 #include "report/occupancy.h"
+#include "report/recorded_occupancy.h"
 
 namespace attnprof::report {
 namespace {
@@ -18,6 +20,7 @@ using trace::Category;
 struct KernelSummary {
   const WorkItem* item = nullptr;
   double ns = 0;
+  std::int64_t max_ctas = 0;  // the largest grid of its launches
 };
 // Distinct GPU kernels with a footprint, longest total time first.
 std::vector<KernelSummary> distinct_kernels(const TraceWork& work, bool (*keep)(const WorkItem&)) {
@@ -28,6 +31,7 @@ std::vector<KernelSummary> distinct_kernels(const TraceWork& work, bool (*keep)(
       KernelSummary& k = by_name[w.event->name];
       if (!k.item) k.item = &w;
       k.ns += static_cast<double>(w.event->dur_ns);
+      if (w.event->launch) k.max_ctas = std::max(k.max_ctas, grid_ctas(*w.event->launch));
     }
   }
   std::vector<KernelSummary> list;
@@ -36,17 +40,49 @@ std::vector<KernelSummary> distinct_kernels(const TraceWork& work, bool (*keep)(
   return list;
 }
 
-std::string recorded_occupancy(const trace::KernelLaunch& launch) {
+// "; the trace records 13%", with why when it records 0.
+std::string recorded_occupancy(const trace::DeviceProperties& device, const trace::KernelLaunch& launch,
+                               const Occupancy& occ) {
   if (!launch.recorded_occupancy_pct) return {};
-  return fmt::format("; the trace records {}%", format_percent(*launch.recorded_occupancy_pct));
+  std::string text = fmt::format("; the trace records {}%", format_percent(*launch.recorded_occupancy_pct));
+  const RecordedZero zero = recorded_zero(device, launch, occ);
+  if (zero.cause == ZeroCause::shared_over_default) text += ", not a measurement: " + zero.text;
+  if (zero.cause == ZeroCause::grid_rounds_down) text += ", Kineto's grid-counting figure rounded";
+  return text;
+}
+
+// "; its grid of 32 CTAs is under one wave (…)" for the kernel's largest grid, or nothing.
+std::string grid_note(const trace::DeviceProperties& device, const KernelSummary& k, const Occupancy& occ) {
+  auto cap = grid_cap(device, k.max_ctas, occ);
+  return cap ? "; " + cap->text : std::string();
 }
 
 bool contains(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
 
+// Groups of kernels that share one text, at most three, in the order first seen.
+struct TextGroups {
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // text -> short kernel names
+  std::vector<std::string> about;
+  void add(const std::string& text, const std::string& kernel) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == text; });
+    if (it == groups.end()) {
+      if (groups.size() == 3) return;
+      groups.push_back({text, {}});
+      it = groups.end() - 1;
+    }
+    it->second.push_back(short_kernel_name(kernel, 60));
+    about.push_back(kernel);
+  }
+  std::vector<std::string> parts(const char* between) const {
+    std::vector<std::string> out;
+    for (const auto& [text, kernels] : groups) out.push_back(join(kernels, ", ") + between + text);
+    return out;
+  }
+};
+
 // Low-occupancy kernels, grouped by their arithmetic (at most three groups), of known design or not.
 std::optional<Insight> low_occupancy_of(const trace::Trace& trace, const TraceWork& work, bool known, const char* code) {
-  std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // arithmetic + limiter (+ design) -> kernels
-  std::vector<std::string> about;
+  TextGroups groups;  // arithmetic + limiter (+ grid) (+ design) -> kernels
   for (const KernelSummary& k : distinct_kernels(work, is_kernel_with_footprint)) {
     const trace::DeviceProperties* device = find_device(trace, k.item->event->device);
     if (!device) continue;
@@ -55,22 +91,14 @@ std::optional<Insight> low_occupancy_of(const trace::Trace& trace, const TraceWo
     auto occ = estimate_occupancy(*device, *k.item->event->launch);
     if (!occ || occ->percent > kLowOccupancyPercent) continue;
     if (occ->limiter.find("registers") == std::string::npos && occ->limiter.find("shared") == std::string::npos) continue;
-    std::string key = fmt::format("{} (limited by {}{})", occ->arithmetic, occ->limiter,
-                                  recorded_occupancy(*k.item->event->launch));
+    std::string key = fmt::format("{} (limited by {}{}){}", occ->arithmetic, occ->limiter,
+                                  recorded_occupancy(*device, *k.item->event->launch, *occ),
+                                  grid_note(*device, k, *occ));
     if (design) key += ", by design: " + *design;
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
-    if (it == groups.end()) {
-      if (groups.size() == 3) continue;
-      groups.push_back({key, {}});
-      it = groups.end() - 1;
-    }
-    it->second.push_back(short_kernel_name(k.item->event->name, 60));
-    about.push_back(k.item->event->name);
+    groups.add(key, k.item->event->name);
   }
-  if (groups.empty()) return std::nullopt;
-  std::vector<std::string> parts;
-  for (const auto& [arithmetic, kernels] : groups) parts.push_back(join(kernels, ", ") + ": " + arithmetic);
-  return Insight{code, join(parts, "; "), about};
+  if (groups.groups.empty()) return std::nullopt;
+  return Insight{code, join(groups.parts(": "), "; "), groups.about};
 }
 
 }  // namespace
@@ -110,39 +138,54 @@ std::optional<Insight> low_occupancy(const trace::Trace& trace, const TraceWork&
   return low_occupancy_of(trace, work, /*known=*/false, "low_occupancy");
 }
 
-std::optional<Insight> driver_api_launch(const trace::Trace& trace, const TraceWork& work) {
-  auto by_driver = [](const WorkItem& w) {
-    return w.launch != nullptr && w.launch->category == Category::cuda_driver &&
-           w.launch->name.rfind("cuLaunchKernel", 0) == 0;
+std::optional<Insight> occupancy_recorded_zero(const trace::Trace& trace, const TraceWork& work) {
+  auto recorded_zero_kernel = [](const WorkItem& w) {
+    return is_kernel_with_footprint(w) && w.event->launch->recorded_occupancy_pct &&
+           *w.event->launch->recorded_occupancy_pct == 0;
   };
-  std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // what we say -> kernels
+  TextGroups by_shared;               // over the 48 KiB default: why + our estimate -> kernels
+  std::vector<std::string> by_grid;   // "kernel: 8 CTAs / 132 SMs × … = 0.38%", longest first
+  std::vector<std::string> no_cause;  // short names
   std::vector<std::string> about;
-  for (const KernelSummary& k : distinct_kernels(work, by_driver)) {
+  std::size_t kernels = 0, grid_kernels = 0;
+  for (const KernelSummary& k : distinct_kernels(work, recorded_zero_kernel)) {
     const trace::Event& e = *k.item->event;
-    std::string ours = "no footprint to estimate occupancy from";
     const trace::DeviceProperties* device = find_device(trace, e.device);
-    if (e.launch && device) {
-      if (auto occ = estimate_occupancy(*device, *e.launch)) {
-        ours = fmt::format("estimated {}% ({} block{} of {} warps per SM, limited by {})", format_percent(occ->percent),
-                           occ->blocks_per_sm, occ->blocks_per_sm == 1 ? "" : "s", occ->warps_per_block, occ->limiter);
-      }
+    if (!device) continue;
+    auto occ = estimate_occupancy(*device, *e.launch);
+    if (!occ) continue;
+    ++kernels;
+    const RecordedZero zero = recorded_zero(*device, *e.launch, *occ);
+    if (zero.cause == ZeroCause::shared_over_default) {
+      by_shared.add(fmt::format("{}; estimated {}% per SM ({} block{} of {} warps, limited by {}){}", zero.text,
+                                format_percent(occ->percent), occ->blocks_per_sm, occ->blocks_per_sm == 1 ? "" : "s",
+                                occ->warps_per_block, occ->limiter, grid_note(*device, k, *occ)),
+                    e.name);
+    } else if (zero.cause == ZeroCause::grid_rounds_down) {
+      if (++grid_kernels > 3) continue;
+      by_grid.push_back(short_kernel_name(e.name, 60) + " " + zero.text);
+      about.push_back(e.name);
+    } else if (no_cause.size() < 3) {
+      no_cause.push_back(short_kernel_name(e.name, 60));
+      about.push_back(e.name);
     }
-    std::string key = fmt::format("via {}: {}{}", k.item->launch->name, ours,
-                                  e.launch ? recorded_occupancy(*e.launch) : std::string());
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
-    if (it == groups.end()) {
-      if (groups.size() == 3) continue;
-      groups.push_back({key, {}});
-      it = groups.end() - 1;
-    }
-    it->second.push_back(short_kernel_name(e.name, 60));
-    about.push_back(e.name);
   }
-  if (groups.empty()) return std::nullopt;
-  std::vector<std::string> parts;
-  for (const auto& [what, kernels] : groups) parts.push_back(join(kernels, ", ") + " " + what);
-  return Insight{"driver_api_launch", "Kineto shows 0% occupancy for driver-API launches; " + join(parts, "; "),
-                 about};
+  if (kernels == 0) return std::nullopt;
+  std::vector<std::string> parts = by_shared.parts(": ");
+  if (grid_kernels > 0) {
+    parts.push_back(fmt::format("{} kernel{} whose grid keeps Kineto's figure under 0.5% ({}{})", grid_kernels,
+                                grid_kernels == 1 ? "" : "s", join(by_grid, ", "),
+                                grid_kernels > by_grid.size() ? ", …" : ""));
+  }
+  if (!no_cause.empty()) parts.push_back("no cause in the footprint of " + join(no_cause, ", "));
+  std::vector<std::string> all_about = by_shared.about;
+  for (const std::string& k : about) add_unique(all_about, k);
+  return Insight{"occupancy_recorded_zero",
+                 fmt::format("the trace records 0% est. achieved occupancy for {} kernel{}; Kineto writes 0 when its "
+                             "occupancy calculator fits no block or its figure, which counts the grid, rounds below "
+                             "0.5%, so 0 is not a measurement: {}",
+                             kernels, kernels == 1 ? "" : "s", join(parts, "; ")),
+                 all_about};
 }
 
 std::optional<Insight> warp_specialized(const trace::Trace& trace, const TraceWork& work) {

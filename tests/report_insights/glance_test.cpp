@@ -46,7 +46,7 @@ TEST(Glance, RowCarriesNumbersAndInsights) {
   for (const auto& i : row.insights) codes.insert(i.code);
   EXPECT_TRUE(codes.count("hidden_copy"));
   EXPECT_TRUE(codes.count("s2_materialized"));  // 528 MiB ≥ 256 MiB of bf16 scores
-  EXPECT_TRUE(codes.count("driver_api_launch"));
+  EXPECT_TRUE(codes.count("occupancy_recorded_zero"));
   EXPECT_FALSE(codes.count("cpu_bound"));  // 0.315 ms of CPU against 1.123 ms on the GPU
 }
 

@@ -370,21 +370,54 @@ TEST(InsightsAbout, TextNamesWhatTheSentenceLeavesOut) {
   EXPECT_EQ(insights_json(insights)[0]["about"], nlohmann::json::array({"attn_fwd"}));
 }
 
-// driver_api_launch
-TEST(DriverApiLaunch, FiresForCuLaunchKernelExWithOurEstimate) {
-  auto insights = derive_insights(three_forwards(testing::gpu_cudnn_forward, true), {});
-  ASSERT_TRUE(has(insights, "driver_api_launch"));
-  const std::string& text = get(insights, "driver_api_launch").text;
-  EXPECT_NE(text.find("via cuLaunchKernelEx"), std::string::npos) << text;
-  // 168 regs × 128 threads = 21,504 → 3 blocks; 82,944 + 1,024 B shared → 2 blocks → 8 of 64 warps.
-  EXPECT_NE(text.find("estimated 12.5%"), std::string::npos) << text;
-  EXPECT_NE(text.find("limited by shared memory"), std::string::npos) << text;
-  EXPECT_NE(text.find("the trace records 0%"), std::string::npos) << text;
+// occupancy_recorded_zero
+TEST(OccupancyRecordedZero, NamesWhyKinetoWroteZeroNotTheLaunchApi) {
+  // cuDNN's kernel with 82,944 B of shared memory, recorded 0%, by cuLaunchKernelEx and by the runtime alike.
+  for (bool driver_api : {true, false}) {
+    auto insights = derive_insights(three_forwards(testing::gpu_cudnn_forward, driver_api), {});
+    ASSERT_TRUE(has(insights, "occupancy_recorded_zero"));
+    const std::string& text = get(insights, "occupancy_recorded_zero").text;
+    EXPECT_EQ(text.find("driver"), std::string::npos) << text;
+    EXPECT_NE(text.find("the trace records 0% est. achieved occupancy for 1 kernel;"), std::string::npos) << text;
+    EXPECT_NE(text.find("no block of 82,944 B fits the 49,152 B Kineto's calculator assumes"), std::string::npos)
+        << text;
+    // 168 regs × 128 threads = 21,504 → 3 blocks; 82,944 + 1,024 B shared → 2 blocks → 8 of 64 warps.
+    EXPECT_NE(text.find("estimated 12.5% per SM (2 blocks of 4 warps, limited by shared memory)"), std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("under one wave"), std::string::npos) << text;  // 1,024 CTAs fill 264 slots
+  }
 }
 
-TEST(DriverApiLaunch, SilentForRuntimeLaunches) {
-  EXPECT_FALSE(has(derive_insights(three_forwards(testing::gpu_cudnn_forward, false), {}), "driver_api_launch"));
-  EXPECT_FALSE(has(derive_insights(three_forwards(testing::gpu_flash_forward, 255, 49152), {}), "driver_api_launch"));
+TEST(OccupancyRecordedZero, CountsGridsTooSmallForKinetosFigure) {
+  // The decode trace's cuDNN kernel: 8 CTAs of 128 threads, 142 registers, 24 KiB shared, recorded 0%.
+  TraceBuilder b;
+  b.add_h200();
+  for (std::int64_t t0 : {0, 10000, 20000}) {
+    b.forward(t0, 200);
+    b.op("aten::_scaled_dot_product_cudnn_attention", t0 + 10, 150);
+    trace::KernelLaunch l = testing::footprint(142, 128, 24576, 0);
+    l.grid = {1, 2, 4};
+    b.kernel(testing::kCudnnKernel, t0 + 40, t0 + 310, 4).launch = l;
+  }
+  auto insights = derive_insights(b.trace, {});
+  ASSERT_TRUE(has(insights, "occupancy_recorded_zero"));
+  const std::string& text = get(insights, "occupancy_recorded_zero").text;
+  // min(3, 8/132) × 128 / 2,048 = 0.38%, written as 0.
+  EXPECT_NE(text.find("1 kernel whose grid keeps Kineto's figure under 0.5% ("), std::string::npos) << text;
+  EXPECT_NE(text.find("8 CTAs / 132 SMs \u00d7 128 threads / 2,048 = 0.38%)"), std::string::npos) << text;
+  // The by-design line caps its 18.75% per SM by the grid: 8 of 132 × 3 slots.
+  const std::string& design = get(insights, "low_occupancy_by_design").text;
+  EXPECT_NE(design.find("= 18.75% (limited by registers; the trace records 0%, Kineto's grid-counting figure "
+                        "rounded); its grid of 8 CTAs is under one wave (132 SMs \u00d7 3 blocks = 396 slots): 8/396 "
+                        "of 18.75% = 0.38% of the GPU's warps at most"),
+            std::string::npos)
+      << design;
+}
+
+TEST(OccupancyRecordedZero, SilentWhenTheTraceRecordsAFigure) {
+  // FlashAttention's kernel, recorded 13%.
+  EXPECT_FALSE(has(derive_insights(three_forwards(testing::gpu_flash_forward, 255, 49152), {}),
+                   "occupancy_recorded_zero"));
 }
 
 // warp_specialized
@@ -457,7 +490,7 @@ TEST(NanOutput, FiresOnlyWhenTheRunSawNan) {
 TEST(Insights, AnchorShapedTracesGetTheirInsights) {
   auto naive = derive_insights(three_forwards(testing::gpu_naive_forward, testing::GpuNaiveOptions{}), {});
   EXPECT_TRUE(has(naive, "hidden_copy"));
-  EXPECT_TRUE(has(naive, "driver_api_launch"));
+  EXPECT_TRUE(has(naive, "occupancy_recorded_zero"));
   auto math = derive_insights(three_forwards(testing::gpu_math_forward, testing::GpuMathOptions{}), {});
   EXPECT_TRUE(has(math, "fp32_gemm_cuda_cores"));
   EXPECT_TRUE(has(math, "mask_rebuilt"));

@@ -75,6 +75,25 @@ TEST(ModelTraceInsights, LowOccupancyByDesignOnlyOfKernelsOfKnownDesign) {
   EXPECT_FALSE(about_has(insight_of(flex, "low_occupancy_by_design"), "triton")) << plain.text;
 }
 
+// The decode trace records 0% for all its kernels (python3 over its JSON: every "est. achieved
+// occupancy %" is 0; deviceProperties: 132 SMs, sharedMemPerBlock 49,152). The nvjet GEMMs ask for
+// 164,308 B of shared memory; cuDNN's SDPA kernel runs a grid of [1, 2, 4] = 8 CTAs of 128 threads
+// (Kineto's own "blocks per SM" 0.060606 = 8/132), 3 blocks an SM by its 142 registers.
+TEST(ModelTraceInsights, DecodeTracesZeroOccupancyIsExplainedAndCappedByTheGrid) {
+  const auto decode = derive_insights(trace::read_trace_file(model("gpt_decode_kvcache_gqa")), {});
+  const Insight zero = insight_of(decode, "occupancy_recorded_zero");
+  EXPECT_NE(zero.text.find("for 11 kernels;"), std::string::npos) << zero.text;
+  EXPECT_EQ(zero.text.find("driver"), std::string::npos) << zero.text;
+  EXPECT_NE(zero.text.find("no block of 164,308 B fits the 49,152 B Kineto's calculator assumes"), std::string::npos)
+      << zero.text;
+  // nvjet's [4, 8, 1] grid: 32 CTAs of 132 SMs × 1 block.
+  EXPECT_NE(zero.text.find("32/132 of 18.75% = 4.55% of the GPU's warps at most"), std::string::npos) << zero.text;
+  // cuDNN: min(3, 8/132) × 128 / 2,048 = 0.38%.
+  EXPECT_NE(zero.text.find("8 CTAs / 132 SMs \u00d7 128 threads / 2,048 = 0.38%"), std::string::npos) << zero.text;
+  const Insight design = insight_of(decode, "low_occupancy_by_design");
+  EXPECT_NE(design.text.find("8/396 of 18.75% = 0.38% of the GPU's warps at most"), std::string::npos) << design.text;
+}
+
 TEST(ModelTraceInsights, PublicTracesGetPlainLowOccupancyAndGemmsByEvidence) {
   const std::filesystem::path alexnet =
       public_dir() / "critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz";
