@@ -26,7 +26,33 @@ struct Node {
   long parent = -1;
   std::int64_t child_ns = 0;
   std::size_t row = 0;
+  std::size_t children = 0;
+  bool merged = false;  // folded into its parent of the same name
 };
+
+// torch.autograd.profiler_util.EventList._remove_dup_nodes: an event whose parent has the same
+// name and no other child is folded into that parent, which takes its children (and so its
+// Self CPU) and its kernels; the parent keeps its own span. So aten::layer_norm called inside an
+// aten::layer_norm (autocast's redispatch) is one call, as torch counts it. Nodes are in start
+// order, parents first: a node's parent and that parent's child count are final when it is
+// reached, so one pass gives torch's fixed point.
+void fold_same_name_only_children(std::vector<Node>& nodes) {
+  std::vector<std::vector<std::size_t>> children(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].parent >= 0) children[static_cast<std::size_t>(nodes[i].parent)].push_back(i);
+  }
+  for (std::size_t i = 0; i < nodes.size(); ++i) nodes[i].children = children[i].size();
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    Node& n = nodes[i];
+    if (n.parent < 0) continue;
+    Node& p = nodes[static_cast<std::size_t>(n.parent)];
+    if (p.event->name != n.event->name || p.children != 1) continue;
+    n.merged = true;
+    p.children = n.children;
+    p.child_ns = n.child_ns;
+    for (std::size_t c : children[i]) nodes[c].parent = n.parent;
+  }
+}
 
 // Row kinds: torch keys its rows by name, device type and "is user annotation" together.
 enum Kind : int { host_op = 0, host_annotation = 1, device_work = 2, device_annotation = 3 };
@@ -171,7 +197,9 @@ KeyAverages key_averages(const Timeline& timeline, const std::string& sort_by, i
       open.push_back(id);
     }
   }
+  fold_same_name_only_children(nodes);
   for (const Node& n : nodes) {
+    if (n.merged) continue;
     KeyAverage& r = rows[n.row];
     ++r.calls;
     r.cpu_total_ns += n.event->dur_ns;
@@ -220,6 +248,8 @@ KeyAverages key_averages(const Timeline& timeline, const std::string& sort_by, i
     }
   }
 
+  // A row whose every event was folded into a parent is not one of torch's.
+  rows.erase(std::remove_if(rows.begin(), rows.end(), [](const KeyAverage& r) { return r.calls == 0; }), rows.end());
   if (sort_by == "name") {
     std::stable_sort(rows.begin(), rows.end(), [](const KeyAverage& a, const KeyAverage& b) { return a.name < b.name; });
   } else {

@@ -31,18 +31,23 @@ inline TorchTable read_torch_table(const std::string& path) {
   std::ifstream in(path);
   std::string line;
   std::regex total(R"(Self (CPU|CUDA) time total: (\S+))");
+  std::size_t name_width = 55;  // torch's default max_name_column_width
   while (std::getline(in, line)) {
     std::smatch m;
     if (std::regex_search(line, m, total)) {
       (m[1] == "CPU" ? t.self_cpu_total_us : t.self_cuda_total_us) = torch_time_us(m[2]);
       continue;
     }
-    if (line.empty() || line[0] == '-' || line.find("Self CPU %") != std::string::npos) continue;
-    // The name is right-aligned in the first 55 columns; the 10 value columns follow.
-    std::string name = line.substr(0, 55);
+    if (line.find("Self CPU %") != std::string::npos) {
+      name_width = line.find("Name") + 4;  // the header's "Name" ends the name column
+      continue;
+    }
+    if (line.empty() || line[0] == '-' || line.size() < name_width) continue;
+    // The name is right-aligned in the first name_width columns; the 10 value columns follow.
+    std::string name = line.substr(0, name_width);
     name.erase(0, name.find_first_not_of(' '));
     std::vector<std::string> cells;
-    std::string rest = line.substr(55);
+    std::string rest = line.substr(name_width);
     std::size_t i = 0;
     while (i < rest.size()) {
       while (i < rest.size() && rest[i] == ' ') ++i;
