@@ -128,7 +128,9 @@ namespace rules {
 
 std::optional<Insight> hidden_copy(const TraceWork& work) {
   struct Found {
-    std::string what;  // "Memcpy DtoD" / "copy kernel"
+    std::map<std::string, int> memcpys;  // launches by short name ("Memcpy DtoD")
+    int copy_kernels = 0;                // launches of copy kernels
+    std::vector<std::string> copy_kernel_names;  // distinct, in launch order
     double ns = 0;
     std::int64_t bytes = 0;
     std::string path;
@@ -148,7 +150,12 @@ std::optional<Insight> hidden_copy(const TraceWork& work) {
                               contains_text(w.event->name, "DtoD");
       if (!out_of_place && !view_copy && !bare_device_copy) continue;
       Found& found = by_owner[owner ? owner->name : std::string()];
-      found.what = w.kind == KernelClass::memcpy ? short_kernel_name(w.event->name, 32) : "a copy kernel";
+      if (w.kind == KernelClass::memcpy) {
+        ++found.memcpys[short_kernel_name(w.event->name, 32)];
+      } else {
+        ++found.copy_kernels;
+        add_unique(found.copy_kernel_names, w.event->name);
+      }
       found.ns += static_cast<double>(w.event->dur_ns);
       if (w.event->bytes > 0) found.bytes = std::max(found.bytes, w.event->bytes);
       found.path = w.op_path();
@@ -159,6 +166,24 @@ std::optional<Insight> hidden_copy(const TraceWork& work) {
   }
   if (by_owner.empty()) return std::nullopt;
   const double n = forwards_count(work);
+  // What copied, per forward: "Memcpy DtoD", "2 Memcpy DtoD", "a copy kernel", "3 copy kernels"
+  // (launches), "4 launches of 2 copy kernels" (launches of distinct kernels).
+  auto what_of = [n](const Found& found) {
+    std::vector<std::string> what;
+    for (const auto& [name, launches] : found.memcpys) {
+      what.push_back(launches == n ? name : fmt::format("{} {}", format_percent(launches / n), name));
+    }
+    if (found.copy_kernels > 0) {
+      const std::string launches = format_percent(found.copy_kernels / n);
+      const std::size_t distinct = found.copy_kernel_names.size();
+      if (distinct > 1) {
+        what.push_back(fmt::format("{} launches of {} copy kernels", launches, distinct));
+      } else {
+        what.push_back(found.copy_kernels == n ? std::string("a copy kernel") : launches + " copy kernels");
+      }
+    }
+    return join(what, ", ");
+  };
   std::vector<std::string> parts;
   for (const auto& [owner, found] : by_owner) {
     std::string size = found.bytes > 0 ? format_bytes(static_cast<double>(found.bytes)) + ", " : std::string();
@@ -169,9 +194,9 @@ std::optional<Insight> hidden_copy(const TraceWork& work) {
                                   found.path.empty() ? "" : ": ", cost));
     } else if (found.out_of_place) {
       parts.push_back(fmt::format("{} is out of place: it copies its input first ({}, {}); {}_ would not",
-                                  owner, found.what, cost, owner));
+                                  owner, what_of(found), cost, owner));
     } else {
-      parts.push_back(fmt::format("{} could not return a view and copied ({}, {})", owner, found.what, cost));
+      parts.push_back(fmt::format("{} could not return a view and copied ({}, {})", owner, what_of(found), cost));
     }
   }
   return Insight{"hidden_copy", join(parts, "; "), about_of(calls, kernels)};

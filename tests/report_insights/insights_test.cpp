@@ -99,6 +99,33 @@ TEST(HiddenCopy, FiresOnCpuKernelsOfOutOfPlaceOp) {
   EXPECT_FALSE(has(derive_insights(three_forwards(testing::cpu_math_forward, true), {}), "hidden_copy"));
 }
 
+// Two forwards, each a reshape that copies with 3 launches of 2 distinct copy kernels
+// (40 + 40 + 20 ns) and a DtoD memcpy twice (2 × 10 ns): 3 launches, 100 ns, 2 memcpys per forward.
+TEST(HiddenCopy, CountsLaunchesAndDistinctCopyKernels) {
+  TraceBuilder b;
+  for (std::int64_t t : {0, 1000}) {
+    b.forward(t, 500);
+    b.op("aten::reshape", t + 10, 400);
+    b.op("aten::clone", t + 20, 300);
+    b.kernel("direct_copy_kernel_a", t + 30, t + 600, 40);
+    b.kernel("direct_copy_kernel_a", t + 40, t + 650, 40);
+    b.kernel("direct_copy_kernel_b", t + 50, t + 700, 20);
+    b.op("aten::masked_fill", t + 450, 40);
+    b.op("aten::copy_", t + 455, 20);
+    b.gpu(trace::Category::gpu_memcpy, "Memcpy DtoD (Device -> Device)", t + 456, t + 750, 10, "cudaMemcpyAsync");
+    b.gpu(trace::Category::gpu_memcpy, "Memcpy DtoD (Device -> Device)", t + 457, t + 770, 10, "cudaMemcpyAsync");
+    b.kernel("masked_fill_kernel", t + 480, t + 790, 5);
+  }
+  auto insights = derive_insights(b.trace, {});
+  ASSERT_TRUE(has(insights, "hidden_copy"));
+  const std::string& text = get(insights, "hidden_copy").text;
+  EXPECT_NE(text.find("aten::reshape could not return a view and copied (3 launches of 2 copy kernels, 100 ns per "
+                      "forward"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("(2 Memcpy DtoD, 20 ns per forward"), std::string::npos) << text;
+}
+
 TEST(HiddenCopy, FiresOnABareDeviceToDeviceCopy) {
   TraceBuilder b;
   b.forward(0, 100);

@@ -51,6 +51,23 @@ TEST(ModelTraceInsights, ComposedAttentionShowsItsCopyAndItsMaskInsideTheCalls) 
   EXPECT_FALSE(codes.count("cpu_bound"));
 }
 
+// Known answers from python3 over the gzipped JSON: the 8 forward attention calls (matmul →
+// softmax over [8, 4, 256, 256] → matmul on one thread) launch 24 GPU items whose innermost
+// non-copy op is aten::reshape, all of one kernel (elementwise_kernel<128, 4, ...direct_copy_kernel_cuda
+// ...BFloat16...>): 3 launches and 10.528 µs per call of 48.624 µs of the call's work (21.65%);
+// aten::masked_fill's 8 items are one Memcpy DtoD per call, 2.396 µs (4.93%).
+TEST(ModelTraceInsights, HiddenCopyCountsEveryCopyKernelLaunch) {
+  const auto naive = derive_insights(trace::read_trace_file(model("gpt_train_naive")), {});
+  const std::string text = insight_of(naive, "hidden_copy").text;
+  EXPECT_NE(text.find("aten::reshape could not return a view and copied (3 copy kernels, 10.5 \u00b5s per forward, "
+                      "22% of the forward's work)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("(Memcpy DtoD, 4.0 MiB, 2.4 \u00b5s per forward, 5% of the forward's work)"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("a copy kernel"), std::string::npos) << text;
+}
+
 TEST(ModelTraceInsights, FusedAttentionIsOneKernelAndNothingOfTheRestOfTheModel) {
   for (const char* stem : {"gpt_train_sdpa_cudnn", "gpt_decode_kvcache_gqa"}) {
     auto codes = codes_of(model(stem));
