@@ -36,10 +36,13 @@ def check_variant(attnprof, row):
     trace_path = row["trace_path"]
     inspected = json.loads(subprocess.run([attnprof, "inspect", trace_path, "--format", "json"], check=True,
                                           capture_output=True, text=True).stdout)
-    fw = inspected["forwards"]
-    for key in ("kernels_per_forward", "memcpy_per_forward", "memset_per_forward"):
-        if abs(fw[key] - row[key]) > 1e-9:
-            problems.append(f"inspect {key} {fw[key]} != run's {row[key]}")
+    fw = inspected.get("forwards")  # absent when the trace has no attn_fwd range
+    if fw is None:
+        problems.append("inspect found no attn_fwd range")
+    else:
+        for key in ("kernels_per_forward", "memcpy_per_forward", "memset_per_forward"):
+            if abs(fw[key] - row[key]) > 1e-9:
+                problems.append(f"inspect {key} {fw[key]} != run's {row[key]}")
 
     events = load(trace_path)["traceEvents"]
     kernels = [e for e in events if e.get("cat") == "kernel" and e.get("ph") == "X"]

@@ -91,13 +91,17 @@ std::string inspect_json(const std::string& path, const report::KeyAverages& tab
   out += steps.empty() ? "],\n" : "\n ],\n";
   out += fmt::format(" \"totals\": {{\"self_cpu_us\": {}, \"self_device_us\": {}}},\n", us(table.self_cpu_total_ns),
                      us(table.self_device_total_ns));
-  out += fmt::format(
-      " \"forwards\": {{\"count\": {}, \"kernels_per_forward\": {}, \"memcpy_per_forward\": {}, "
-      "\"memset_per_forward\": {}, \"kernel_time_per_forward_us\": {:.3f}, \"device_time_per_forward_us\": {:.3f}, "
-      "\"cpu_time_per_forward_us\": {:.3f}}},\n",
-      fw.forwards.size(), fw.kernels_per_forward, fw.memcpy_per_forward, fw.memset_per_forward,
-      fw.kernel_time_per_forward_ns / 1000.0, fw.device_time_per_forward_ns / 1000.0,
-      fw.cpu_time_per_forward_ns / 1000.0);
+  // The attn_fwd ranges (or the --range names); absent from a trace without any, whose means
+  // would be zeros that read as measurements, as the text's attn_fwd line is.
+  if (!fw.forwards.empty()) {
+    out += fmt::format(
+        " \"forwards\": {{\"count\": {}, \"kernels_per_forward\": {}, \"memcpy_per_forward\": {}, "
+        "\"memset_per_forward\": {}, \"kernel_time_per_forward_us\": {:.3f}, \"device_time_per_forward_us\": "
+        "{:.3f}, \"cpu_time_per_forward_us\": {:.3f}}},\n",
+        fw.forwards.size(), fw.kernels_per_forward, fw.memcpy_per_forward, fw.memset_per_forward,
+        fw.kernel_time_per_forward_ns / 1000.0, fw.device_time_per_forward_ns / 1000.0,
+        fw.cpu_time_per_forward_ns / 1000.0);
+  }
   out += " \"key_averages\": " + report::render_json_rows(table) + "}";
   return out;
 }

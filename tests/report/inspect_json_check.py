@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """attnprof inspect's JSON on the recorded whole-model traces (tests/data/model-traces): the keys
-of "attention" and of each insight, and `--range NAME` on real record_function ranges.
+of "attention" and of each insight, no "forwards" block (they hold no attn_fwd range), and
+`--range NAME` on real record_function ranges.
 
   inspect_json_check.py ATTNPROF_BIN MODEL_TRACE_DIR
 
 --range: each range's GPU time is worked out here from the raw JSON — every kernel, memcpy and
 memset whose launch (by correlation) starts inside one of the ranges of that name — and must
-agree with inspect's within 1%. Keys: "attention" holds exactly the keys docs/attention-calls.md
-lists (the steps' and the calls' as the issue set them, plus the calls' documented extras), and
-each insight exactly {"code", "text", "about"}, "about" naming kernels or ops in the trace.
+agree with inspect's within 1%, as must "forwards", which reads the ranges named together.
+Keys: "attention" holds exactly the keys docs/attention-calls.md lists (the steps' and the calls'
+as the issue set them, plus the calls' documented extras), and each insight exactly {"code",
+"text", "about"}, "about" naming kernels or ops in the trace.
 """
 import json
 import os
@@ -65,18 +67,29 @@ def main():
     for stem, names in RANGES.items():
         path = os.path.join(directory, stem + ".json.gz")
         args = [a for n in names for a in ("--range", n)]
-        got = {r["name"]: r for r in run(binary, "--no-insights", *args, path)["ranges"]}
+        inspected = run(binary, "--no-insights", *args, path)
+        got = {r["name"]: r for r in inspected["ranges"]}
+        all_count, all_total = 0, 0.0
         for name in names:
             count, total = range_times(path, name)
+            all_count, all_total = all_count + count, all_total + total
             g = got[name]
             print(f"{stem} --range {name}: {g['count']} ranges ({count}), {g['device_time_us']:.3f} us of GPU time "
                   f"({total:.3f}), {g['device_time_per_range_us']:.3f} us per range")
             check(count > 0 and g["count"] == count, f"{stem} {name}: {g['count']} ranges, expected {count}")
             check(close(g["device_time_us"], total), f"{stem} {name}: GPU time {g['device_time_us']}, expected {total}")
             check(close(g["device_time_per_range_us"], total / count), f"{stem} {name}: GPU time per range")
+        # "forwards" reads the named ranges together (these neither nest nor overlap).
+        fw = inspected.get("forwards", {})
+        check(fw.get("count") == all_count, f"{stem}: forwards count {fw.get('count')}, expected {all_count}")
+        check(close(fw.get("device_time_per_forward_us", -1), all_total / all_count),
+              f"{stem}: forwards device time {fw.get('device_time_per_forward_us')}, expected {all_total / all_count}")
     for stem in sorted(f[:-len(".json.gz")] for f in os.listdir(directory) if f.endswith(".json.gz")):
         path = os.path.join(directory, stem + ".json.gz")
         got = run(binary, path)
+        # No attn_fwd range in a model's trace: no "forwards" block (its means would be zeros).
+        count, _ = range_times(path, "attn_fwd")
+        check(count == 0 and "forwards" not in got, f"{stem}: {count} attn_fwd ranges, forwards {got.get('forwards')}")
         attention = got["attention"]
         check(set(attention) == {"steps", "calls"}, f"{stem}: attention keys {sorted(attention)}")
         for s in attention["steps"]:
