@@ -7,14 +7,8 @@
 namespace attnprof::report {
 namespace {
 
-trace::DeviceProperties h200() {
-  testing::TraceBuilder b;
-  b.add_h200();
-  return b.trace.devices.front();
-}
-
 TEST(Occupancy, FlashForwardOnH200IsRegisterLimitedAt12Point5Percent) {
-  auto occ = estimate_occupancy(h200(), testing::footprint(255, 128, 49152));
+  auto occ = estimate_occupancy(testing::h200_kineto_properties(), testing::footprint(255, 128, 49152));
   ASSERT_TRUE(occ);
   // 255·32 = 8160 → 8192 registers per warp; 4 warps → 32,768 per block; 65,536 / 32,768 = 2.
   EXPECT_EQ(occ->blocks_by_registers, 2);
@@ -31,7 +25,7 @@ TEST(Occupancy, FlashForwardOnH200IsRegisterLimitedAt12Point5Percent) {
 }
 
 TEST(Occupancy, NvjetGemmIsLimitedByRegistersAndSharedMemory) {
-  auto occ = estimate_occupancy(h200(), testing::footprint(168, 384, 213188));
+  auto occ = estimate_occupancy(testing::h200_kineto_properties(), testing::footprint(168, 384, 213188));
   ASSERT_TRUE(occ);
   EXPECT_EQ(occ->blocks_per_sm, 1);
   EXPECT_EQ(occ->active_warps, 12);
@@ -40,7 +34,7 @@ TEST(Occupancy, NvjetGemmIsLimitedByRegistersAndSharedMemory) {
 }
 
 TEST(Occupancy, LightKernelReachesFullOccupancy) {
-  auto occ = estimate_occupancy(h200(), testing::footprint(32, 128, 0));
+  auto occ = estimate_occupancy(testing::h200_kineto_properties(), testing::footprint(32, 128, 0));
   ASSERT_TRUE(occ);
   EXPECT_EQ(occ->blocks_by_shared, 32);
   EXPECT_EQ(occ->blocks_per_sm, 16);  // 2048 threads / 128, and 65,536 / (32·128) registers
@@ -50,7 +44,7 @@ TEST(Occupancy, LightKernelReachesFullOccupancy) {
 
 TEST(Occupancy, RegisterRoundingShownWhenItChangesTheAnswer) {
   // 33 regs → 33·32 = 1056 → 1280 per warp; 8 warps → 10,240 per block → 6 blocks, not 65,536 / 8,448 = 7.
-  auto occ = estimate_occupancy(h200(), testing::footprint(33, 256, 0));
+  auto occ = estimate_occupancy(testing::h200_kineto_properties(), testing::footprint(33, 256, 0));
   ASSERT_TRUE(occ);
   EXPECT_EQ(occ->blocks_by_registers, 6);
   EXPECT_EQ(occ->blocks_per_sm, 6);
@@ -78,12 +72,12 @@ TEST(Occupancy, MissingLimitsComeFromTheComputeCapability) {
 TEST(Occupancy, UnknownFootprintGivesNoEstimate) {
   trace::KernelLaunch unknown;
   unknown.block = {128, 1, 1};
-  EXPECT_FALSE(estimate_occupancy(h200(), unknown));
-  EXPECT_FALSE(estimate_occupancy(h200(), testing::footprint(64, 0, 0)));
+  EXPECT_FALSE(estimate_occupancy(testing::h200_kineto_properties(), unknown));
+  EXPECT_FALSE(estimate_occupancy(testing::h200_kineto_properties(), testing::footprint(64, 0, 0)));
 }
 
 TEST(Occupancy, BlockTooLargeForTheRegisterFileCannotLaunch) {
-  auto occ = estimate_occupancy(h200(), testing::footprint(255, 1024, 0));
+  auto occ = estimate_occupancy(testing::h200_kineto_properties(), testing::footprint(255, 1024, 0));
   ASSERT_TRUE(occ);
   EXPECT_EQ(occ->blocks_per_sm, 0);
   EXPECT_DOUBLE_EQ(occ->percent, 0.0);
