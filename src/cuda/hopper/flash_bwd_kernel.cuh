@@ -125,16 +125,37 @@ __device__ __forceinline__ void load_key_fragments(std::uint32_t (&frag)[4][4], 
 }
 
 // Writes a warpgroup's m64n{D} accumulator (rows: its 64 keys from `key0`) as T, times `scale`,
-// into [.., key, d] at `base` with row stride `stride`: keys past seq_k and columns past head_dim not.
+// into [.., key, d] at `base` with row stride `stride`, keys past seq_k and columns past head_dim
+// left out. Staged through `rows`, the warpgroup's 64 rows of the V tile in shared memory (free: only
+// this warpgroup reads them, its dPᵀ GEMMs at D 128 and its ldmatrix into registers at the start
+// at D 64, and those reads are done), in the tile's 128-byte swizzle (row r's
+// 16-byte chunk c at (c ^ r % 8) · 16: the pairs a warp writes hit 32 banks), then read back a
+// 16-byte chunk per thread, a row's chunks by consecutive threads, and stored 16 bytes at a time
+// (every row of dK and dV starts 16-byte aligned: attention_backward.cpp's check_fused_rows). Named
+// barrier 5 + wg before the read-back and after it, so the next call may write the rows again.
 template <class Tr, class T>
 __device__ __forceinline__ void store_key_rows(T* base, std::int64_t stride, const float (&acc)[Tr::kHeadAccumulators],
-                                               float scale, int key0, const BwdSm90Params& p, int t) {
+                                               float scale, int key0, const BwdSm90Params& p, unsigned char* rows,
+                                               int t, int wg) {
+  const auto chunk_offset = [](int row, int chunk) {
+    return (chunk / 8) * Tr::kKVAtomBytes + row * 128 + (((chunk % 8) ^ (row % 8)) * 16);
+  };
 #pragma unroll
   for (int v = 0; v < Tr::kHeadAccumulators; v += 2) {
-    const int key = key0 + accumulator_row(t, v), col = accumulator_col(t, v);
-    if (key < p.seq_k && col < p.head_dim)
-      *reinterpret_cast<std::uint32_t*>(base + key * stride + col) = pack_pair<T>(acc[v] * scale, acc[v + 1] * scale);
+    const int row = accumulator_row(t, v), col = accumulator_col(t, v);
+    *reinterpret_cast<std::uint32_t*>(rows + chunk_offset(row, col / 8) + (col % 8) * 2) =
+        pack_pair<T>(acc[v] * scale, acc[v + 1] * scale);
   }
+  named_barrier_sync(5 + wg, kWarpgroupThreads);
+  constexpr int kRowChunks = Tr::kHeadDim / 8;
+#pragma unroll
+  for (int c = t; c < 64 * kRowChunks; c += kWarpgroupThreads) {
+    const int row = c / kRowChunks, chunk = c % kRowChunks;
+    if (key0 + row >= p.seq_k || chunk * 8 >= p.head_dim) continue;
+    const uint4 x = *reinterpret_cast<const uint4*>(rows + chunk_offset(row, chunk));
+    *reinterpret_cast<uint4*>(base + (key0 + row) * stride + chunk * 8) = x;
+  }
+  named_barrier_sync(5 + wg, kWarpgroupThreads);
 }
 
 // One consumer warpgroup `wg` (keys n0 + 64·wg ..): every step, then dK and dV out.
@@ -278,6 +299,7 @@ __device__ __forceinline__ void consume(const BwdSm90Params& p, unsigned char* s
         pin_accumulators(dk);
         pin_registers(a_p[0]), pin_registers(a_p[1]), pin_registers(a_p[2]), pin_registers(a_p[3]);
         pin_registers(a_ds[0]), pin_registers(a_ds[1]), pin_registers(a_ds[2]), pin_registers(a_ds[3]);
+        __syncwarp();  // every lane's reads of the row statistics are done before the warp frees the stage
         if (t % 32 == 0) mbarrier_arrive(&bars.qdo_empty[stage]);  // this warp is done with the stage
       };
       if (!dq_turn) {  // the other warpgroup computes this step's dQ
@@ -301,7 +323,10 @@ __device__ __forceinline__ void consume(const BwdSm90Params& p, unsigned char* s
     pin_accumulators(dk);
     pin_registers(a_p[0]), pin_registers(a_p[1]), pin_registers(a_p[2]), pin_registers(a_p[3]);
     pin_registers(a_ds[0]), pin_registers(a_ds[1]), pin_registers(a_ds[2]), pin_registers(a_ds[3]);
-    if (Tr::kOwnDq && t % 32 == 0) mbarrier_arrive(&bars.qdo_empty[stage]);  // this warp is done with Q and dO
+    if constexpr (Tr::kOwnDq) {
+      __syncwarp();  // every lane's reads of the row statistics are done before the warp frees the stage
+      if (t % 32 == 0) mbarrier_arrive(&bars.qdo_empty[stage]);  // this warp is done with Q and dO
+    }
 
     // dQ → shared memory, each warp's 16 rows in its registers' order (lanes write consecutive
     // float2s), then one bulk reduce per warp into the accumulator's tile. With two buffers (D 64)
@@ -332,8 +357,9 @@ __device__ __forceinline__ void consume(const BwdSm90Params& p, unsigned char* s
 
   T* dk_out = static_cast<T*>(p.dk) + b * p.dk_stride[0] + kvh * p.dk_stride[1];
   T* dv_out = static_cast<T*>(p.dv) + b * p.dv_stride[0] + kvh * p.dv_stride[1];
-  store_key_rows<Tr, T>(dk_out, p.dk_stride[2], dk, p.softmax_scale, key_base, p, t);
-  store_key_rows<Tr, T>(dv_out, p.dv_stride[2], dv, 1.0f, key_base, p, t);
+  unsigned char* v_rows = smem + Tr::kVOffset + wg * 64 * 128;
+  store_key_rows<Tr, T>(dk_out, p.dk_stride[2], dk, p.softmax_scale, key_base, p, v_rows, t, wg);
+  store_key_rows<Tr, T>(dv_out, p.dv_stride[2], dv, 1.0f, key_base, p, v_rows, t, wg);
 }
 #endif  // ATTNPROF_SM90A
 

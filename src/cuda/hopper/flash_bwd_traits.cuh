@@ -34,7 +34,8 @@
 //   one bulk reduce (cp.reduce.async.bulk .add.f32): the accumulator holds each (batch, head,
 //   64-row query block)'s 64 × D tile as four warps' 16 rows, in that order, which the conversion
 //   kernel reads back.
-// dK (times the scale) and dV are written once at the end from registers: one writer per element,
+// dK (times the scale) and dV are written once at the end, staged through the warpgroup's own V rows
+// in shared memory for 16-byte coalesced stores (store_key_rows): one writer per element,
 // fixed-order sums, bit-identical run to run. dQ's sums arrive in whatever order the CTAs run: not
 // bit-identical (the deterministic mode runs attention_backward.cu's kernels instead). A second
 // kernel turns the accumulator into dQ (times the scale, in the element type); one before
