@@ -275,7 +275,7 @@ TEST(HopperFlashChoice, RefusesHeadDimsAndSchedulesItHasNoKernelFor) {
             "head_dim 96: the flash timeline build takes 64 or 128");
 }
 
-// The tile-counter order's L2 sections: as many (batch, head) pairs as fit their K and V (4·Sk·D
+// The forward's L2 sections (both schedules): as many (batch, head) pairs as fit their K and V (4·Sk·D
 // bytes each) in 16 MiB, at least 1 and at most all of them.
 TEST(HopperFlashChoice, L2SectionsHoldWhatFitsIn16MiB) {
   auto args = [](std::int64_t s, std::int64_t d) {
@@ -289,6 +289,8 @@ TEST(HopperFlashChoice, L2SectionsHoldWhatFitsIn16MiB) {
   EXPECT_EQ(l2_section_pairs(args(16384, 128), 16), 2);   // 8 MiB
   EXPECT_EQ(l2_section_pairs(args(65536, 128), 4), 1);    // 32 MiB: at least 1
   EXPECT_EQ(l2_section_pairs(args(512, 128), 16), 16);    // 64 would fit: all 16
+  EXPECT_EQ(l2_section_pairs(args(4096, 256), 64), 4);    // 4 MiB
+  EXPECT_EQ(l2_section_pairs(args(4096, 96), 64), 10);    // 1.5 MiB: 10 fit, not 11
 }
 }  // namespace
 }  // namespace attnprof::cuda::hopper

@@ -22,7 +22,7 @@
 
 namespace attnprof::cuda::hopper::flash_sm90 {
 
-// The fields tile_coords and visible_key_tiles read.
+// The fields tile_coords and visible_key_tiles read, but group_heads (the Scheduler's).
 template <class Tr>
 void fill_tile_fields(FlashSm90Params& p, const FusedAttentionArgs& a) {
   p.heads = static_cast<int>(a.heads);

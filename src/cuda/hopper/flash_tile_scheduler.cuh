@@ -1,7 +1,7 @@
 #pragma once
 // The tile scheduler of the sm_90a flash kernel (flash_traits.cuh): the order of the query tiles
-// (longest first: every (batch, head) of the last query block, then the one before; in sections of
-// group_heads pairs with kDoubleBufferQ), which tile a CTA takes next, the key tiles a query tile
+// (in sections of group_heads (batch, head) pairs, longest first within each: every pair's last
+// query block, then the one before), which tile a CTA takes next, the key tiles a query tile
 // visits and the K/V ring slot of each; and, host side, the two schedulers a launch picks
 // (flash_launch.cuh's Scheduler parameter).
 #include <cuda_runtime_api.h>
@@ -38,20 +38,17 @@ struct RingSlot {
   __host__ __device__ explicit RingSlot(int g) : stage(g % Tr::kStages), phase((g / Tr::kStages) & 1) {}
 };
 
-// Query tile `tile` of the grid's order: all (batch, head) pairs of the last query block first.
+// Query tile `tile` of the grid's order: in sections of group_heads (batch, head) pairs
+// (sectioned_order.h), rank 0 the last query block, so the query blocks that re-read a head's K/V
+// run close together (group_heads = batch_heads: every pair's last query block first, then every
+// pair's one before it, and so on).
 struct TileCoords {
   int b, h, m0;
 };
 template <class Tr>
 __host__ __device__ __forceinline__ TileCoords tile_coords(const FlashSm90Params& p, int tile) {
-  if constexpr (Tr::kDoubleBufferQ) {
-    // In sections of group_heads pairs (sectioned_order.h), rank 0 the last query block, so the
-    // query blocks that re-read a head's K/V run close together.
-    const SectionedTile t = sectioned_tile(tile, p.batch_heads, p.group_heads, p.m_blocks);
-    return {t.pair / p.heads, t.pair % p.heads, (p.m_blocks - 1 - t.rank) * Tr::kBlockM};
-  }
-  const int m_block = p.m_blocks - 1 - tile / p.batch_heads, bh = tile % p.batch_heads;
-  return {bh / p.heads, bh % p.heads, m_block * Tr::kBlockM};
+  const SectionedTile t = sectioned_tile(tile, p.batch_heads, p.group_heads, p.m_blocks);
+  return {t.pair / p.heads, t.pair % p.heads, (p.m_blocks - 1 - t.rank) * Tr::kBlockM};
 }
 
 #if ATTNPROF_SM90A
@@ -98,10 +95,13 @@ int multiprocessor_count();
 // process (8 bytes a stream). flash_dispatch.cu.
 int* tile_counter_for(cudaStream_t stream);
 
-// One CTA per query tile in the longest-first order: the hardware hands tiles to SMs as they free up.
+// One CTA per query tile, longest first within L2 sections (l2_section_pairs, as the tile counter's
+// below): the hardware hands tiles to SMs as they free up, and the CTAs resident at once read the
+// K and V of a few heads, where with one section of every pair a wave's tiles are the last query
+// block of up to a wave of heads, each reading its head's whole K and V.
 struct CtaPerTileScheduler {
   static long long ctas(long long tiles) { return tiles; }
-  static int group_heads(const FusedAttentionArgs&, int batch_heads) { return batch_heads; }
+  static int group_heads(const FusedAttentionArgs& args, int batch_heads) { return l2_section_pairs(args, batch_heads); }
   static int* tile_counter(cudaStream_t) { return nullptr; }
 };
 

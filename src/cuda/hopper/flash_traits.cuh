@@ -98,8 +98,7 @@ struct PipelineBarriers {
 // still work on the current one); O rescaled only when some row of the warp changed its max (a row
 // whose max did not change gets rescale exactly 1, where the plain FFMA can give 1 + 1 ulp, so the
 // two kernels may differ in the last bit); a snake deal when a CTA strides through the order (CTA i
-// takes the i-th tile of even waves and the i-th from the end of odd ones); and the tile order in
-// sections of FlashSm90Params::group_heads pairs (tile_coords).
+// takes the i-th tile of even waves and the i-th from the end of odd ones).
 // kTmaStoreEpilogue (needs kDoubleBufferQ): O is staged in a tile of its own and written by TMA
 // stores, so a warpgroup releases Q as soon as its main loop ends and leaves the epilogue after its
 // st.shared (one thread issues the store and waits for it to have read the tile only before the next
@@ -196,8 +195,8 @@ struct FlashSm90Params {
   int head_dim = 0;
   int heads = 0, kv_group = 1, seq_q = 0, seq_k = 0;
   int batch_heads = 0, m_blocks = 0;  // tiles = m_blocks × batch_heads, longest (last m_block) first
-  // kDoubleBufferQ only: the order runs through sections of group_heads consecutive (batch, head)
-  // pairs, longest first within each (batch_heads: one section, the order above).
+  // The order runs through sections of group_heads consecutive (batch, head) pairs, longest first
+  // within each (batch_heads: one section, the order above).
   int group_heads = 0;
   int causal = 0, causal_offset = 0;
   float softmax_scale = 1.0f, scale_log2 = 1.0f;
