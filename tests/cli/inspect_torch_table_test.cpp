@@ -20,6 +20,19 @@ namespace {
 
 bool near(double ours, double theirs) { return std::abs(ours - theirs) <= 0.01 * std::abs(theirs) + 0.0015; }
 
+// The key_averages table inspect printed (everything up to its "Self CUDA time total:" line; the
+// step summary follows it), cut into a file of the run's work dir and read into `table` by the same
+// parser as torch's .txt; a fatal failure, with inspect's output, when the table has no end line.
+void read_printed_table(const CliResult& r, attnprof::testing::TorchTable* table) {
+  const std::size_t total = r.out.find("Self CUDA time total:");
+  ASSERT_NE(total, std::string::npos) << r.out;
+  const std::size_t end = r.out.find('\n', total);
+  ASSERT_NE(end, std::string::npos) << r.out;
+  const std::string printed = r.work_dir + "/table.txt";
+  std::ofstream(printed) << r.out.substr(0, end + 1);
+  *table = attnprof::testing::read_torch_table(printed);
+}
+
 bool same_row(const attnprof::testing::TorchRow& a, const attnprof::testing::TorchRow& b) {
   return a.name == b.name && a.calls == b.calls && near(a.self_cpu_us, b.self_cpu_us) &&
          near(a.cpu_total_us, b.cpu_total_us) && near(a.self_cuda_us, b.self_cuda_us) &&
@@ -32,11 +45,8 @@ TEST_P(InspectTorchTable, PrintsTorchsRowsNumberForNumber) {
   const std::string base = std::string(ATTNPROF_SOURCE_DIR) + "/tests/data/pytorch-traces/8_16_1024_64_" + GetParam();
   CliResult r = run_cli({"inspect", base + ".json.gz", "--row-limit", "15", "--no-insights"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::string printed = r.work_dir + "/table.txt";
-  const std::size_t end = r.out.find('\n', r.out.find("Self CUDA time total:"));
-  ASSERT_NE(end, std::string::npos) << r.out;
-  std::ofstream(printed) << r.out.substr(0, end + 1);  // the table; the step summary follows it
-  attnprof::testing::TorchTable ours = attnprof::testing::read_torch_table(printed);
+  attnprof::testing::TorchTable ours;
+  ASSERT_NO_FATAL_FAILURE(read_printed_table(r, &ours));
   attnprof::testing::TorchTable torch = attnprof::testing::read_torch_table(base + ".txt");
   ASSERT_EQ(torch.rows.size(), 15u);
   ASSERT_EQ(ours.rows.size(), torch.rows.size()) << r.out;
@@ -69,11 +79,8 @@ TEST_P(InspectModelTable, PrintsTorchsCallsAndCpuTimes) {
   const std::string base = std::string(ATTNPROF_SOURCE_DIR) + "/tests/data/model-traces/" + GetParam();
   CliResult r = run_cli({"inspect", base + ".json.gz", "--row-limit", "-1", "--no-insights"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::string printed = r.work_dir + "/table.txt";
-  const std::size_t end = r.out.find('\n', r.out.find("Self CUDA time total:"));
-  ASSERT_NE(end, std::string::npos) << r.out;
-  std::ofstream(printed) << r.out.substr(0, end + 1);
-  attnprof::testing::TorchTable ours = attnprof::testing::read_torch_table(printed);
+  attnprof::testing::TorchTable ours;
+  ASSERT_NO_FATAL_FAILURE(read_printed_table(r, &ours));
   attnprof::testing::TorchTable torch = attnprof::testing::read_torch_table(base + ".txt");
   ASSERT_GT(torch.rows.size(), 40u);
   EXPECT_TRUE(near(ours.self_cpu_total_us, torch.self_cpu_total_us));
