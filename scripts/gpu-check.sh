@@ -115,8 +115,11 @@ else
 fi
 
 SAN=/usr/local/cuda/bin/compute-sanitizer
-FILTER='CudaPrimitives.*:CudaGemm.*:CudaFusedAttention.*:CudaFusedAttentionHeadDims.*:CudaDecodeAttention.*:CudnnSdpa.*:BottomRightGpu.*:Hopper*:FlashHopper.*-FlashHopper.HundredRunsAreBitwiseIdentical'
-# racecheck: our kernels only (cuDNN's own wgmma kernels report hazards we cannot act on)
+FILTER='CudaPrimitives.*:CudaGemm.*:CudaFusedAttention.*:CudaFusedAttentionHeadDims.*:CudaDecodeAttention.*:CudnnSdpa.*:BottomRightGpu.*:Hopper*:FlashHopper.*:AttentionBackwardGpu.FlashMatchesFp64Gradients:AttentionBackwardGpu.KeysPast*:AttentionBackwardGpu.Strided*-FlashHopper.HundredRunsAreBitwiseIdentical'
+# racecheck: our kernels only (cuDNN's own wgmma kernels report hazards we cannot act on), and not
+# flash's backward: racecheck reports its mbarrier handoff of each stage's LSE and Δ as a race even
+# when ordinary stores, released by the arrive, replace the bulk copy (bench/RESULTS.md);
+# memcheck (FILTER) runs it through three of AttentionBackwardGpu's tests.
 RACE_FILTER='CudaPrimitives.*:CudaGemm.*:CudaFusedAttention.*:CudaFusedAttentionHeadDims.*:CudaDecodeAttention.*:BottomRightGpu.ScaleMaskSoftmax*:BottomRightGpu.FusedKernels:Hopper*:FlashHopper.*-FlashHopper.HundredRunsAreBitwiseIdentical'
 # memcheck and racecheck run side by side (each is CPU-bound in the tool; the GPU has room).
 for tool in $([ "${SKIP_SANITIZER:-0}" = 1 ] || echo memcheck racecheck); do
