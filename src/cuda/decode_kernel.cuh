@@ -23,7 +23,8 @@
 // fences, and counts itself in its (batch, kv head, row block)'s arrival counter; the CTA that
 // arrives last resets the counter to 0 and merges every split of its rows by their LSE, in split
 // order (whichever CTA arrives last, the same sums in the same order: bit-identical run to run),
-// lse = log Σ exp(lse_i), O = Σ exp(lse_i − lse) O_i, and writes O (and the LSE). No combine kernel.
+// lse = log Σ exp(lse_i), O = Σ exp(lse_i − lse) O_i, in one pass with a running maximum (8
+// splits' loads in flight at a time), and writes O (and the LSE). No combine kernel.
 // A row that sees no key (a causal offset below 0) comes out as zeros with LSE −inf; a split
 // holding no key of a row gives that row a −inf partial LSE and weight 0.
 #include <cuda_bf16.h>
@@ -78,7 +79,7 @@ struct DecodeTraits {
   static constexpr int kCopyRows = 32 / kChunks;  // rows a warp's 32 lanes copy per pass
   // Shared memory: Q (16 rows), then each warp's kStages stages of K and V. After the key loop the
   // stages hold the merge: each warp's O (rows padded by 8 floats against bank conflicts), then its
-  // scaled row maxima and its row sums; after that the split merge's weights, [16 rows][splits].
+  // scaled row maxima and its row sums.
   static constexpr int kOffStages = kRows * kRowBytes;
   static constexpr int kSmemBytes = kOffStages + kWarps * kStages * kStageBytes;
   static constexpr int kMergeStride = kHeadDim + 8;
@@ -91,7 +92,6 @@ struct DecodeTraits {
   static_assert(kDecodeSplitAlign % (kWarps * kWarpKeys) == 0, "a split is whole warp tiles of every warp");
   static_assert(kWarpKeys % kCopyRows == 0 && kKTiles % 2 == 0 && kDTiles % 2 == 0, "tile geometry");
   static_assert(kOffMergeSum + kWarps * kRows * 4 <= kSmemBytes, "the merge fits in the stages");
-  static_assert(kOffStages + kRows * kDecodeMaxSplits * 4 <= kSmemBytes, "the split merge's weights fit in the stages");
   static_assert(kMergeCols % 8 == 0, "16-byte output stores");
   static_assert(kStages >= 2, "a tile in flight while one is computed");
   // 1 KiB of shared memory per CTA is the system's (Hopper: 228 KiB an SM, 227 a CTA at most).
@@ -387,45 +387,39 @@ __device__ __forceinline__ void decode_item(const FusedAttentionArgs& args, cons
   if (!is_last) return;
   __threadfence();  // the other CTAs' partials, published before their count, are read after it
 
-  // Each row's LSE over the splits and each split's weight exp(lse_i − lse), a warp per row,
-  // into shared memory (the stages are free: every warp is past the warp merge).
-  float* split_weight = reinterpret_cast<float*>(smem_raw + Tr::kOffStages);  // [16 rows][splits]
-  for (int r = warp; r < valid_rows; r += Tr::kWarps) {
-    const float* lse_of = p.partial_lse + row_id_of(r) * p.splits;
-    float best = -INFINITY;
-    for (int s = lane; s < p.splits; s += 32) best = fmaxf(best, __ldcg(lse_of + s));
-#pragma unroll
-    for (int m = 16; m > 0; m /= 2) best = fmaxf(best, __shfl_xor_sync(0xffffffffu, best, m));
-    float sum = 0.0f;
-    if (best != -INFINITY)
-      for (int s = lane; s < p.splits; s += 32) sum += expf(__ldcg(lse_of + s) - best);
-#pragma unroll
-    for (int m = 16; m > 0; m /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, m);
-    const float row_lse = sum > 0.0f ? best + logf(sum) : -INFINITY;
-    for (int s = lane; s < p.splits; s += 32)
-      split_weight[r * p.splits + s] = sum > 0.0f ? expf(__ldcg(lse_of + s) - row_lse) : 0.0f;  // 0: no key of the row
-    if (args.lse != nullptr && lane == 0) args.lse[row_id_of(r)] = row_lse;
-  }
-  __syncthreads();
-  // O = Σ weight_i O_i over the splits in order, 4 columns of a row per thread and step.
+  // O and the LSE of each row over the splits, in split order, 4 columns of a row per thread: a
+  // running maximum m of the splits' LSEs, O = Σ exp(lse_i − m) O_i / Σ exp(lse_i − m) and
+  // lse = m + log Σ exp(lse_i − m), rescaled whenever m grows. Every load is independent of the
+  // arithmetic (a split's LSE beside its O), so the loop, unrolled by 8, keeps 8 splits' loads in
+  // flight: a round trip to L2 per 8 splits, with no pass over the LSEs before the sums.
   constexpr int kQuads = D / 4;
   for (int item = tid; item < valid_rows * kQuads; item += Tr::kThreads) {
     const int r = item / kQuads, c = (item % kQuads) * 4;
-    const float* o_of = p.partial_o + row_id_of(r) * p.splits * D + c;
-    const float* w_of = split_weight + r * p.splits;
+    const std::int64_t row_id = row_id_of(r);
+    const float* o_of = p.partial_o + row_id * p.splits * D + c;
+    const float* lse_of = p.partial_lse + row_id * p.splits;
     float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    // Unrolled so several splits' loads are in flight together, not one round trip per split.
+    float top = -INFINITY, sum = 0.0f;
 #pragma unroll 8
     for (int s = 0; s < p.splits; ++s) {
       const float4 part = __ldcg(reinterpret_cast<const float4*>(o_of + static_cast<std::int64_t>(s) * D));
-      const float w = w_of[s];
-      acc.x += w * part.x;
-      acc.y += w * part.y;
-      acc.z += w * part.z;
-      acc.w += w * part.w;
+      const float split_lse = __ldcg(lse_of + s);
+      const float grown = fmaxf(top, split_lse);
+      // −inf: no key of the row in this split or any before it; 0 as the base keeps exp from NaN
+      // (both weights 0, the sums stay 0).
+      const float base = grown == -INFINITY ? 0.0f : grown;
+      const float rescale = expf(top - base), w = expf(split_lse - base);
+      top = grown;
+      sum = sum * rescale + w;
+      acc.x = acc.x * rescale + w * part.x;
+      acc.y = acc.y * rescale + w * part.y;
+      acc.z = acc.z * rescale + w * part.z;
+      acc.w = acc.w * rescale + w * part.w;
     }
-    const float out[4] = {acc.x, acc.y, acc.z, acc.w};
+    const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;  // 0: the row sees no key
+    const float out[4] = {acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv};
     store_floats<T, 4>(out_of(r) + c, out);
+    if (args.lse != nullptr && c == 0) args.lse[row_id] = sum > 0.0f ? top + logf(sum) : -INFINITY;
   }
 }
 
