@@ -54,10 +54,6 @@ struct Config {
   // Registers a thread and CTAs an SM the device keeps resident (after a launch set the kernel's
   // shared memory attribute): whether the geometry gets the occupancy it was built for.
   void (*residency)(int* registers, int* ctas_per_sm);
-  // Sets the kernel's shared memory attributes. launch_decode_kernel's own once-a-device flag is an
-  // inline function's static, which the dynamic linker merges with the library's copy for the
-  // production geometry: that flag is already set by the library's launch, for the library's kernel.
-  void (*configure)();
 };
 
 template <class G>
@@ -71,26 +67,17 @@ void residency_of(int* registers, int* ctas_per_sm) {
 }
 
 template <class G>
-void configure_kernel() {
-  const auto kernel = decode::flash_decode_splitkv_kernel<kD, Bf16, G>;
-  ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           decode::DecodeTraits<kD, G>::kSmemBytes));
-  ATTNPROF_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
-}
-
-template <class G>
 Config config_of() {
   Config c{{G::kWarps, G::kStages, G::kTileKiB, G::kCtasPerSm, G::kPersistent, G::kL2Prefetch},
            &decode::launch_decode_kernel<kD, Bf16, G>,
            decode::DecodeTraits<kD, G>::kSmemBytes,
            {},
-           &residency_of<G>,
-           &configure_kernel<G>};
+           &residency_of<G>};
   c.name = "w" + std::to_string(G::kWarps) + " s" + std::to_string(G::kStages) + " t" + std::to_string(G::kTileKiB) +
            "K c" + std::to_string(G::kCtasPerSm) + (G::kPersistent ? " persistent" : "") +
            (G::kL2Prefetch ? " L2::" + std::to_string(G::kL2Prefetch) + "B" : "");
   if (std::is_same_v<G, decode::ProductionGeometry<kD>>) c.name += " (production)";
+  if (std::is_same_v<G, decode::GeometryOf<kDecodeGeometry128OneCta>>) c.name += " (production, one-wave grids)";
   return c;
 }
 
@@ -103,7 +90,7 @@ std::vector<Config> configs() {
       config_of<DecodeGeometry<2, 6, 8, 2>>(),        // 100 KiB a CTA, 160 KiB in flight, 4 warps an SM
       config_of<DecodeGeometry<2, 4, 8, 3>>(),        // 68 KiB a CTA, 3 CTAs: 144 KiB in flight
       config_of<DecodeGeometry<4, 6, 8, 1>>(),        // 196 KiB, one CTA: 160 KiB in flight
-      config_of<DecodeGeometry<8, 3, 8, 1>>(),        // 196 KiB, one CTA of 8 warps: 128 KiB
+      config_of<DecodeGeometry<8, 3, 8, 1>>(),        // 196 KiB, one CTA of 8 warps: 128 KiB (production, one-wave grids)
       config_of<DecodeGeometry<4, 3, 16, 1>>(),       // 32-key tiles: 196 KiB, 128 KiB in flight
       config_of<DecodeGeometry<4, 3, 8, 2, true>>(),  // production's, SMs × 2 CTAs looping over the items
       config_of<DecodeGeometry<4, 3, 8, 2, false, 256>>(),  // production's with cp.async's L2::256B prefetch hint
@@ -315,7 +302,6 @@ int main(int argc, char** argv) {
       } best;
       for (const Config& c : all) {
         if (&sh == &shapes.front()) {  // once a geometry, after its first launch below
-          c.configure();
           c.launch(args, decode::prepare_decode(args, production, stream).params, stream, sms);
           int registers = 0, resident = 0;
           c.residency(&registers, &resident);
@@ -354,7 +340,7 @@ int main(int argc, char** argv) {
           if (!differs && t.median < best.ms)
             best = {t.median, c.name + ", " + std::to_string(plan.splits) + " splits" +
                                   (plan.splits == planned.splits ? " (the plan's)" : " (not the plan's)") +
-                                  " = decode_plan.h's kDecodeGeometry128{" + std::to_string(c.spec.warps) + ", " +
+                                  " = a decode_plan.h DecodeGeometrySpec{" + std::to_string(c.spec.warps) + ", " +
                                   std::to_string(c.spec.stages) + ", " + std::to_string(c.spec.tile_kib) + ", " +
                                   std::to_string(c.spec.ctas_per_sm) + ", " + (c.spec.persistent ? "true" : "false") +
                                   ", " + std::to_string(c.spec.l2_prefetch) + "}"};

@@ -1,5 +1,6 @@
 // The split-KV decode forward's launch (decode_forward.h): the checks, the workspace and the
-// per-device arrival counters, then the production geometry's kernel for the head dim and dtype.
+// per-device arrival counters, then the kernel of the plan's production geometry for the head dim
+// and dtype.
 #include "cuda/decode_forward.h"
 
 #include <attnprof/error.h>
@@ -9,7 +10,9 @@
 #include <algorithm>
 #include <array>
 #include <mutex>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "cuda/check.h"
 #include "cuda/cuda_backend.h"
@@ -59,6 +62,19 @@ int sm_count_of_current_device() {
   });
 }
 
+void configure_kernel_once(const void* kernel, int smem_bytes) {
+  static std::mutex mutex;
+  static std::set<std::pair<int, const void*>> configured;
+  int device = -1;
+  ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  if (configured.count({device, kernel}) != 0) return;
+  ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
+  ATTNPROF_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+  configured.insert({device, kernel});
+}
+
 PreparedDecode prepare_decode(const FusedAttentionArgs& args, const DecodePlan& plan, cudaStream_t stream) {
   if (args.dtype != DType::bf16 && args.dtype != DType::fp16)
     throw UsageError("dtype " + std::string(dtype_name(args.dtype)) + ": the fused GPU kernels take bf16 or fp16");
@@ -95,19 +111,32 @@ PreparedDecode prepare_decode(const FusedAttentionArgs& args, const DecodePlan& 
 
 DecodePlan flash_decode_plan(const DecodeShape& shape) {
   if (!kernel_overrides().flash_schedule.empty()) return {};
-  return plan_decode(shape, decode::sm_count_of_current_device());
+  static PerDevice<std::int64_t> smem_per_block;
+  const std::int64_t smem = smem_per_block.get([](int device) {
+    if (device < 0) ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));  // throws naming the failure
+    int bytes = 0;
+    ATTNPROF_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    return std::int64_t{bytes};
+  });
+  return plan_decode(shape, decode::sm_count_of_current_device(), smem);
 }
 
 void launch_decode_attention(const FusedAttentionArgs& args, const DecodePlan& plan, cudaStream_t stream) {
   const decode::PreparedDecode prepared = decode::prepare_decode(args, plan, stream);
   const FusedAttentionArgs& a = prepared.args;
   const decode::DecodeParams& p = prepared.params;
-  // plan_decode sized the grid for these geometries (decode_grid_rule).
+  // plan_decode sized the grid for these geometries (decode_grid_rule, or one CTA an SM).
   using G64 = decode::ProductionGeometry<64>;
   using G128 = decode::ProductionGeometry<128>;
+  using G128OneCta = decode::GeometryOf<kDecodeGeometry128OneCta>;
+  static_assert(decode::DecodeTraits<128, G128OneCta>::kSmemBytes + 128 == kDecodeOneCtaSmemBytes,
+                "decode_plan.h's count of the one-CTA geometry's shared memory");
   const int sms = decode::sm_count_of_current_device();
   const bool bf16 = args.dtype == DType::bf16;
-  if (args.head_dim == 64)
+  if (plan.one_cta_per_sm)  // plan.fits: head dim 128
+    bf16 ? decode::launch_decode_kernel<128, __nv_bfloat16, G128OneCta>(a, p, stream, sms)
+         : decode::launch_decode_kernel<128, __half, G128OneCta>(a, p, stream, sms);
+  else if (args.head_dim == 64)
     bf16 ? decode::launch_decode_kernel<64, __nv_bfloat16, G64>(a, p, stream, sms)
          : decode::launch_decode_kernel<64, __half, G64>(a, p, stream, sms);
   else

@@ -41,13 +41,20 @@ PreparedDecode prepare_decode(const FusedAttentionArgs& args, const DecodePlan& 
 // The SM count of the current device, asked once per device.
 int sm_count_of_current_device();
 
+// Sets a decode kernel's dynamic shared memory limit to smem_bytes and its carveout to the most
+// shared memory, once per (device, kernel). Keyed by the kernel's address: a program that
+// instantiates a geometry the library also runs (bench/decode_configs, the tests) holds its own copy
+// of that kernel, which needs its own attributes.
+void configure_kernel_once(const void* kernel, int smem_bytes);
+
 }  // namespace decode
 
 // plan_decode on the current device's SM count, or no decode when KernelOverrides::flash_schedule
 // names a kernel (--flash-schedule: that kernel runs, so one run can time the two paths).
 DecodePlan flash_decode_plan(const DecodeShape& shape);
 
-// The split kernel on `stream`, the CUDA backend's (backend_stream()); with plan.splits > 1 the
+// The split kernel on `stream`, the CUDA backend's (backend_stream()), in the head dim's production
+// geometry or, with plan.one_cta_per_sm, kDecodeGeometry128OneCta; with plan.splits > 1 the
 // last CTA of each (batch, kv head, row block) to finish merges the splits' partial outputs by
 // their LSE, in split order (bit-identical run to run), and writes O: one kernel, no combine
 // kernel. The partial outputs are a device tensor of plan.workspace_bytes (through the allocator:

@@ -7,14 +7,15 @@
 // packed count are zero-filled and never stored), so one read of a kv head's K and V serves its
 // whole GQA group: at seq_q 1 with 4 query heads per kv head, 4 rows of 16.
 // flash_decode_splitkv_kernel<D, T, G>: G, a DecodeGeometry, fixes the warps per CTA, the stages per
-// warp, the KiB of K and V per warp tile and the CTAs per SM (the production one: decode_plan.h's
-// kDecodeGeometry128 / 64, both 4 warps, 3 stages of 8 KiB, 2 CTAs per SM). One CTA per (batch, kv head, row
+// warp, the KiB of K and V per warp tile and the CTAs per SM (production: decode_plan.h's
+// kDecodeGeometry128 / 64, both 4 warps, 3 stages of 8 KiB, 2 CTAs per SM, and for grids of one wave
+// at D 128 kDecodeGeometry128OneCta, 8 warps at one CTA per SM). One CTA per (batch, kv head, row
 // block) × split (grid x, y), or with G::kPersistent a grid of SMs × CTAs per SM looping over those
 // items (x fastest). The split's keys, whole 128-key multiples but the last, are dealt to the
 // warps in warp tiles (16 keys at D 128 and 8 KiB); each warp streams its own tiles through its
 // own cp.async pipeline (16-byte copies, XOR-swizzled rows for conflict-free ldmatrix), with no
 // CTA barrier in the key loop: stages − 1 tiles of each warp in flight while it computes one
-// (production: 64 KiB per CTA, 2 CTAs per SM). Per tile: S = Q·Kᵀ (Q's A fragments held in
+// (production: 64 KiB per CTA at 2 CTAs per SM, or 128 KiB at one CTA per SM). Per tile: S = Q·Kᵀ (Q's A fragments held in
 // registers), a mask only on tiles reaching past the split's end or a row's causal limit, an
 // online softmax in base 2 (rescaled every tile: the arithmetic is far below the memory time),
 // O += P·V with P repacked in registers. The warps' (max, sum, O) are merged through shared
@@ -53,11 +54,12 @@ struct DecodeGeometry {
   static constexpr int kL2Prefetch = L2Prefetch;
   static_assert(L2Prefetch == 0 || L2Prefetch == 128 || L2Prefetch == 256, "cp.async's L2 prefetch sizes");
 };
-// The head dim's production geometry (decode_plan.h's decode_geometry).
+// A DecodeGeometrySpec constant as its DecodeGeometry; the head dim's two-CTA production geometry
+// (decode_plan.h's decode_geometry; plan_decode may take kDecodeGeometry128OneCta instead).
+template <const DecodeGeometrySpec& Spec>
+using GeometryOf = DecodeGeometry<Spec.warps, Spec.stages, Spec.tile_kib, Spec.ctas_per_sm, Spec.persistent, Spec.l2_prefetch>;
 template <int D>
-using ProductionGeometry = DecodeGeometry<decode_geometry(D).warps, decode_geometry(D).stages, decode_geometry(D).tile_kib,
-                                          decode_geometry(D).ctas_per_sm, decode_geometry(D).persistent,
-                                          decode_geometry(D).l2_prefetch>;
+using ProductionGeometry = GeometryOf<D <= 64 ? kDecodeGeometry64 : kDecodeGeometry128>;
 
 template <int kHeadDim_, class G>
 struct DecodeTraits {

@@ -1,7 +1,7 @@
 #pragma once
 // Launches flash_decode_splitkv_kernel<D, T, G> (decode_kernel.cuh) with a prepared launch
-// (decode_forward.h's prepare_decode): the production geometry from decode_forward.cu, the others
-// from bench/decode_configs.
+// (decode_forward.h's prepare_decode): the production geometries from decode_forward.cu, the others
+// from bench/decode_configs and the GPU tests' geometry probe.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -10,7 +10,6 @@
 #include "cuda/check.h"
 #include "cuda/decode_forward.h"
 #include "cuda/decode_kernel.cuh"
-#include "cuda/per_device.h"
 
 namespace attnprof::cuda::decode {
 
@@ -29,14 +28,7 @@ template <int D, class T, class G>
 void launch_decode_kernel(const FusedAttentionArgs& args, const DecodeParams& p, cudaStream_t stream, int sm_count) {
   using Tr = DecodeTraits<D, G>;
   auto kernel = flash_decode_splitkv_kernel<D, T, G>;
-  static PerDevice<bool> configured;
-  configured.get([&](int device) {
-    if (device < 0) ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
-    ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes));
-    ATTNPROF_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
-    return true;
-  });
+  configure_kernel_once(reinterpret_cast<const void*>(kernel), Tr::kSmemBytes);
   kernel<<<decode_grid<D, G>(args, p, sm_count), Tr::kThreads, Tr::kSmemBytes, stream>>>(args, p);
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_decode_splitkv_kernel");
 }

@@ -65,12 +65,24 @@ DecodePlan plan_decode(const DecodeShape& s, int sm_count, DecodeGridRule rule) 
   return best;
 }
 
-DecodePlan plan_decode(const DecodeShape& s, int sm_count) { return plan_decode(s, sm_count, decode_grid_rule(s.head_dim)); }
+DecodePlan plan_decode(const DecodeShape& s, int sm_count, std::int64_t smem_per_block) {
+  const DecodePlan two = plan_decode(s, sm_count, decode_grid_rule(s.head_dim));
+  if (!two.runs() || s.head_dim != 128 || smem_per_block < kDecodeOneCtaSmemBytes) return two;
+  DecodePlan one = plan_decode(s, sm_count, DecodeGridRule{kDecodeWaves, kDecodeGeometry128OneCta.ctas_per_sm});
+  const std::int64_t columns = s.batch * s.kv_heads * two.row_blocks;
+  const std::int64_t ctas_one = columns * one.splits, ctas_two = columns * two.splits;
+  // Fills compared as integers: ctas_one / SMs against ctas_two / (SMs · the two-CTA geometry's CTAs an SM).
+  if (!one.runs() || ctas_one > std::max(sm_count, 1) || ctas_one * kDecodeGeometry128.ctas_per_sm < ctas_two)
+    return two;
+  one.one_cta_per_sm = true;
+  return one;
+}
 
 bool DecodePlan::fits(const DecodeShape& shape) const {
   const DecodePlan same = decode_plan_with_splits(shape, splits);
   return runs() && same.runs() && same.splits == splits && same.keys_per_split == keys_per_split &&
-         same.rows == rows && same.row_blocks == row_blocks && same.keys == keys;
+         same.rows == rows && same.row_blocks == row_blocks && same.keys == keys &&
+         (!one_cta_per_sm || shape.head_dim == 128);
 }
 
 }  // namespace attnprof::cuda

@@ -41,13 +41,24 @@ struct DecodeGeometrySpec {
   bool persistent;
   int l2_prefetch;
 };
-// The production geometries, one per head dim (both dtypes): bench/decode_configs times others at
-// D 128. 4 warps × 3 stages × 8 KiB: 100 KiB of shared memory a CTA (98 at D 64).
+// The two-CTA production geometries, one per head dim (both dtypes; kDecodeGeometry128OneCta below
+// is the third): bench/decode_configs times others at D 128. 4 warps × 3 stages × 8 KiB: 100 KiB of shared memory a CTA (98 at D 64).
 inline constexpr DecodeGeometrySpec kDecodeGeometry128{4, 3, 8, 2, false, 0};
 inline constexpr DecodeGeometrySpec kDecodeGeometry64{4, 3, 8, 2, false, 0};
 constexpr DecodeGeometrySpec decode_geometry(std::int64_t head_dim) {
   return head_dim <= 64 ? kDecodeGeometry64 : kDecodeGeometry128;
 }
+// At D 128, for a grid of at most one CTA an SM: 8 warps × 3 stages × 8 KiB at one CTA an SM (196
+// KiB of shared memory; 128 KiB in flight an SM, as two CTAs of kDecodeGeometry128 keep). On the
+// H200 (bench/decode_configs, bench/RESULTS.md), 8x32/8 decode at 2 splits on it (128 CTAs on 132
+// SMs) against 4 splits on kDecodeGeometry128 (256 CTAs, 2 an SM): seq-k 4096 0.0388 against 0.0404
+// ms, 32768 0.2444 against 0.2500, 131072 0.9451 against 0.9521; but 64x32/8 at 8192 (512 CTAs, one
+// split) 0.4900 against 0.4826.
+inline constexpr DecodeGeometrySpec kDecodeGeometry128OneCta{8, 3, 8, 1, false, 0};
+// Its shared memory a CTA, dynamic (Q's 16 rows of D 128 bf16, then 8 warps × 3 stages × 8 KiB;
+// decode_kernel.cuh's DecodeTraits asserts the same) and static (the kernel's own flag): 196 KiB,
+// more than a CTA may take on sm_80 (163 KiB) or sm_86/89 (99 KiB).
+inline constexpr std::int64_t kDecodeOneCtaSmemBytes = 16 * 128 * 2 + 8 * 3 * 8 * 1024 + 128;
 // One wave: on the H200 (bench/decode_configs, bench/RESULTS.md) the most splits whose CTAs fit one
 // wave of 2 CTAs an SM were fastest at every decode shape of issue 21 (8x32/8 at seq-k 4096:
 // 4 splits 0.0415 ms against 8 splits 0.0439; 64x32/8 at 8192: 1 split 0.4835 against 2 0.4982).
@@ -70,10 +81,12 @@ struct DecodePlan {
   std::int64_t rows = 0;           // packed rows of one kv head: (heads / kv_heads) · seq_q
   std::int64_t keys = 0;           // keys the last query row sees (all of seq_k unless causal)
   std::int64_t keys_per_split = 0; // a multiple of kDecodeSplitAlign; the last split may hold fewer
+  bool one_cta_per_sm = false;     // run kDecodeGeometry128OneCta (head dim 128), not decode_geometry's
   bool runs() const { return splits > 0; }
   // The fp32 partial outputs and log-sum-exps of every split (0 when splits <= 1).
   std::int64_t workspace_bytes(const DecodeShape& shape) const;
-  // This plan is decode_plan_with_splits(shape, splits): the launcher runs no other.
+  // This plan is decode_plan_with_splits(shape, splits), one_cta_per_sm only at head dim 128: the
+  // launcher runs no other.
   bool fits(const DecodeShape& shape) const;
 };
 
@@ -100,9 +113,15 @@ DecodePlan decode_plan_with_splits(const DecodeShape& shape, std::int64_t splits
 // - the last query row sees at least kDecodeMinKeys keys (causal top-left with few rows sees few:
 //   the tile kernels skip the rest);
 // - head_dim is 64 or 128 (the instantiated kernels).
-// With one split (the grid already full without splitting) the kernel writes O itself. Without a
-// rule, decode_grid_rule(shape.head_dim).
+// With one split (the grid already full without splitting) the kernel writes O itself.
 DecodePlan plan_decode(const DecodeShape& shape, int sm_count, DecodeGridRule rule);
-DecodePlan plan_decode(const DecodeShape& shape, int sm_count);
+// flash's plan: plan_decode with decode_grid_rule(shape.head_dim), or at head dim 128, on a device
+// whose CTAs may take kDecodeOneCtaSmemBytes of shared memory (smem_per_block: its opt-in limit),
+// the plan for one CTA an SM (one_cta_per_sm) when its grid fits one wave of one CTA an SM and fills
+// the SMs no less than the two-CTA plan fills its 2 · SMs slots (twice its CTAs at least the
+// other's). Measured on the H200 at the 8x32/8 decode shapes of issue 21 (bench/RESULTS.md); other
+// shapes it reaches (few columns where the key count caps both plans' splits, several row blocks)
+// follow the same arithmetic unmeasured.
+DecodePlan plan_decode(const DecodeShape& shape, int sm_count, std::int64_t smem_per_block);
 
 }  // namespace attnprof::cuda

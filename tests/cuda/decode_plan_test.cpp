@@ -14,6 +14,7 @@ constexpr int kH200Sms = 132;
 // The rule the counts below are worked out for: 3 waves of SMs × 2 CTAs. Passed explicitly, so
 // switching the production geometry or its rule does not move them.
 constexpr DecodeGridRule kRule{3, 2};
+constexpr std::int64_t kH200SmemPerBlock = 227 * 1024;  // cudaDevAttrMaxSharedMemoryPerBlockOptin
 
 // Llama-style decode: 32 query heads on 8 kv heads, one query row, D 128, causal bottom-right.
 DecodeShape decode_shape(std::int64_t batch, std::int64_t seq_k) {
@@ -99,13 +100,46 @@ TEST(DecodePlan, TheGridRuleSetsTheWavesAndCtasPerSmAimedAt) {
   const DecodePlan one_wave = plan_decode(decode_shape(8, 32768), kH200Sms, DecodeGridRule{1, 2});
   EXPECT_EQ(one_wave.splits, 4);
   EXPECT_EQ(one_wave.keys_per_split, 8192);
-  // The production rule at D 128 and D 64 is that one (decode_grid_rule), and plan_decode without a
-  // rule takes it: 4 splits here, 1 for 64·8 CTAs a split at seq-k 8192 (512 / 528).
+  // The two-CTA production rule at D 128 and D 64 is that one (decode_grid_rule).
   EXPECT_EQ(decode_grid_rule(128).waves, 1);
   EXPECT_EQ(decode_grid_rule(128).ctas_per_sm, 2);
   EXPECT_EQ(decode_grid_rule(64).waves, 1);
-  EXPECT_EQ(plan_decode(decode_shape(8, 32768), kH200Sms).splits, 4);
-  EXPECT_EQ(plan_decode(decode_shape(64, 8192), kH200Sms).splits, 1);
+}
+
+TEST(DecodePlan, FlashsPlanTakesOneCtaAnSmWhenItsGridFitsOneWave) {
+  // 8 batch × 8 kv heads = 64 columns. One CTA an SM, one wave of 132: 2 splits (128 / 132) up to
+  // 4; 3 → 192 / 264, 4 → 256 / 264 (a tie): 2. Its 128 CTAs fit the 132 SMs, and 2 · 128 is no
+  // less than the two-CTA plan's 256 (4 splits): one CTA an SM, 2 splits of 16384 keys.
+  const DecodePlan one = plan_decode(decode_shape(8, 32768), kH200Sms, kH200SmemPerBlock);
+  EXPECT_TRUE(one.one_cta_per_sm);
+  EXPECT_EQ(one.splits, 2);
+  EXPECT_EQ(one.keys_per_split, 16384);
+  EXPECT_TRUE(one.fits(decode_shape(8, 32768)));
+  EXPECT_TRUE(plan_decode(decode_shape(8, 4096), kH200Sms, kH200SmemPerBlock).one_cta_per_sm);
+  EXPECT_EQ(plan_decode(decode_shape(8, 4096), kH200Sms, kH200SmemPerBlock).splits, 2);
+  // 64 batch: 512 columns, more than 132 SMs even at one split: the two-CTA plan, 1 split.
+  const DecodePlan two = plan_decode(decode_shape(64, 8192), kH200Sms, kH200SmemPerBlock);
+  EXPECT_FALSE(two.one_cta_per_sm);
+  EXPECT_EQ(two.splits, 1);
+  // 3 batch: 24 columns; one CTA an SM: 5 splits (120 / 132); two CTAs: 11 splits (264 / 264).
+  // 2 · 120 = 240 < 264: the two-CTA grid fills its slots better.
+  const DecodePlan three = plan_decode(decode_shape(3, 32768), kH200Sms, kH200SmemPerBlock);
+  EXPECT_FALSE(three.one_cta_per_sm);
+  EXPECT_EQ(three.splits, 11);
+  // Head dim 64 has no one-CTA geometry: the two-CTA plan, 4 splits; a one-CTA plan does not fit.
+  DecodeShape d64 = decode_shape(8, 32768);
+  d64.head_dim = 64;
+  const DecodePlan plan64 = plan_decode(d64, kH200Sms, kH200SmemPerBlock);
+  EXPECT_FALSE(plan64.one_cta_per_sm);
+  EXPECT_EQ(plan64.splits, 4);
+  DecodePlan forced = plan64;
+  forced.one_cta_per_sm = true;
+  EXPECT_FALSE(forced.fits(d64));
+  // A100: 108 SMs, at most 163 KiB of shared memory a CTA, too little for the one-CTA geometry's
+  // 196: the two-CTA plan, whatever the fill (1x32/8 at seq-k 4096: 8 splits either way).
+  EXPECT_FALSE(plan_decode(decode_shape(1, 4096), 108, 166912).one_cta_per_sm);
+  EXPECT_TRUE(plan_decode(decode_shape(1, 4096), 108, kH200SmemPerBlock).one_cta_per_sm);
+  EXPECT_EQ(kDecodeOneCtaSmemBytes, 4096 + 196608 + 128);
 }
 
 TEST(DecodePlan, ShortCachesAreCappedAt512KeysASplit) {

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda/attention_reference.h"
@@ -43,7 +44,7 @@ std::string describe(const Case& c, const cuda::DecodePlan& plan) {
          (c.causal ? " causal offset " + std::to_string(c.causal_offset.value_or(c.Sk - c.Sq)) : std::string(" full")) +
          " " + std::string(c.layout == Layout::bhsd ? "bhsd" : "bshd") + " " + std::string(dtype_name(c.dtype)) +
          " splits " + std::to_string(plan.splits) + " of " + std::to_string(plan.keys_per_split) + " keys, " +
-         std::to_string(plan.row_blocks) + " row block(s)";
+         std::to_string(plan.row_blocks) + " row block(s)" + (plan.one_cta_per_sm ? ", one CTA an SM" : "");
 }
 
 AttentionSpec spec_of(const Case& c) {
@@ -266,11 +267,13 @@ TEST(CudaDecodeAttention, RepeatedLaunchesAreBitIdenticalAndLeaveTheCountersAtZe
 }
 
 // flash through the backend on decode shapes (Llama's 32 query heads on 8 kv heads, one query
-// row): the device's plan must run the decode kernels, and the result match fp64.
+// row): the device's plan must run the decode kernels, and the result match fp64. 16 columns: on
+// an H200 the plan takes the one-CTA geometry, in bf16 and fp16.
 TEST(CudaDecodeAttention, FlashTakesTheDecodePathOnDecodeShapes) {
   ATTNPROF_REQUIRE_GPU();
-  for (std::int64_t sk : {512, 4097}) {
-    const Case c{2, 32, 8, 1, sk, 128, true, Layout::bhsd, DType::bf16, 0};
+  const std::pair<std::int64_t, DType> runs[] = {{512, DType::bf16}, {4097, DType::bf16}, {4097, DType::fp16}};
+  for (const auto& [sk, dtype] : runs) {
+    const Case c{2, 32, 8, 1, sk, 128, true, Layout::bhsd, dtype, 0};
     const AttentionSpec spec = spec_of(c);
     const cuda::DecodeShape shape = cuda::DecodeShape::of(spec);
     const cuda::DecodePlan plan = cuda::flash_decode_plan(shape);
