@@ -31,6 +31,14 @@ AttentionTileMap map_of(const void* data, CUtensorMapDataType element, const Fus
                                  stride[1], stride[2], box_rows);
 }
 
+// A failed cudaLaunchKernelEx also leaves the runtime's last error set: cleared here, so the next
+// launch's check (cudaGetLastError) does not report it again at that launch's file and line.
+void launch_checked(cudaError_t status, const char* call, int line) {
+  if (status == cudaSuccess) return;
+  (void)cudaGetLastError();
+  throw_cuda_error(status, call, __FILE__, line);
+}
+
 template <class Tr, class T>
 void launch_typed(const FusedBackwardArgs& args, float* dq_accum, cudaStream_t stream) {
   const FusedAttentionArgs& a = args.fwd;
@@ -67,6 +75,8 @@ void launch_typed(const FusedBackwardArgs& args, float* dq_accum, cudaStream_t s
   p.do_seq_inner = d_o.seq_inner;
 
   const std::int64_t tiles = a.batch * a.heads * p.m_blocks;
+  // An ordinary launch: the preparation reads O, dO and the LSE without waiting, so it must not start
+  // before the kernels that wrote them have finished.
   flash_backward_prep_kernel<Tr, T><<<static_cast<unsigned>(tiles), 256, 0, stream>>>(args, p.row_stats, dq_accum,
                                                                                      p.m_blocks);
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_backward_prep_kernel");
@@ -87,13 +97,28 @@ void launch_typed(const FusedBackwardArgs& args, float* dq_accum, cudaStream_t s
   // pairs · key_blocks ≤ batch·kv_heads·seq_k, K's rows: under 2^31 for any problem whose tensors
   // fit in GPU memory (Q, K, V, O, dO, dQ, dK, dV of 2^31 rows of 8 bf16 are 32 GiB each).
   const dim3 grid(static_cast<unsigned>(static_cast<std::int64_t>(p.pairs) * p.key_blocks));
-  kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(q.map, k.map, v.map, d_o.map, p);
-  ATTNPROF_CUDA_CHECK_LAUNCH("flash_backward_sm90_kernel");
+  // The main and conversion kernels may start while the kernel before each finishes (programmatic
+  // dependent launch: flash_bwd_kernel.cuh says where each waits).
+  cudaLaunchAttribute overlap{};
+  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = dim3(Tr::kThreads);
+  config.dynamicSmemBytes = Tr::kSmemBytes;
+  config.stream = stream;
+  config.attrs = &overlap;
+  config.numAttrs = 1;
+  launch_checked(cudaLaunchKernelEx(&config, kernel, q.map, k.map, v.map, d_o.map, p),
+                 "cudaLaunchKernelEx(flash_backward_sm90_kernel)", __LINE__);
   // Exactly one CTA per tile: the conversion kernel has no bounds check.
-  flash_backward_dq_convert_kernel<Tr, T><<<static_cast<unsigned>(tiles), 256, 0, stream>>>(
-      dq_accum, static_cast<T*>(args.dq), p.m_blocks, p.seq_q, p.heads, p.head_dim, args.dq_stride[0],
-      args.dq_stride[1], args.dq_stride[2], a.softmax_scale);
-  ATTNPROF_CUDA_CHECK_LAUNCH("flash_backward_dq_convert_kernel");
+  config.gridDim = dim3(static_cast<unsigned>(tiles));
+  config.blockDim = dim3(256);
+  config.dynamicSmemBytes = 0;
+  launch_checked(cudaLaunchKernelEx(&config, flash_backward_dq_convert_kernel<Tr, T>, dq_accum,
+                                    static_cast<T*>(args.dq), p.m_blocks, p.seq_q, p.heads, p.head_dim,
+                                    args.dq_stride[0], args.dq_stride[1], args.dq_stride[2], a.softmax_scale),
+                 "cudaLaunchKernelEx(flash_backward_dq_convert_kernel)", __LINE__);
 }
 
 template <class T>

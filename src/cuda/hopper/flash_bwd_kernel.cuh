@@ -31,6 +31,27 @@ __device__ __forceinline__ int first_query_block(const BwdSm90Params& p, int n0)
   return first_row <= 0 ? 0 : first_row / 64;
 }
 
+// Programmatic dependent launch (PTX griddepcontrol, sm_90): the main and conversion kernels are
+// launched so that each may start while the kernel before it runs its last CTAs (the preparation
+// kernel is an ordinary launch: it starts once everything before it on the stream is done). The
+// preparation kernel's CTAs allow the main kernel to launch as they start, the main kernel's once
+// their barriers are set up (a dependent's CTAs are scheduled only once every CTA of the grid before
+// has allowed it or exited, so they never take an SM a CTA of that grid still waits for); a thread
+// waits for the grid before it (its completion and its memory) before it first reads or writes
+// what that grid writes. Compiled for another architecture both are no-ops (flash_bwd_dispatch.cu
+// launches these kernels on Hopper only). A kernel's profiled interval then includes the time it
+// waits: the main and conversion kernels start before the one they follow ends.
+__device__ __forceinline__ void wait_for_previous_grid() {
+#if ATTNPROF_SM90A
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void allow_next_grid_launch() {
+#if ATTNPROF_SM90A
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 #if ATTNPROF_SM90A
 using flash_sm90::fast_exp2;
 using flash_sm90::named_barrier_arrive;
@@ -65,6 +86,8 @@ __device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensor
     tma_load_attention_box(smem + Tr::kVOffset + atom * Tr::kKVAtomBytes, v_map, p.v_seq_inner, &bars.kv_full,
                            atom * 64, n0, kvh, b, kCacheEvictLast);
   }
+  // The row statistics come from the preparation kernel.
+  wait_for_previous_grid();
   const int blocks = p.m_blocks - m_first, steps = p.kv_group * blocks;
   for (int it = 0; it < steps; ++it) {
     const int stage = it % Tr::kStages;
@@ -178,6 +201,8 @@ __device__ __forceinline__ void consume(const BwdSm90Params& p, unsigned char* s
     load_key_fragments(k_frag, smem_base + Tr::kKOffset, wg * 64, t);
     load_key_fragments(v_frag, smem_base + Tr::kVOffset, wg * 64, t);
   }
+  // The dQ accumulator this warpgroup adds into is zeroed by the preparation kernel.
+  wait_for_previous_grid();
 
   for (int it = 0; it < steps; ++it) {
     const int stage = it % Tr::kStages;
@@ -382,6 +407,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
     fence_mbarrier_init();
   }
   __syncthreads();
+  allow_next_grid_launch();
   int key_block = 0;
   const int pair = tile_pair(p, static_cast<int>(blockIdx.x), key_block);
   const int n0 = key_block * Tr::kBlockN, b = pair / p.kv_heads, kvh = pair % p.kv_heads;
@@ -410,6 +436,7 @@ __global__ void __launch_bounds__(256) flash_backward_dq_convert_kernel(const fl
                                                                          std::int64_t s2, float scale) {
   constexpr int kRowFloats = Tr::kHeadDim + 4;  // padded: a warp's scattered pairs spread over the banks
   __shared__ __align__(16) float rows[Tr::kBlockM * kRowFloats];
+  wait_for_previous_grid();  // the accumulator is the main kernel's
   const std::int64_t tile = blockIdx.x;
   const float4* src = reinterpret_cast<const float4*>(accum + tile * Tr::kBlockM * Tr::kHeadDim);
   for (int i = static_cast<int>(threadIdx.x); i < Tr::kBlockM * Tr::kHeadDim / 4; i += 256) {
@@ -447,6 +474,7 @@ __global__ void __launch_bounds__(256) flash_backward_dq_convert_kernel(const fl
 template <class Tr, class T>
 __global__ void __launch_bounds__(256) flash_backward_prep_kernel(const FusedBackwardArgs args, float* row_stats,
                                                                   float* dq_accum, int m_blocks) {
+  allow_next_grid_launch();
   const std::int64_t block = blockIdx.x, bh = block / m_blocks;
   const int seq_q = static_cast<int>(args.fwd.seq_q), r = static_cast<int>(threadIdx.x) / 4;
   const int row = static_cast<int>(block % m_blocks) * 64 + r, part = static_cast<int>(threadIdx.x) % 4;

@@ -71,8 +71,9 @@ __device__ __forceinline__ int next_tile(const FlashSm90Params& p, int done) {
 }
 
 // Once a CTA has drawn past the last tile it draws no more; the last CTA to get there sets the
-// counter back to zero for the next launch on the stream (kernels on one stream never overlap), so
-// a forward needs no memset. The fence orders this CTA's last draw before its retirement.
+// counter back to zero for the next launch on the stream (the forward is an ordinary launch: it
+// starts once the kernel before it on the stream has finished), so a forward needs no memset. The
+// fence orders this CTA's last draw before its retirement.
 __device__ __forceinline__ void retire_tile_counter(int* counter) {
   __threadfence();
   if (atomicAdd(counter + 1, 1) == static_cast<int>(gridDim.x) - 1) {
@@ -91,8 +92,8 @@ __device__ __forceinline__ void retire_tile_counter(int* counter) {
 int multiprocessor_count();
 // The tile counter for launches on `stream` of the current device: two ints, zeroed once (in
 // stream order) and set back to zero by each launch's last CTA (retire_tile_counter). One per stream
-// because launches on one stream never overlap, while two streams' launches may; kept for the
-// process (8 bytes a stream). flash_dispatch.cu.
+// because two forwards on one stream never overlap (ordinary launches), while two streams' may; kept
+// for the process (8 bytes a stream). flash_dispatch.cu.
 int* tile_counter_for(cudaStream_t stream);
 
 // One CTA per query tile, longest first within L2 sections (l2_section_pairs, as the tile counter's
