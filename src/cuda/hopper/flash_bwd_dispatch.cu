@@ -31,14 +31,6 @@ AttentionTileMap map_of(const void* data, CUtensorMapDataType element, const Fus
                                  stride[1], stride[2], box_rows);
 }
 
-// A failed cudaLaunchKernelEx also leaves the runtime's last error set: cleared here, so the next
-// launch's check (cudaGetLastError) does not report it again at that launch's file and line.
-void launch_checked(cudaError_t status, const char* call, int line) {
-  if (status == cudaSuccess) return;
-  (void)cudaGetLastError();
-  throw_cuda_error(status, call, __FILE__, line);
-}
-
 template <class Tr, class T>
 void launch_typed(const FusedBackwardArgs& args, float* dq_accum, cudaStream_t stream) {
   const FusedAttentionArgs& a = args.fwd;
@@ -109,16 +101,15 @@ void launch_typed(const FusedBackwardArgs& args, float* dq_accum, cudaStream_t s
   config.stream = stream;
   config.attrs = &overlap;
   config.numAttrs = 1;
-  launch_checked(cudaLaunchKernelEx(&config, kernel, q.map, k.map, v.map, d_o.map, p),
-                 "cudaLaunchKernelEx(flash_backward_sm90_kernel)", __LINE__);
+  ATTNPROF_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, q.map, k.map, v.map, d_o.map, p));
   // Exactly one CTA per tile: the conversion kernel has no bounds check.
   config.gridDim = dim3(static_cast<unsigned>(tiles));
   config.blockDim = dim3(256);
   config.dynamicSmemBytes = 0;
-  launch_checked(cudaLaunchKernelEx(&config, flash_backward_dq_convert_kernel<Tr, T>, dq_accum,
-                                    static_cast<T*>(args.dq), p.m_blocks, p.seq_q, p.heads, p.head_dim,
-                                    args.dq_stride[0], args.dq_stride[1], args.dq_stride[2], a.softmax_scale),
-                 "cudaLaunchKernelEx(flash_backward_dq_convert_kernel)", __LINE__);
+  ATTNPROF_CUDA_CHECK(cudaLaunchKernelEx(&config, flash_backward_dq_convert_kernel<Tr, T>, dq_accum,
+                                         static_cast<T*>(args.dq), p.m_blocks, p.seq_q, p.heads, p.head_dim,
+                                         args.dq_stride[0], args.dq_stride[1], args.dq_stride[2],
+                                         a.softmax_scale));
 }
 
 template <class T>
