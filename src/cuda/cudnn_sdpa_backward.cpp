@@ -28,13 +28,14 @@ namespace {
 
 using namespace cudnn_graph;
 
-// The backward graph's tensor UIDs: the ten a variant pack binds, then the virtual ones.
+// The backward graph's tensor UIDs: the eleven a variant pack binds, the by-value scalars, then
+// the virtual ones.
 enum Uid : std::int64_t {
   kQ = 1, kKt = 2, kVt = 3, kO = 4, kDO = 5, kStats = 6, kDQ = 7, kDK = 8, kDV = 9, kDQAccum = 10,
-  kScale = 11, kOne = 12, kLowest = 13, kSeqKv = 14, kSeqQ = 15,
-  kDOO = 20, kRowDot = 21, kSoftmaxSum = 22, kS = 23, kScaled = 24, kRow = 25, kCol = 26, kRowPlusSeqKv = 27,
+  kSoftmaxSum = 16, kScale = 11, kOne = 12, kNegInf = 13, kSeqKv = 14, kSeqQ = 15,
+  kDOO = 20, kRowDot = 21, kS = 23, kScaled = 24, kRow = 25, kCol = 26, kRowPlusSeqKv = 27,
   kShiftedRow = 28, kMask = 29, kMasked = 30, kSubStats = 31, kP = 32, kPt = 33, kDVFull = 34, kDP = 35,
-  kDPOne = 36, kDPSub = 37, kDS0 = 38, kDS = 39, kDSt = 40, kDKFull = 41, kK = 42,
+  kDPSub = 37, kDS0 = 38, kDS = 39, kDSt = 40, kDKFull = 41, kK = 42,
   kKey = 50, kValue = 51,  // K and V of the SDPA_BWD operation (not transposed)
 };
 
@@ -46,10 +47,12 @@ struct BackwardGeometry {
 
 Dims contiguous(const Dims& d) { return {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1}; }
 
-// The graph of cuDNN's frontend SDPA backward node (no dropout, bias or padding):
-//   Δ = rowsum(dO ⊙ O)·1;  S = scale·Q·Kᵀ, causally masked to the lowest float;  P = exp(S − Stats);
-//   dV = Pᵀ·dO;  dS = scale·P ⊙ (dO·Vᵀ·1 − Δ);  dK = dSᵀ·Q;  dQ = dS·K, accumulated in fp32 (the
-//   non-virtual dQ accumulator, F16x16-reordered) and copied to dQ (IDENTITY).
+// The graph of cuDNN's frontend (1.18, as PyTorch 2.11 builds it) SDPA backward node, no dropout,
+// bias or padding, op for op in the frontend's order and with its tensor types:
+//   Δ = rowsum(dO ⊙ O)·1 (a non-virtual fp32 [B,H,Sq,1] in the workspace);  S = scale·Q·Kᵀ;
+//   P = exp(mask(S − Stats)), causally masked to −inf (fp32 index math);  dV = Pᵀ·dO;
+//   dS = scale·P ⊙ (dO·Vᵀ − Δ);  dQ = dS·K (K as an fp32 virtual), accumulated in fp32 (the
+//   non-virtual row-major dQ accumulator) and copied to dQ (IDENTITY);  dK = dSᵀ·Q.
 // GQA/MQA: dV and dK come out per query head and are summed over each group (REDUCTION ADD into
 // [B,Hkv,Sk,D]). Bottom-right with Sq < Sk shifts the row index by Sk − Sq (by-value INT32 ADD
 // and SUB), as the forward's graph.
@@ -74,8 +77,7 @@ std::vector<DescPtr> backward_graph(GraphBuilder& g, const AttentionSpec& spec, 
   auto tdq = g.tensor(kDQ, p.dq.dims, p.dq.strides, io);
   auto tdk = g.tensor(kDK, p.dk.dims, p.dk.strides, io);
   auto tdv = g.tensor(kDV, p.dv.dims, p.dv.strides, io);
-  auto t_accum = g.tensor(kDQAccum, q_full, contiguous(q_full), CUDNN_DATA_FLOAT, false, false, 16,
-                          CUDNN_TENSOR_REORDERING_F16x16);
+  auto t_accum = g.tensor(kDQAccum, q_full, contiguous(q_full), CUDNN_DATA_FLOAT);
   auto t_scale = g.tensor(kScale, one, one, CUDNN_DATA_FLOAT, false, true);
   auto t_one = g.tensor(kOne, one, one, CUDNN_DATA_FLOAT, false, true);
   auto fp32 = [&](std::int64_t uid, const Dims& dims, const Dims& strides) {
@@ -92,57 +94,55 @@ std::vector<DescPtr> backward_graph(GraphBuilder& g, const AttentionSpec& spec, 
     ops.push_back(g.matmul(a, b, full));
     ops.push_back(g.reduction(CUDNN_REDUCE_TENSOR_ADD, full, grad));
   };
-  // Δ = rowsum(dO ⊙ O) · 1
-  auto t_doo = fp32(kDOO, q_full, contiguous(q_full));
+  // Δ = rowsum(dO ⊙ O) · 1 (dO ⊙ O with the frontend's strides, sequence stride H·D)
+  auto t_doo = fp32(kDOO, q_full, {h * sq * d, sq * d, h * d, 1});
   auto t_row_dot = fp32(kRowDot, row_dims, row_strides);
-  auto t_softmax_sum = fp32(kSoftmaxSum, row_dims, row_strides);
+  auto t_softmax_sum = g.tensor(kSoftmaxSum, row_dims, row_strides, CUDNN_DATA_FLOAT);
   ops.push_back(g.pointwise(CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, tdo, to, nullptr, t_doo));
   ops.push_back(g.reduction(CUDNN_REDUCE_TENSOR_ADD, t_doo, t_row_dot));
   ops.push_back(g.pointwise(CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, t_row_dot, t_one, nullptr, t_softmax_sum));
-  // P = exp(mask(scale · Q·Kᵀ) − Stats)
+  // P = exp(mask(scale · Q·Kᵀ − Stats))
   auto ts = fp32(kS, s_dims, s_strides);
   auto t_scaled = fp32(kScaled, s_dims, s_strides);
+  auto t_sub = fp32(kSubStats, s_dims, s_strides);
   ops.push_back(g.matmul(tq, tkt, ts));
   ops.push_back(g.pointwise(CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, ts, t_scale, nullptr, t_scaled));
-  DescPtr t_logits = t_scaled;
+  ops.push_back(g.pointwise(CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, t_scaled, t_stats, nullptr, t_sub));
+  DescPtr t_logits = t_sub;
   if (spec.causal) {
     auto t_row = g.tensor(kRow, s_dims, s_strides, CUDNN_DATA_INT32, true);
     auto t_col = g.tensor(kCol, s_dims, s_strides, CUDNN_DATA_INT32, true);
     auto t_mask = g.tensor(kMask, s_dims, s_strides, CUDNN_DATA_BOOLEAN, true);
-    auto t_lowest = g.tensor(kLowest, one, one, CUDNN_DATA_FLOAT, false, true);
+    auto t_neg_inf = g.tensor(kNegInf, one, one, CUDNN_DATA_FLOAT, false, true);
     t_logits = fp32(kMasked, s_dims, s_strides);
-    g.causal_mask(ops, spec, t_scaled, t_row, t_col, t_mask, s_dims, s_strides,
-                  {kSeqKv, kSeqQ, kRowPlusSeqKv, kShiftedRow}, CUDNN_DATA_INT32);
-    ops.push_back(g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, t_scaled, t_lowest, t_mask, t_logits));
+    g.causal_mask(ops, spec, t_sub, t_row, t_col, t_mask, s_dims, s_strides,
+                  {kSeqKv, kSeqQ, kRowPlusSeqKv, kShiftedRow}, CUDNN_DATA_FLOAT);
+    ops.push_back(g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, t_sub, t_neg_inf, t_mask, t_logits));
   }
-  auto t_sub = fp32(kSubStats, s_dims, s_strides);
   auto tp = fp32(kP, s_dims, s_strides);
-  ops.push_back(g.pointwise(CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, t_logits, t_stats, nullptr, t_sub));
-  ops.push_back(g.pointwise(CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, t_sub, nullptr, nullptr, tp));
+  ops.push_back(g.pointwise(CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, t_logits, nullptr, nullptr, tp));
   // dV = Pᵀ·dO (summed over each group of query heads under GQA)
   auto t_pt = g.tensor(kPt, st_dims, st_strides, io, true);
   ops.push_back(g.reshape(tp, t_pt));
   kv_grad(t_pt, tdo, tdv, kDVFull);
-  // dS = scale · P ⊙ (dO·Vᵀ · 1 − Δ)
+  // dS = scale · P ⊙ (dO·Vᵀ − Δ)
   auto t_dp = fp32(kDP, s_dims, s_strides);
-  auto t_dp_one = fp32(kDPOne, s_dims, s_strides);
   auto t_dp_sub = fp32(kDPSub, s_dims, s_strides);
   auto t_ds0 = fp32(kDS0, s_dims, s_strides);
   auto t_ds = fp32(kDS, s_dims, s_strides);
   ops.push_back(g.matmul(tdo, tvt, t_dp));
-  ops.push_back(g.pointwise(CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, t_dp, t_one, nullptr, t_dp_one));
-  ops.push_back(g.pointwise(CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, t_dp_one, t_softmax_sum, nullptr, t_dp_sub));
+  ops.push_back(g.pointwise(CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, t_dp, t_softmax_sum, nullptr, t_dp_sub));
   ops.push_back(g.pointwise(CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, t_dp_sub, tp, nullptr, t_ds0));
   ops.push_back(g.pointwise(CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, t_ds0, t_scale, nullptr, t_ds));
+  // dQ = dS·K into the fp32 accumulator, then dQ
+  auto tk = g.tensor(kK, p.k.dims, p.k.strides, CUDNN_DATA_FLOAT, true);
+  ops.push_back(g.reshape(tkt, tk));
+  ops.push_back(g.matmul(t_ds, tk, t_accum));
+  ops.push_back(g.pointwise(CUDNN_POINTWISE_IDENTITY, CUDNN_DATA_FLOAT, t_accum, nullptr, nullptr, tdq));
   // dK = dSᵀ·Q (summed over each group under GQA)
   auto t_dst = g.tensor(kDSt, st_dims, st_strides, io, true);
   ops.push_back(g.reshape(t_ds, t_dst));
   kv_grad(t_dst, tq, tdk, kDKFull);
-  // dQ = dS·K into the fp32 accumulator, then dQ
-  auto tk = g.tensor(kK, p.k.dims, p.k.strides, io, true);
-  ops.push_back(g.reshape(tkt, tk));
-  ops.push_back(g.matmul(t_ds, tk, t_accum));
-  ops.push_back(g.pointwise(CUDNN_POINTWISE_IDENTITY, CUDNN_DATA_FLOAT, t_accum, nullptr, nullptr, tdq));
   return ops;
 }
 
@@ -195,16 +195,17 @@ using Pointers = std::array<const void*, 10>;
 
 struct Plan : EnginePlan {
   GraphBuilder graph;
-  void* workspace = nullptr;  // cuDNN's workspace, then (composite) the dQ accumulator at accum_offset
+  // cuDNN's workspace, then (composite) the dQ accumulator at accum_offset and Δ right after it
+  void* workspace = nullptr;
   std::size_t workspace_alloc = 0;
   std::size_t accum_offset = 0, accum_bytes = 0;
   bool unified = false;  // the SDPA_BWD operation: no accumulator of ours, no 1.0
-  bool causal = false;   // the pack binds the lowest float the mask writes
+  bool causal = false;   // the pack binds the −inf the mask writes
   bool shifted = false;  // bottom-right with Sq < Sk: the pack binds the two lengths
   // By-value scalars read through host pointers at execute time: NaN scale until build sets it.
   float scale = std::numeric_limits<float>::quiet_NaN();
   float one = 1.0f;
-  float lowest = std::numeric_limits<float>::lowest();
+  float neg_inf = -std::numeric_limits<float>::infinity();
   std::array<std::int32_t, 2> seq_lengths{};  // Sk, Sq
   std::list<std::pair<Pointers, std::unique_ptr<Desc>>> packs;  // the last few pointer sets, newest first
   ~Plan() {
@@ -221,12 +222,14 @@ std::unique_ptr<Desc> make_pack(const Plan& p, const Pointers& ptr, void* worksp
   if (!p.unified) {
     uids.push_back(kDQAccum);
     data.push_back(const_cast<void*>(ptr[9]));
+    uids.push_back(kSoftmaxSum);
+    data.push_back(static_cast<char*>(const_cast<void*>(ptr[9])) + p.accum_bytes);
     uids.push_back(kOne);
     data.push_back(const_cast<float*>(&p.one));
   }
   if (p.causal) {
-    uids.push_back(kLowest);
-    data.push_back(const_cast<float*>(&p.lowest));
+    uids.push_back(kNegInf);
+    data.push_back(const_cast<float*>(&p.neg_inf));
   }
   if (p.shifted) {
     uids.push_back(kSeqKv);
@@ -245,6 +248,12 @@ std::unique_ptr<Desc> make_pack(const Plan& p, const Pointers& ptr, void* worksp
 
 std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
 
+// The composite graph's tensors in the workspace after cuDNN's own: the fp32 dQ accumulator
+// [B,H,Sq,D] and Δ [B,H,Sq,1] (cuDNN's frontend lays them out so); none for SDPA_BWD.
+std::int64_t own_workspace_bytes(const AttentionSpec& spec, bool unified) {
+  return unified ? 0 : spec.batch * spec.heads * spec.seq_q * (spec.head_dim + 1) * 4;
+}
+
 // Whether the composite graph's dQ accumulator must be zeroed before each execution: before cuDNN
 // 9.6 the caller zeroed it (cuDNN's frontend memsets it there); from 9.6 the library's kernels
 // initialise it themselves (the frontend only reserves it), and a memset would cost a pass over
@@ -261,8 +270,9 @@ void time_backward_candidates(std::vector<Candidate>& candidates, cudnnHandle_t 
     scratch.push_back(Tensor::empty({span_elements(*g)}, spec.dtype, Device::cuda));
   scratch.push_back(Tensor::empty({spec.batch * spec.heads * geometry.stats_seq_stride}, DType::fp32, Device::cuda));
   const std::int64_t accum_offset = round_up(largest_workspace(candidates), 256);
-  const std::int64_t accum_bytes = p.unified ? 0 : spec.batch * spec.heads * spec.seq_q * spec.head_dim * 4;
-  const Tensor workspace = Tensor::empty({(accum_offset + accum_bytes) / 4}, DType::fp32, Device::cuda);
+  const auto accum_bytes = static_cast<std::int64_t>(p.accum_bytes);
+  const Tensor workspace =
+      Tensor::empty({(accum_offset + own_workspace_bytes(spec, p.unified)) / 4}, DType::fp32, Device::cuda);
   char* accum = static_cast<char*>(workspace.raw()) + accum_offset;
   cudaStream_t stream = backend_stream();
   for (const Tensor& t : scratch)
@@ -342,13 +352,13 @@ class BackwardCache {
     p.shifted = spec.causal && spec.causal_offset() != 0;
     p.seq_lengths = {static_cast<std::int32_t>(spec.seq_k), static_cast<std::int32_t>(spec.seq_q)};
     p.scale = static_cast<float>(softmax_scale_of(spec));
+    p.accum_bytes = unified ? 0 : static_cast<std::size_t>(spec.batch * spec.heads * spec.seq_q * spec.head_dim * 4);
     choose_engine(p, handle_, ops, spec, "the SDPA backward graph", [&](std::vector<Candidate>& candidates) {
       time_backward_candidates(candidates, handle_, spec, geometry, p);
     });
     // The kernels may use their workspace even when it reports 0 bytes: never pass NULL.
     p.accum_offset = static_cast<std::size_t>(round_up(std::max<std::int64_t>(p.info.workspace_bytes, 256), 256));
-    p.accum_bytes = unified ? 0 : static_cast<std::size_t>(spec.batch * spec.heads * spec.seq_q * spec.head_dim * 4);
-    p.workspace_alloc = p.accum_offset + p.accum_bytes;
+    p.workspace_alloc = p.accum_offset + static_cast<std::size_t>(own_workspace_bytes(spec, unified));
     p.info.workspace_bytes = static_cast<std::int64_t>(p.workspace_alloc);
     p.workspace = memory::allocate(Device::cuda, p.workspace_alloc);
   }
@@ -419,7 +429,7 @@ std::int64_t cudnn_sdpa_backward_workspace_bytes(const AttentionSpec& spec) {
     if (const Plan* p = cache().find(BackwardCache::key_of(spec, layout_geometry(spec))))
       return static_cast<std::int64_t>(p->workspace_alloc);
   }
-  return spec.batch * spec.heads * spec.seq_q * (spec.head_dim + 1) * 4;
+  return own_workspace_bytes(spec, false);
 }
 
 CudnnPlanInfo cudnn_sdpa_backward(const AttentionSpec& spec, Tensor& dq, Tensor& dk, Tensor& dv, const Tensor& q,
