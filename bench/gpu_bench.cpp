@@ -41,6 +41,7 @@
 #include "core/atomic_file.h"
 #include "cuda/attention_reference.h"
 #include "cuda/check.h"
+#include "cuda/cudnn_sdpa.h"
 #include "cuda/event_pairs.h"
 #include "cuda/gradient_check.h"
 #include "run/preflight.h"
@@ -405,6 +406,8 @@ int main(int argc, char** argv) {
       else throw UsageError(fmt::format("{}: unknown flag (allowed: --variants --shapes --reps --reps-large --warmup --json --no-causal --dtype --pass)", a));
     }
     be();  // the CUDA backend, or a UsageError naming the reason there is no GPU
+    // The cuDNN library loaded (not the headers built against): pytorch_side_by_side.py checks it.
+    std::fprintf(stderr, "gpu_bench: cuDNN %lld loaded\n", static_cast<long long>(attnprof::cuda::cudnn_version()));
     std::string lines;
     for (const std::string& shape : split(shapes, ',')) {
       AttentionSpec s = parse_shape(shape, causal, dtype);

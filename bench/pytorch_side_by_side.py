@@ -9,6 +9,9 @@ session 3; before, a call whose CPU time exceeded its kernel's timed the CPU: Py
 8x16x1024x64 read 0.060 to 0.134 ms across runs for a 57.5 us kernel). Our side: the gpu_bench executable timing the registered variants (the objects `attnprof run`
 runs; same method, JSON lines), run from here.
 Prints ours, PyTorch's and the ratio PyTorch/ours (> 1: ours is faster), and writes JSON.
+gpu_bench runs on PyTorch's own libcudnn (bench/torch_cudnn.py finds it; --ours-cudnn system keeps
+the loader's), so the cudnn rows compare one library's engines; the header says which cuDNN each
+side loaded.
 
 Decode rows (issue 21: one query row against a KV cache, Llama's 32 query heads on 8 kv heads,
 D 128, bf16, no causal mask: the row sees every key) time --decode-variants against PyTorch's SDPA
@@ -48,6 +51,8 @@ import time
 
 import torch
 import torch.nn.functional as F
+
+import torch_cudnn
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 ANCHOR_SHAPES = [(8, 16, 1024, 64), (4, 16, 4096, 64), (4, 16, 4096, 128), (1, 16, 16384, 128), (16, 32, 512, 128)]
@@ -271,10 +276,19 @@ def time_torch_backward(name, shape, reps):
     return row
 
 
-def run_ours(bench, variants, shapes, reps, reps_large, pass_name):
+def run_ours(bench, variants, shapes, reps, reps_large, pass_name, cudnn_dir):
+    """gpu_bench's rows, and the cuDNN version it loaded (its first stderr line); cudnn_dir, when
+    given, goes first on LD_LIBRARY_PATH, so it loads that libcudnn."""
+    env = dict(os.environ)
+    if cudnn_dir:
+        env["LD_LIBRARY_PATH"] = cudnn_dir + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     cmd = [bench, "--variants", ",".join(variants), "--shapes", ",".join("x".join(map(str, s if is_decode(s) else s[:4])) for s in shapes),
            "--reps", str(reps), "--reps-large", str(reps_large), "--pass", pass_name]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    loaded = None
+    for line in proc.stderr.splitlines():
+        if line.startswith("gpu_bench: cuDNN ") and line.endswith(" loaded"):
+            loaded = int(line.split()[2])
     if proc.returncode != 0:
         print(proc.stderr, file=sys.stderr)
     else:  # the one-time work our variants report (cuDNN's plan: engine, knob, the configs timed)
@@ -286,7 +300,7 @@ def run_ours(bench, variants, shapes, reps, reps_large, pass_name):
         if line.startswith("{"):
             r = json.loads(line)
             rows[(r["variant"], r["B"], r["H"], r["S"], r["D"], r.get("Hkv", r["H"]), r.get("Sk", r["S"]))] = r
-    return rows
+    return rows, loaded
 
 
 def write_json(path, results):
@@ -361,6 +375,9 @@ def main():
                     help="backward: the backward as training step - forward, on both sides")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--reps-large", type=int, default=10, help="the repetitions at S >= 16384 (self-attention)")
+    ap.add_argument("--ours-cudnn", choices=("torch", "system"), default="torch",
+                    help="the libcudnn gpu_bench loads: PyTorch's (default; the same library, so the same "
+                         "engines) or the one the loader finds")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     backward = args.pass_name == "backward"
@@ -377,11 +394,20 @@ def main():
                  "decode rows time the forward only")
     variants_of = lambda shape: (args.decode_variants if is_decode(shape) else args.variants).split(",")  # noqa: E731
     print(f"torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, {torch.cuda.get_device_name()}", flush=True)
-    ours = {}
+    cudnn_dir = torch_cudnn.loaded_cudnn_dir() if args.ours_cudnn == "torch" else None
+    ours, ours_cudnn = {}, set()
     for kind in (False, True):  # one gpu_bench run for the self-attention rows, one for the decode rows
         group = [shape for shape in shapes if is_decode(shape) == kind]
         if group:
-            ours.update(run_ours(args.bench, variants_of(group[0]), group, args.reps, args.reps_large, args.pass_name))
+            rows, loaded = run_ours(args.bench, variants_of(group[0]), group, args.reps, args.reps_large,
+                                    args.pass_name, cudnn_dir)
+            ours.update(rows)
+            ours_cudnn.add(loaded)
+    same = ours_cudnn == {torch.backends.cudnn.version()}
+    print(f"ours: cuDNN {', '.join(str(v) for v in sorted(ours_cudnn, key=str))} loaded "
+          f"({'from ' + cudnn_dir if cudnn_dir else 'the system library'})"
+          f"{'' if same else ': NOT the cuDNN PyTorch runs, so the cudnn rows compare different libraries'}",
+          flush=True)
     results = []
     for shape in shapes:
         b, h, s, d, hkv, sk = shape
@@ -404,7 +430,8 @@ def main():
                     gc.collect()
             theirs = torch_rows[base]
             row = {"B": b, "H": h, "S": s, "D": d, "Hkv": hkv, "Sk": sk, "variant": v, "torch_variant": OURS_TO_TORCH[base],
-                   "ours": mine, "torch": theirs}
+                   "ours": mine, "torch": theirs,
+                   "cudnn_loaded": {"ours": sorted(ours_cudnn, key=str), "torch": torch.backends.cudnn.version()}}
             if "median_ms" in theirs and not backward:
                 theirs["kv_tbps"] = 2 * b * hkv * sk * d * 2 / (theirs["median_ms"] * 1e-3) / 1e12
             if "median_ms" in mine and "median_ms" in theirs and mine["median_ms"] > 0:

@@ -20,7 +20,7 @@ declare -A status
 summary() {
   echo
   echo "== gpu-check summary ($(date -u +%FT%TZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null))"
-  for k in configure build hopper hopper_sass tests_logic tests_gpu ctest compare traces decode preflight memcheck racecheck throughput bench bench_dims bench_bwd timeline cpu_tests cpu_variant_tests cpu_bench; do printf '%-12s %s\n' "$k" "${status[$k]:-not run}"; done
+  for k in configure build hopper hopper_sass tests_logic tests_gpu tests_torch_cudnn ctest compare traces decode preflight memcheck racecheck throughput bench bench_dims bench_bwd timeline cpu_tests cpu_variant_tests cpu_bench; do printf '%-12s %s\n' "$k" "${status[$k]:-not run}"; done
 }
 trap summary EXIT
 
@@ -62,6 +62,13 @@ status[hopper_sass]="HGMMA instructions: $hgmma, UTMALDG instructions: $utmaldg"
 run_gtest tests_logic tests/cuda/test_cuda_logic
 # TESTS_WITH_SANITIZER=1: the GPU tests run beside the sanitizers instead (saves minutes of a lease).
 [ "${TESTS_WITH_SANITIZER:-0}" = 1 ] || run_gtest tests_gpu tests/cuda/test_cuda_gpu ${TESTS_GPU_FILTER:+--gtest_filter=$TESTS_GPU_FILTER}
+# The cuDNN tests again on PyTorch's libcudnn (bench/torch_cudnn.py), the one the side by side runs:
+# the system's may be another version, with other engines (the SDPA_BWD operation needs 9.17).
+if torch_cudnn=$(python3 "$SRC/bench/torch_cudnn.py"); then
+  LD_LIBRARY_PATH="$torch_cudnn${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" run_gtest tests_torch_cudnn tests/cuda/test_cuda_gpu --gtest_filter='Cudnn*'
+else
+  status[tests_torch_cudnn]="not run (bench/torch_cudnn.py found no PyTorch libcudnn)"
+fi
 fi
 if [ $build_rc -eq 0 ] && [ "${SKIP_CTEST:-0}" != 1 ]; then
   if ctest --test-dir "$BUILD" --output-on-failure -j4 >"$OUT/ctest.log" 2>&1; then status[ctest]="ok ($(grep -o '[0-9]* tests passed\|[0-9]*% tests passed.*' "$OUT/ctest.log" | tail -1))"; else status[ctest]="FAILED (ctest.log)"; fi
