@@ -394,7 +394,12 @@ def main():
                  "decode rows time the forward only")
     variants_of = lambda shape: (args.decode_variants if is_decode(shape) else args.variants).split(",")  # noqa: E731
     print(f"torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, {torch.cuda.get_device_name()}", flush=True)
-    cudnn_dir = torch_cudnn.loaded_cudnn_dir() if args.ours_cudnn == "torch" else None
+    cudnn_dir = None
+    if args.ours_cudnn == "torch":
+        try:
+            cudnn_dir = torch_cudnn.loaded_cudnn_dir()
+        except Exception as e:  # noqa: BLE001 - said, then ours runs on the loader's cuDNN
+            print(f"PyTorch's libcudnn not found ({type(e).__name__}: {e}): ours runs on the system's", flush=True)
     ours, ours_cudnn = {}, set()
     for kind in (False, True):  # one gpu_bench run for the self-attention rows, one for the decode rows
         group = [shape for shape in shapes if is_decode(shape) == kind]

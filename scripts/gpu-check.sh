@@ -20,7 +20,7 @@ declare -A status
 summary() {
   echo
   echo "== gpu-check summary ($(date -u +%FT%TZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null))"
-  for k in configure build hopper hopper_sass tests_logic tests_gpu tests_torch_cudnn ctest compare traces decode preflight memcheck racecheck throughput bench bench_dims bench_bwd timeline cpu_tests cpu_variant_tests cpu_bench; do printf '%-12s %s\n' "$k" "${status[$k]:-not run}"; done
+  for k in configure build hopper hopper_sass tests_logic tests_gpu tests_torch_cudnn ctest compare traces decode preflight memcheck racecheck throughput bench bench_dims bench_bwd timeline cpu_tests cpu_variant_tests cpu_bench; do printf '%-18s %s\n' "$k" "${status[$k]:-not run}"; done
 }
 trap summary EXIT
 
@@ -67,7 +67,7 @@ run_gtest tests_logic tests/cuda/test_cuda_logic
 if torch_cudnn=$(python3 "$SRC/bench/torch_cudnn.py"); then
   LD_LIBRARY_PATH="$torch_cudnn${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" run_gtest tests_torch_cudnn tests/cuda/test_cuda_gpu --gtest_filter='Cudnn*'
 else
-  status[tests_torch_cudnn]="not run (bench/torch_cudnn.py found no PyTorch libcudnn)"
+  status[tests_torch_cudnn]="not run (bench/torch_cudnn.py failed; its line above says why)"
 fi
 fi
 if [ $build_rc -eq 0 ] && [ "${SKIP_CTEST:-0}" != 1 ]; then

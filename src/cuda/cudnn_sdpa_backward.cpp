@@ -48,7 +48,8 @@ struct BackwardGeometry {
 Dims contiguous(const Dims& d) { return {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1}; }
 
 // The graph of cuDNN's frontend (1.18, as PyTorch 2.11 builds it) SDPA backward node, no dropout,
-// bias or padding, op for op in the frontend's order and with its tensor types:
+// bias or padding, op for op with its tensor types, in the order cuDNN's backend log lists
+// PyTorch's graph:
 //   Δ = rowsum(dO ⊙ O)·1 (a non-virtual fp32 [B,H,Sq,1] in the workspace);  S = scale·Q·Kᵀ;
 //   P = exp(mask(S − Stats)), causally masked to −inf (fp32 index math);  dV = Pᵀ·dO;
 //   dS = scale·P ⊙ (dO·Vᵀ − Δ);  dQ = dS·K (K as an fp32 virtual), accumulated in fp32 (the
@@ -190,7 +191,8 @@ std::vector<DescPtr> unified_backward_graph(GraphBuilder& g, const AttentionSpec
   return {op};
 }
 
-// The ten device pointers a pack binds: Q, K, V, O, dO, Stats, dQ, dK, dV, and the dQ accumulator.
+// The ten device pointers a pack is keyed by: Q, K, V, O, dO, Stats, dQ, dK, dV, and the dQ
+// accumulator (the composite graph's Δ follows the accumulator, bound at accumulator + accum_bytes).
 using Pointers = std::array<const void*, 10>;
 
 struct Plan : EnginePlan {
@@ -269,7 +271,7 @@ void time_backward_candidates(std::vector<Candidate>& candidates, cudnnHandle_t 
                             &geometry.dk, &geometry.dv})
     scratch.push_back(Tensor::empty({span_elements(*g)}, spec.dtype, Device::cuda));
   scratch.push_back(Tensor::empty({spec.batch * spec.heads * geometry.stats_seq_stride}, DType::fp32, Device::cuda));
-  const std::int64_t accum_offset = round_up(largest_workspace(candidates), 256);
+  const std::int64_t accum_offset = round_up(std::max<std::int64_t>(largest_workspace(candidates), 256), 256);
   const auto accum_bytes = static_cast<std::int64_t>(p.accum_bytes);
   const Tensor workspace =
       Tensor::empty({(accum_offset + own_workspace_bytes(spec, p.unified)) / 4}, DType::fp32, Device::cuda);
