@@ -52,6 +52,10 @@ const std::vector<BackwardCase> kCases{
     // Many 128-key CTAs and 64-row query blocks each (the sm_90a kernel's ring wraps many times).
     {4, 4, 1000, 1000, 128, true, CausalAlign::bottom_right, Layout::bshd},
     {8, 1, 700, 1100, 64, false, CausalAlign::top_left, Layout::bhsd},
+    // More tiles than the H200's 132 SMs, so the sm_90a kernel's persistent CTAs each take several:
+    // 288 one-step tiles; 320 tiles of which the 192 past key 256 see no query (top-left, Sq < Sk).
+    {16, 16, 17, 1100, 64, false, CausalAlign::top_left, Layout::bhsd},
+    {32, 32, 130, 600, 128, true, CausalAlign::top_left, Layout::bshd},
 };
 
 std::string what_of(const std::string& name, const AttentionSpec& spec) {
@@ -322,8 +326,10 @@ TEST(AttentionBackwardGpu, AllocatesExactlyTheWorkspaceItReports) {
     EXPECT_EQ(extra, ops::fused_backward_workspace_bytes(spec, flash)) << (flash ? "flash" : "efficient");
     const bool accumulator = flash && cuda::hopper::flash_backward_runs_sm90(spec);
     // Δ: 4 bytes a query row; the sm_90a kernel's workspace per 64-row query block: the dQ
-    // accumulator's 64 × 128 fp32 (head_dim 128) and the block's LSE and Δ, 2 × 64 fp32.
-    const std::int64_t accumulator_bytes = spec.batch * spec.heads * ((spec.seq_q + 63) / 64) * (64 * 128 + 128) * 4;
+    // accumulator's 64 × 128 fp32 (head_dim 128) and the block's LSE and Δ, 2 × 64 fp32; then the
+    // kernel's tile counter, 16 bytes.
+    const std::int64_t accumulator_bytes =
+        spec.batch * spec.heads * ((spec.seq_q + 63) / 64) * (64 * 128 + 128) * 4 + 16;
     EXPECT_EQ(extra, spec.batch * spec.heads * spec.seq_q * 4 + (accumulator ? accumulator_bytes : 0))
         << (flash ? "flash" : "efficient") << (accumulator ? ": Δ and the dQ accumulator" : ": Δ only");
     EXPECT_EQ(memory::stats(Device::cuda).current_bytes, before) << (flash ? "flash" : "efficient");

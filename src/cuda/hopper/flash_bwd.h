@@ -19,7 +19,8 @@ bool flash_backward_runs_sm90(const AttentionSpec& spec);
 
 // The workspace the sm_90a backward needs beside Δ, per (batch, head, 64-row query block): the fp32
 // dQ accumulator's 64 × kernel-head-dim tile (kernel head dim: 64 for head dims up to 64, else 128)
-// and the block's LSE (base 2) and Δ padded to 64 rows, 4 bytes an element.
+// and the block's LSE (base 2) and Δ padded to 64 rows, 4 bytes an element; then 16 bytes for the
+// kernel's tile counter.
 std::int64_t flash_backward_sm90_accumulator_bytes(const AttentionSpec& spec);
 
 // The preparation kernel (Δ computed, the padded LSE and Δ written, the accumulator zeroed), the

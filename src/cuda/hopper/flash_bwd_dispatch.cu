@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -14,6 +15,7 @@
 #include "cuda/hopper/flash_bwd.h"
 #include "cuda/hopper/flash_bwd_kernel.cuh"
 #include "cuda/hopper/flash_hopper.h"
+#include "cuda/hopper/flash_tile_scheduler.cuh"
 #include "cuda/hopper/tma.h"
 #include "cuda/per_device.h"
 #include "cuda/str_cat.h"
@@ -44,6 +46,7 @@ void launch_typed(const FusedBackwardArgs& args, float* dq_accum, cudaStream_t s
   p.dq_accum = dq_accum;
   const std::int64_t accumulator_floats = dq_accumulator_floats(a.batch * a.heads, a.seq_q, Tr::kHeadDim);
   p.row_stats = dq_accum + accumulator_floats;  // the workspace's second part (16 KiB-aligned)
+  p.tile_counter = reinterpret_cast<int*>(p.row_stats + row_stats_floats(a.batch * a.heads, a.seq_q));  // its third
   p.dk = args.dk;
   p.dv = args.dv;
   for (int i = 0; i < 3; ++i) {
@@ -70,7 +73,7 @@ void launch_typed(const FusedBackwardArgs& args, float* dq_accum, cudaStream_t s
   // An ordinary launch: the preparation reads O, dO and the LSE without waiting, so it must not start
   // before the kernels that wrote them have finished.
   flash_backward_prep_kernel<Tr, T><<<static_cast<unsigned>(tiles), 256, 0, stream>>>(args, p.row_stats, dq_accum,
-                                                                                     p.m_blocks);
+                                                                                     p.m_blocks, p.tile_counter);
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_backward_prep_kernel");
   auto kernel = flash_backward_sm90_kernel<Tr, T>;
   static PerDevice<bool> configured;
@@ -88,7 +91,10 @@ void launch_typed(const FusedBackwardArgs& args, float* dq_accum, cudaStream_t s
   p.group_pairs = 8;
   // pairs · key_blocks ≤ batch·kv_heads·seq_k, K's rows: under 2^31 for any problem whose tensors
   // fit in GPU memory (Q, K, V, O, dO, dQ, dK, dV of 2^31 rows of 8 bf16 are 32 GiB each).
-  const dim3 grid(static_cast<unsigned>(static_cast<std::int64_t>(p.pairs) * p.key_blocks));
+  p.tiles = static_cast<int>(static_cast<std::int64_t>(p.pairs) * p.key_blocks);
+  // Persistent, a CTA an SM (one fits: kSmemBytes): each CTA's epilogue runs under the loads of its
+  // next tile.
+  const dim3 grid(static_cast<unsigned>(std::min(p.tiles, flash_sm90::multiprocessor_count())));
   // The main and conversion kernels may start while the kernel before each finishes (programmatic
   // dependent launch: flash_bwd_kernel.cuh says where each waits).
   cudaLaunchAttribute overlap{};
@@ -132,7 +138,7 @@ bool flash_backward_runs_sm90(const AttentionSpec& spec) {
 std::int64_t flash_backward_sm90_accumulator_bytes(const AttentionSpec& spec) {
   const int kernel_head_dim = spec.head_dim <= 64 ? 64 : 128;
   return (dq_accumulator_floats(spec.batch * spec.heads, spec.seq_q, kernel_head_dim) +
-          row_stats_floats(spec.batch * spec.heads, spec.seq_q)) *
+          row_stats_floats(spec.batch * spec.heads, spec.seq_q) + kTileCounterFloats) *
          static_cast<std::int64_t>(sizeof(float));
 }
 

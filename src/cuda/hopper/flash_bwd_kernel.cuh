@@ -70,41 +70,74 @@ __device__ __forceinline__ void stmatrix_x4_trans(std::uint32_t address, std::ui
                : "memory");
 }
 
-// One thread: K and V once, then Q and dO of every step into the ring (a stage refilled once all
-// 8 consumer warps released it; a fresh barrier counts as having completed the phase before 0).
+// A tile's keys and the query blocks it visits for each query head: [m_first, m_blocks).
+struct BwdTile {
+  int b, kvh, n0, m_first;
+};
+template <class Tr>
+__device__ __forceinline__ BwdTile bwd_tile(const BwdSm90Params& p, int tile) {
+  int key_block = 0;
+  const int pair = tile_pair(p, tile, key_block);
+  const int n0 = key_block * Tr::kBlockN;
+  return {pair / p.kv_heads, pair % p.kv_heads, n0, min(first_query_block(p, n0), p.m_blocks)};
+}
+
+// One thread draws the CTA's tiles (its first blockIdx.x, then the counter's) and, for each, loads K
+// and V once the consumers are done with the last tile's, then Q and dO of every step into the ring
+// (a stage refilled once all 8 consumer warps released it; a fresh barrier counts as having
+// completed the phase before 0). The tile goes to the consumers in BwdBarriers::tile with kv_full;
+// past the last tile, −1 and a plain arrival.
 template <class Tr>
 __device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensorMap& k_map, const CUtensorMap& v_map,
                                         const CUtensorMap& do_map, const BwdSm90Params& p, unsigned char* smem,
-                                        BwdBarriers& bars, int b, int kvh, int n0, int m_first) {
+                                        BwdBarriers& bars) {
   tma_prefetch_map(q_map);
   tma_prefetch_map(do_map);
-  mbarrier_arrive_expect_tx(&bars.kv_full, 2 * Tr::kKVBytes);
-#pragma unroll
-  for (int atom = 0; atom < Tr::kAtoms; ++atom) {
-    tma_load_attention_box(smem + Tr::kKOffset + atom * Tr::kKVAtomBytes, k_map, p.k_seq_inner, &bars.kv_full,
-                           atom * 64, n0, kvh, b, kCacheEvictLast);
-    tma_load_attention_box(smem + Tr::kVOffset + atom * Tr::kKVAtomBytes, v_map, p.v_seq_inner, &bars.kv_full,
-                           atom * 64, n0, kvh, b, kCacheEvictLast);
-  }
-  // The row statistics come from the preparation kernel.
-  wait_for_previous_grid();
-  const int blocks = p.m_blocks - m_first, steps = p.kv_group * blocks;
-  for (int it = 0; it < steps; ++it) {
-    const int stage = it % Tr::kStages;
-    const std::uint32_t phase = (it / Tr::kStages) & 1;
-    const int h = kvh * p.kv_group + it / blocks, m0 = (m_first + it % blocks) * Tr::kBlockM;
-    mbarrier_wait_parity(&bars.qdo_empty[stage], phase ^ 1);
-    mbarrier_arrive_expect_tx(&bars.qdo_full[stage], 2 * Tr::kQBytes + Tr::kRowStatsBytes);
-    const std::int64_t block = (static_cast<std::int64_t>(b) * p.heads + h) * p.m_blocks + m0 / Tr::kBlockM;
-    bulk_load(smem + Tr::kRowStatsOffset + stage * Tr::kRowStatsBytes, p.row_stats + block * 2 * Tr::kBlockM,
-              Tr::kRowStatsBytes, &bars.qdo_full[stage]);
+  int tile = static_cast<int>(blockIdx.x), ring = 0;  // ring: the CTA's Q/dO loads so far
+  for (std::uint32_t kv_phase = 0;; kv_phase ^= 1) {
+    if (tile >= p.tiles) {
+      bars.tile = -1;
+      mbarrier_arrive(&bars.kv_full);
+      return;
+    }
+    bars.tile = tile;
+    const BwdTile c = bwd_tile<Tr>(p, tile);
+    mbarrier_arrive_expect_tx(&bars.kv_full, 2 * Tr::kKVBytes);
 #pragma unroll
     for (int atom = 0; atom < Tr::kAtoms; ++atom) {
-      tma_load_attention_box(smem + Tr::kQOffset + stage * Tr::kQBytes + atom * Tr::kQAtomBytes, q_map, p.q_seq_inner,
-                             &bars.qdo_full[stage], atom * 64, m0, h, b, kCacheEvictLast);
-      tma_load_attention_box(smem + Tr::kDoOffset + stage * Tr::kQBytes + atom * Tr::kQAtomBytes, do_map,
-                             p.do_seq_inner, &bars.qdo_full[stage], atom * 64, m0, h, b, kCacheEvictLast);
+      tma_load_attention_box(smem + Tr::kKOffset + atom * Tr::kKVAtomBytes, k_map, p.k_seq_inner, &bars.kv_full,
+                             atom * 64, c.n0, c.kvh, c.b, kCacheEvictLast);
+      tma_load_attention_box(smem + Tr::kVOffset + atom * Tr::kKVAtomBytes, v_map, p.v_seq_inner, &bars.kv_full,
+                             atom * 64, c.n0, c.kvh, c.b, kCacheEvictLast);
     }
+    // The row statistics and the tile counter come from the preparation kernel (a no-op once it
+    // has finished).
+    wait_for_previous_grid();
+    for (int h = c.kvh * p.kv_group; h < (c.kvh + 1) * p.kv_group; ++h) {
+      // The padded row statistics of (b, h)'s query block m_block (row_stats_floats).
+      const float* stats = p.row_stats + ((static_cast<std::int64_t>(c.b) * p.heads + h) * p.m_blocks + c.m_first) *
+                                             (2 * Tr::kBlockM);
+      for (int m_block = c.m_first; m_block < p.m_blocks; ++m_block, ++ring, stats += 2 * Tr::kBlockM) {
+        const int stage = ring % Tr::kStages, m0 = m_block * Tr::kBlockM;
+        const std::uint32_t phase = (ring / Tr::kStages) & 1;
+        mbarrier_wait_parity(&bars.qdo_empty[stage], phase ^ 1);
+        mbarrier_arrive_expect_tx(&bars.qdo_full[stage], 2 * Tr::kQBytes + Tr::kRowStatsBytes);
+        bulk_load(smem + Tr::kRowStatsOffset + stage * Tr::kRowStatsBytes, stats, Tr::kRowStatsBytes,
+                  &bars.qdo_full[stage]);
+#pragma unroll
+        for (int atom = 0; atom < Tr::kAtoms; ++atom) {
+          tma_load_attention_box(smem + Tr::kQOffset + stage * Tr::kQBytes + atom * Tr::kQAtomBytes, q_map,
+                                 p.q_seq_inner, &bars.qdo_full[stage], atom * 64, m0, h, c.b, kCacheEvictLast);
+          tma_load_attention_box(smem + Tr::kDoOffset + stage * Tr::kQBytes + atom * Tr::kQAtomBytes, do_map,
+                                 p.do_seq_inner, &bars.qdo_full[stage], atom * 64, m0, h, c.b, kCacheEvictLast);
+        }
+      }
+    }
+    // Drawn once the tile's loads are issued (the consumers are a ring's depth behind), so a CTA
+    // takes the next tile close to when it is ready for it; loaded once the consumers are done
+    // with this tile's K and V.
+    tile = atomicAdd(p.tile_counter, 1) + static_cast<int>(gridDim.x);
+    mbarrier_wait_parity(&bars.kv_empty, kv_phase);
   }
 }
 
@@ -149,9 +182,8 @@ __device__ __forceinline__ void load_key_fragments(std::uint32_t (&frag)[4][4], 
 
 // Writes a warpgroup's m64n{D} accumulator (rows: its 64 keys from `key0`) as T, times `scale`,
 // into [.., key, d] at `base` with row stride `stride`, keys past seq_k and columns past head_dim
-// left out. Staged through `rows`, the warpgroup's 64 rows of the V tile in shared memory (free: only
-// this warpgroup reads them, its dPᵀ GEMMs at D 128 and its ldmatrix into registers at the start
-// at D 64, and those reads are done), in the tile's 128-byte swizzle (row r's
+// left out. Staged through `rows` (kStoreBytes of the warpgroup's own, in 64-column atoms of 64
+// rows) in a 128-byte swizzle (row r's
 // 16-byte chunk c at (c ^ r % 8) · 16: the pairs a warp writes hit 32 banks), then read back a
 // 16-byte chunk per thread, a row's chunks by consecutive threads, and stored 16 bytes at a time
 // (every row of dK and dV starts 16-byte aligned: attention_backward.cpp's check_fused_rows). Named
@@ -161,7 +193,7 @@ __device__ __forceinline__ void store_key_rows(T* base, std::int64_t stride, con
                                                float scale, int key0, const BwdSm90Params& p, unsigned char* rows,
                                                int t, int wg) {
   const auto chunk_offset = [](int row, int chunk) {
-    return (chunk / 8) * Tr::kKVAtomBytes + row * 128 + (((chunk % 8) ^ (row % 8)) * 16);
+    return (chunk / 8) * Tr::kStoreAtomBytes + row * 128 + (((chunk % 8) ^ (row % 8)) * 16);
   };
 #pragma unroll
   for (int v = 0; v < Tr::kHeadAccumulators; v += 2) {
@@ -181,18 +213,19 @@ __device__ __forceinline__ void store_key_rows(T* base, std::int64_t stride, con
   named_barrier_sync(5 + wg, kWarpgroupThreads);
 }
 
-// One consumer warpgroup `wg` (keys n0 + 64·wg ..): every step, then dK and dV out.
+// One consumer warpgroup `wg` on one tile (keys c.n0 + 64·wg ..), whose K and V are in: every
+// step (Q/dO ring slots `ring` ..), then K, V and the dS buffers back to the producer, and dK and
+// dV out.
 template <class Tr, class T>
-__device__ __forceinline__ void consume(const BwdSm90Params& p, unsigned char* smem, BwdBarriers& bars, int b, int kvh,
-                                        int n0, int m_first, int wg) {
+__device__ __forceinline__ void consume_tile(const BwdSm90Params& p, unsigned char* smem, BwdBarriers& bars,
+                                             const BwdTile& c, int wg, int ring) {
   const int t = static_cast<int>(threadIdx.x) % kWarpgroupThreads;
   const std::uint32_t smem_base = shared_address(smem);
   float dv[Tr::kHeadAccumulators], dk[Tr::kHeadAccumulators];
 #pragma unroll
   for (int v = 0; v < Tr::kHeadAccumulators; ++v) dv[v] = dk[v] = 0.0f;
-  const int key_base = n0 + wg * 64;
-  const int blocks = p.m_blocks - m_first, steps = p.kv_group * blocks;
-  mbarrier_wait_parity(&bars.kv_full, 0);
+  const int key_base = c.n0 + wg * 64;
+  const int blocks = p.m_blocks - c.m_first, steps = p.kv_group * blocks;
   // At D 64 the warpgroup's K and V rows stay in registers (16 each) as the A operands of Sᵀ and
   // dPᵀ, which halves those GEMMs' shared-memory reads; at D 128 they would take 64.
   constexpr bool kKeysInRegisters = Tr::kHeadDim == 64;
@@ -201,13 +234,14 @@ __device__ __forceinline__ void consume(const BwdSm90Params& p, unsigned char* s
     load_key_fragments(k_frag, smem_base + Tr::kKOffset, wg * 64, t);
     load_key_fragments(v_frag, smem_base + Tr::kVOffset, wg * 64, t);
   }
-  // The dQ accumulator this warpgroup adds into is zeroed by the preparation kernel.
+  // The dQ accumulator this warpgroup adds into is zeroed by the preparation kernel (a no-op once
+  // it has finished).
   wait_for_previous_grid();
 
   for (int it = 0; it < steps; ++it) {
-    const int stage = it % Tr::kStages;
-    const std::uint32_t phase = (it / Tr::kStages) & 1;
-    const int h = kvh * p.kv_group + it / blocks, m0 = (m_first + it % blocks) * Tr::kBlockM;
+    const int stage = (ring + it) % Tr::kStages;
+    const std::uint32_t phase = ((ring + it) / Tr::kStages) & 1;
+    const int h = c.kvh * p.kv_group + it / blocks, m0 = (c.m_first + it % blocks) * Tr::kBlockM;
     // K and V addresses from a base the compiler cannot see through, so it recomputes them each
     // step (one add each) instead of keeping 24 loop-invariant 64-bit descriptors in registers.
     std::uint32_t base = smem_base;
@@ -372,23 +406,47 @@ __device__ __forceinline__ void consume(const BwdSm90Params& p, unsigned char* s
     if (Tr::kDqBuffers == 2 && lane == 0) bulk_wait_group_read();
     __syncwarp();
     if (lane == 0) {
-      const std::int64_t tile = (static_cast<std::int64_t>(b) * p.heads + h) * p.m_blocks + m0 / Tr::kBlockM;
+      const std::int64_t tile = (static_cast<std::int64_t>(c.b) * p.heads + h) * p.m_blocks + m0 / Tr::kBlockM;
       bulk_reduce_add_f32(p.dq_accum + tile * Tr::kDqTileFloats + warp * Tr::kDqWarpFloats,
                           dq_stage, Tr::kDqWarpFloats * 4);
       bulk_commit_group();
     }
   }
-  if (t % 32 == 0) bulk_wait_group_all();  // the warp's last reduce has read its buffer before the CTA ends
+  if (t % 32 == 0) bulk_wait_group_all();  // the warp's last reduce has read its staging buffer
+  __syncwarp();
+  // Both warpgroups' GEMMs of the tile are done (each waited for its own): K, V and the dS buffers
+  // go back to the producer, and the staging buffers are free.
+  constexpr int kTileDone = 7;
+  named_barrier_sync(kTileDone, Tr::kConsumerThreads);
+  if (threadIdx.x == 0) mbarrier_arrive(&bars.kv_empty);
 
-  T* dk_out = static_cast<T*>(p.dk) + b * p.dk_stride[0] + kvh * p.dk_stride[1];
-  T* dv_out = static_cast<T*>(p.dv) + b * p.dv_stride[0] + kvh * p.dv_stride[1];
-  unsigned char* v_rows = smem + Tr::kVOffset + wg * 64 * 128;
-  store_key_rows<Tr, T>(dk_out, p.dk_stride[2], dk, p.softmax_scale, key_base, p, v_rows, t, wg);
-  store_key_rows<Tr, T>(dv_out, p.dv_stride[2], dv, 1.0f, key_base, p, v_rows, t, wg);
+  T* dk_out = static_cast<T*>(p.dk) + c.b * p.dk_stride[0] + c.kvh * p.dk_stride[1];
+  T* dv_out = static_cast<T*>(p.dv) + c.b * p.dv_stride[0] + c.kvh * p.dv_stride[1];
+  // The thread's index from a value the compiler cannot see through, so it computes the stores'
+  // addresses here instead of keeping them in registers across the steps of every tile.
+  int thread = t;
+  asm volatile("" : "+r"(thread));
+  unsigned char* rows = smem + Tr::kDqOffset + wg * Tr::kDqTileFloats * 4;  // buffer 0 of the warpgroup
+  store_key_rows<Tr, T>(dk_out, p.dk_stride[2], dk, p.softmax_scale, key_base, p, rows, thread, wg);
+  store_key_rows<Tr, T>(dv_out, p.dv_stride[2], dv, 1.0f, key_base, p, rows + Tr::kStoreBytes, thread, wg);
+}
+
+// One consumer warpgroup: the tiles kv_full announces, until −1.
+template <class Tr, class T>
+__device__ __forceinline__ void consume(const BwdSm90Params& p, unsigned char* smem, BwdBarriers& bars, int wg) {
+  int ring = 0;
+  for (int n = 0;; ++n) {
+    mbarrier_wait_parity(&bars.kv_full, n & 1);
+    const int tile = *reinterpret_cast<volatile const int*>(&bars.tile);
+    if (tile < 0) return;
+    const BwdTile c = bwd_tile<Tr>(p, tile);
+    consume_tile<Tr, T>(p, smem, bars, c, wg, ring);
+    ring += p.kv_group * (p.m_blocks - c.m_first);
+  }
 }
 #endif  // ATTNPROF_SM90A
 
-// Grid: one CTA per (batch, kv head) pair and key block of 128, in tile_pair's order.
+// Grid: persistent, a CTA an SM (at most one per tile), each drawing tiles (produce).
 template <class Tr, class T>
 __global__ void __launch_bounds__(Tr::kThreads, 1)
     flash_backward_sm90_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
@@ -400,6 +458,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
   BwdBarriers& bars = *reinterpret_cast<BwdBarriers*>(smem + Tr::kBarrierOffset);
   if (threadIdx.x == 0) {
     mbarrier_init(&bars.kv_full, 1);
+    mbarrier_init(&bars.kv_empty, 1);
     for (int stage = 0; stage < Tr::kStages; ++stage) {
       mbarrier_init(&bars.qdo_full[stage], 1);
       mbarrier_init(&bars.qdo_empty[stage], Tr::kConsumerWarps);
@@ -408,17 +467,13 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
   }
   __syncthreads();
   allow_next_grid_launch();
-  int key_block = 0;
-  const int pair = tile_pair(p, static_cast<int>(blockIdx.x), key_block);
-  const int n0 = key_block * Tr::kBlockN, b = pair / p.kv_heads, kvh = pair % p.kv_heads;
-  const int m_first = min(first_query_block(p, n0), p.m_blocks);
   const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / kWarpgroupThreads, 0);
   if (warpgroup == Tr::kConsumerWarpgroups) {
     setmaxnreg_dec<Tr::kProducerRegisters>();
-    if (threadIdx.x == Tr::kConsumerThreads) produce<Tr>(q_map, k_map, v_map, do_map, p, smem, bars, b, kvh, n0, m_first);
+    if (threadIdx.x == Tr::kConsumerThreads) produce<Tr>(q_map, k_map, v_map, do_map, p, smem, bars);
   } else {
     setmaxnreg_inc<Tr::kConsumerRegisters>();
-    consume<Tr, T>(p, smem, bars, b, kvh, n0, m_first, warpgroup);
+    consume<Tr, T>(p, smem, bars, warpgroup);
   }
 #else
   (void)q_map, (void)k_map, (void)v_map, (void)do_map, (void)p;
@@ -470,11 +525,13 @@ __global__ void __launch_bounds__(256) flash_backward_dq_convert_kernel(const fl
 // Before the main kernel, one CTA per (batch, head, 64-row query block): each row's Δ =
 // rowsum(dO ⊙ O) in fp32 (four threads a row, 16-byte loads, summed by two shuffles) into args.delta,
 // the block's padded row statistics (row_stats_floats: LSE·log2e, +inf past Sq and where the row saw
-// no key, then Δ, 0 past Sq), and the block's dQ accumulator tile zeroed.
+// no key, then Δ, 0 past Sq), and the block's dQ accumulator tile zeroed; CTA 0 zeroes the main
+// kernel's tile counter.
 template <class Tr, class T>
 __global__ void __launch_bounds__(256) flash_backward_prep_kernel(const FusedBackwardArgs args, float* row_stats,
-                                                                  float* dq_accum, int m_blocks) {
+                                                                  float* dq_accum, int m_blocks, int* tile_counter) {
   allow_next_grid_launch();
+  if (blockIdx.x == 0 && threadIdx.x == 0) *tile_counter = 0;
   const std::int64_t block = blockIdx.x, bh = block / m_blocks;
   const int seq_q = static_cast<int>(args.fwd.seq_q), r = static_cast<int>(threadIdx.x) / 4;
   const int row = static_cast<int>(block % m_blocks) * 64 + r, part = static_cast<int>(threadIdx.x) % 4;

@@ -3,13 +3,16 @@
 // tiles, shared-memory layout, register split and parameters. The kernel is flash_bwd_kernel.cuh,
 // its host launch flash_bwd_dispatch.cu.
 //
-// One CTA per (batch, kv head, kBlockN = 128 keys), in tile_pair's order (below: longest first in
-// sections of group_pairs pairs): 384 threads, consumer warpgroups 0 and 1 (64 keys each, setmaxnreg 240) and
-// a producer warpgroup (24 registers; one thread issues the TMA loads). K and V of the CTA's keys
+// A tile is (batch, kv head, kBlockN = 128 keys); the tiles run in tile_pair's order (below: longest
+// first in sections of group_pairs pairs). The grid is persistent, a CTA an SM: a CTA's first tile
+// is its blockIdx.x, each next one the first of the order no CTA has taken yet (a device counter the
+// preparation kernel zeroes), so a CTA that drew short tiles takes more and the SMs end together.
+// 384 threads, consumer warpgroups 0 and 1 (64 keys each, setmaxnreg 240) and a producer warpgroup
+// (24 registers; one thread draws the tiles and issues the TMA loads). K and V of a tile's keys
 // are loaded once; then, for each query head of the GQA group and each 64-row query block that
 // sees any of the keys (causal: from the first block reaching the diagonal), the producer loads Q,
 // dO and the block's LSE and Δ (padded by the kernel before: row_stats_floats) into a 2-stage ring
-// and each consumer warpgroup runs
+// (its count runs on across the CTA's tiles) and each consumer warpgroup runs
 //   Sᵀ = K·Qᵀ, dPᵀ = V·dOᵀ            wgmma m64n64k16, D/16 steps each: SS (both K-major) at D 128;
 //                                      at D 64 RS, the warpgroup's K and V rows held in registers
 //                                      from the start (ldmatrix, 16 registers each)
@@ -34,8 +37,10 @@
 //   one bulk reduce (cp.reduce.async.bulk .add.f32): the accumulator holds each (batch, head,
 //   64-row query block)'s 64 × D tile as four warps' 16 rows, in that order, which the conversion
 //   kernel reads back.
-// dK (times the scale) and dV are written once at the end, staged through the warpgroup's own V rows
-// in shared memory for 16-byte coalesced stores (store_key_rows): one writer per element,
+// Once every consumer is done with a tile's K and V (and the dS buffers), the producer loads the
+// next tile's K and V and its first Q and dO while the consumers write the tile's dK (times the
+// scale) and dV, staged through the warpgroup's own dQ staging buffer in shared memory for 16-byte
+// coalesced stores (store_key_rows): one writer per element,
 // fixed-order sums, bit-identical run to run. dQ's sums arrive in whatever order the CTAs run: not
 // bit-identical (the deterministic mode runs attention_backward.cu's kernels instead). A second
 // kernel turns the accumulator into dQ (times the scale, in the element type); one before
@@ -59,8 +64,10 @@ using flash_sm90::kLog2e;
 using flash_sm90::kWarpgroupThreads;
 
 struct BwdBarriers {
-  std::uint64_t kv_full;                    // K and V of the CTA's keys (one TMA transaction)
+  std::uint64_t kv_full;                    // K and V of the tile's keys (one TMA transaction)
+  std::uint64_t kv_empty;                   // the consumers are done with the tile's K, V and dS
   std::uint64_t qdo_full[2], qdo_empty[2];  // Q and dO of a query block, per ring stage
+  int tile;                                 // the tile kv_full announces; −1: the CTA is done
 };
 
 template <int kHeadDim_>
@@ -103,7 +110,12 @@ struct BwdSm90Traits {
   static constexpr int kSmemBytes = 1024 /* alignment slack */ + kBarrierOffset + static_cast<int>(sizeof(BwdBarriers));
   static constexpr int kSteps = kHeadDim / 16;     // k16 steps of Sᵀ and dPᵀ
   static constexpr int kHeadAccumulators = kHeadDim / 2;  // m64n{D} fp32 per thread (dK, dV)
+  // store_key_rows stages a warpgroup's 64 rows of dK and of dV, in 64-column swizzle atoms, in its
+  // first dQ staging buffer.
+  static constexpr int kStoreAtomBytes = 64 * 128;
+  static constexpr int kStoreBytes = kAtoms * kStoreAtomBytes;
   static_assert(kHeadDim == 64 || kHeadDim == 128, "the backward's kernel head dims");
+  static_assert(2 * kStoreBytes <= kDqTileFloats * 4, "dK and dV staged in a dQ staging buffer");
   static_assert(kSmemBytes <= 227 * 1024, "shared memory per CTA on sm_90");
   static_assert(kProducerRegisters * kWarpgroupThreads + kConsumerRegisters * kConsumerThreads <=
                     (65536 / kThreads) / 8 * 8 * kThreads,
@@ -121,6 +133,9 @@ inline std::int64_t row_stats_floats(std::int64_t batch_heads, std::int64_t seq_
   return batch_heads * ((seq_q + 63) / 64) * 2 * 64;
 }
 
+// The main kernel's tile counter, after the row statistics: one int, in 4 floats (16 bytes).
+inline constexpr std::int64_t kTileCounterFloats = 4;
+
 struct BwdSm90Params {
   // Zeroed before the kernel: tile (b·H + h)·m_blocks + block of kDqTileFloats, its warp u's rows at
   // u·kDqWarpFloats, accumulator register v of lane l at float (v/2·32 + l)·2 + v%2.
@@ -131,8 +146,11 @@ struct BwdSm90Params {
   std::int64_t dk_stride[3]{}, dv_stride[3]{};  // batch, head, seq (elements)
   int head_dim = 0, heads = 0, kv_heads = 0, kv_group = 1, seq_q = 0, seq_k = 0, m_blocks = 0;
   int causal = 0, causal_offset = 0;
-  // The grid: one CTA per (batch, kv head) pair and key block, in sections of group_pairs pairs.
-  int pairs = 0, key_blocks = 0, group_pairs = 1;
+  // The tiles: one per (batch, kv head) pair and key block, in sections of group_pairs pairs;
+  // `tiles` = pairs · key_blocks. tile_counter: the tiles drawn past the grid's first (zeroed by
+  // flash_backward_prep_kernel).
+  int pairs = 0, key_blocks = 0, group_pairs = 1, tiles = 0;
+  int* tile_counter = nullptr;
   float softmax_scale = 1.0f, scale_log2 = 1.0f;
   bool q_seq_inner = true, k_seq_inner = true, v_seq_inner = true, do_seq_inner = true;
 };
