@@ -416,8 +416,10 @@ std::size_t Finder::composed_backward(const std::vector<std::size_t>& siblings, 
   return end - n + 1;
 }
 
-// Adds each call's GPU work: the device events of the launches its thread made inside it.
-void attach_device_work(const Timeline& timeline, std::vector<AttentionCall>& calls) {
+// Adds each call's GPU work: the device events of the launches its thread made inside it. Returns
+// each call's device intervals (by call index), which its device_time_ns covers.
+std::vector<std::vector<Interval>> attach_device_work(const Timeline& timeline, std::vector<AttentionCall>& calls) {
+  std::vector<std::vector<Interval>> intervals(calls.size());
   std::unordered_map<std::uint32_t, std::vector<const TimelineEvent*>> launches;  // per track, by start
   std::unordered_multimap<std::int64_t, const TimelineEvent*> device;            // by correlation
   for (const TimelineEvent& e : timeline.events()) {
@@ -429,7 +431,8 @@ void attach_device_work(const Timeline& timeline, std::vector<AttentionCall>& ca
   for (auto& [track, list] : launches)
     std::stable_sort(list.begin(), list.end(),
                      [](const TimelineEvent* a, const TimelineEvent* b) { return a->ts_ns < b->ts_ns; });
-  for (AttentionCall& c : calls) {
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    AttentionCall& c = calls[i];
     auto it = launches.find(c.track);
     if (it == launches.end()) continue;
     const auto& list = it->second;
@@ -453,10 +456,17 @@ void attach_device_work(const Timeline& timeline, std::vector<AttentionCall>& ca
           case Category::gpu_memset: ++c.memset; break;
           default: break;
         }
-        c.device_time_ns += e.dur_ns;
+        intervals[i].push_back(Interval{e.ts_ns, e.end_ns()});
       }
     }
+    c.device_time_ns = union_ns(intervals[i]);
   }
+  return intervals;
+}
+
+std::vector<Interval>& append(std::vector<Interval>& to, const std::vector<Interval>& from) {
+  to.insert(to.end(), from.begin(), from.end());
+  return to;
 }
 
 }  // namespace
@@ -473,25 +483,37 @@ std::string implementation_label(const std::string& implementation) {
 AttentionSummary find_attention(const Timeline& timeline) {
   AttentionSummary out;
   out.calls = Finder(timeline).run();
-  attach_device_work(timeline, out.calls);
-  for (const StepSummary& s : summarize_steps(timeline)) {
-    AttentionStep step;
-    step.name = s.name;
-    step.device_time_ns = s.device_time_ns;
-    out.steps.push_back(step);
-    for (AttentionCall& c : out.calls) {
+  const std::vector<std::vector<Interval>> call_intervals = attach_device_work(timeline, out.calls);
+  std::vector<Interval> forward, backward;  // every call's, for the whole trace
+  for (std::size_t i = 0; i < out.calls.size(); ++i)
+    append(out.calls[i].pass == AttentionPass::forward ? forward : backward, call_intervals[i]);
+  out.forward_device_time_ns = union_ns(forward);
+  out.backward_device_time_ns = union_ns(backward);
+  out.attention_device_time_ns = union_ns(append(forward, backward));
+  for (StepSummary& s : summarize_steps(timeline)) {
+    AttentionStep st;
+    st.name = s.name;
+    std::vector<Interval> step_forward, step_backward;
+    for (std::size_t i = 0; i < out.calls.size(); ++i) {
+      AttentionCall& c = out.calls[i];
       if (c.step >= 0 || c.start_ns < s.start_ns || c.start_ns > s.end_ns) continue;
-      c.step = static_cast<long>(out.steps.size() - 1);
-      AttentionStep& st = out.steps.back();
-      st.attention_device_time_ns += c.device_time_ns;
+      c.step = static_cast<long>(out.steps.size());
       if (c.pass == AttentionPass::forward) {
         ++st.forward_calls;
-        st.forward_device_time_ns += c.device_time_ns;
+        append(step_forward, call_intervals[i]);
       } else {
         ++st.backward_calls;
-        st.backward_device_time_ns += c.device_time_ns;
+        append(step_backward, call_intervals[i]);
       }
     }
+    st.forward_device_time_ns = union_ns(step_forward);
+    st.backward_device_time_ns = union_ns(step_backward);
+    std::vector<Interval>& attention = append(step_forward, step_backward);
+    st.attention_device_time_ns = union_ns(attention);
+    // The step's work by launch, with its calls' work: a call that starts in the step but launches
+    // after the step's range ended still counts in it, so the share stays at most 1.
+    st.device_time_ns = union_ns(append(s.device_intervals, attention));
+    out.steps.push_back(std::move(st));
   }
   return out;
 }

@@ -13,12 +13,15 @@
 //     dropout → matmul of [.., S, S'] by [.., S', Dv]; backward: the autograd nodes from the
 //     BmmBackward0 before a SoftmaxBackward0 over [.., S, S'] to the BmmBackward0 after it.
 // A call's GPU work is every kernel, memcpy and memset whose launch (runtime or driver call, by
-// correlation id) ran on the call's thread inside the call's time range.
+// correlation id) ran on the call's thread inside the call's time range. Every GPU time here is
+// the union of the work's [start, end) intervals (report/interval_union.h): kernels that overlap
+// in time (programmatic dependent launch, several streams) count their shared time once.
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "report/interval_union.h"
 #include "report/timeline.h"
 
 namespace attnprof::report {
@@ -41,16 +44,20 @@ struct AttentionCall {
   std::uint32_t track = 0;
   std::int64_t start_ns = 0, end_ns = 0;  // the host range
   std::int64_t kernels = 0, memcpy = 0, memset = 0;
-  std::int64_t device_time_ns = 0;     // kernels + memcpys + memsets
+  std::int64_t device_time_ns = 0;     // union of its kernels', memcpys' and memsets' intervals
   std::vector<std::string> kernel_names;  // distinct, in launch order
   long step = -1;                      // index into AttentionSummary::steps; -1: outside every step
 };
 
 struct AttentionStep {
   std::string name;
-  std::int64_t device_time_ns = 0;            // the step's GPU time (every kernel, memcpy, memset)
-  std::int64_t attention_device_time_ns = 0;  // its attention calls' GPU time
+  // The step's GPU time: every kernel, memcpy and memset it launched (report/steps.h) and its
+  // attention calls' work, as one union; at least attention_device_time_ns.
+  std::int64_t device_time_ns = 0;
+  std::int64_t attention_device_time_ns = 0;  // the union over its attention calls' work
   std::int64_t forward_calls = 0, backward_calls = 0;
+  // The union over its forward calls' work, and over its backward calls'; they may overlap each
+  // other, so together they can exceed attention_device_time_ns.
   std::int64_t forward_device_time_ns = 0, backward_device_time_ns = 0;
   double share() const {
     return device_time_ns > 0 ? static_cast<double>(attention_device_time_ns) / device_time_ns : 0.0;
@@ -60,6 +67,9 @@ struct AttentionStep {
 struct AttentionSummary {
   std::vector<AttentionCall> calls;  // in host start order
   std::vector<AttentionStep> steps;  // one per ProfilerStep#N, in time order
+  // Over every call, inside a step or not (a trace without ProfilerStep#N ranges): the unions as in
+  // AttentionStep.
+  std::int64_t attention_device_time_ns = 0, forward_device_time_ns = 0, backward_device_time_ns = 0;
 };
 
 AttentionSummary find_attention(const Timeline& timeline);

@@ -127,24 +127,35 @@ AttentionTotals attention_totals(const AttentionSummary& s) {
   t.steps = s.steps.size();
   const bool per_step = !s.steps.empty();
   const double n = per_step ? static_cast<double>(s.steps.size()) : 1.0;
-  double step_ns = 0, fwd_calls = 0, bwd_calls = 0, fwd_ops = 0, bwd_ops = 0, fwd_ns = 0, bwd_ns = 0;
-  for (const AttentionStep& st : s.steps) step_ns += static_cast<double>(st.device_time_ns);
+  double fwd_calls = 0, bwd_calls = 0, fwd_ops = 0, bwd_ops = 0;
+  // GPU times are unions of the calls' work (attention_calls.h), per step or over the whole trace.
+  double step_ns = 0, fwd_ns = 0, bwd_ns = 0, attn_ns = 0;
+  if (!per_step) {
+    fwd_ns = static_cast<double>(s.forward_device_time_ns);
+    bwd_ns = static_cast<double>(s.backward_device_time_ns);
+    attn_ns = static_cast<double>(s.attention_device_time_ns);
+  }
+  for (const AttentionStep& st : s.steps) {
+    step_ns += static_cast<double>(st.device_time_ns);
+    fwd_ns += static_cast<double>(st.forward_device_time_ns);
+    bwd_ns += static_cast<double>(st.backward_device_time_ns);
+    attn_ns += static_cast<double>(st.attention_device_time_ns);
+  }
   std::set<std::string> impls;
   for (const AttentionCall& c : s.calls) {
     if (per_step && c.step < 0) continue;
     impls.insert(c.implementation);
     const double ops = static_cast<double>(c.kernels + c.memcpy + c.memset);
-    const double ns = static_cast<double>(c.device_time_ns);
     if (c.pass == AttentionPass::forward) {
-      ++fwd_calls, fwd_ops += ops, fwd_ns += ns;
+      ++fwd_calls, fwd_ops += ops;
     } else {
-      ++bwd_calls, bwd_ops += ops, bwd_ns += ns;
+      ++bwd_calls, bwd_ops += ops;
     }
   }
   if (per_step) t.step_device_ns = step_ns / n;
   t.forward_ns = fwd_ns / n;
   t.backward_ns = bwd_ns / n;
-  t.attention_ns = (fwd_ns + bwd_ns) / n;
+  t.attention_ns = attn_ns / n;
   t.forward_calls = fwd_calls / n;
   t.backward_calls = bwd_calls / n;
   if (fwd_calls > 0) t.forward_ops_per_call = fwd_ops / fwd_calls;

@@ -15,7 +15,8 @@ namespace attnprof::report {
 // time. Calls outside every step are left out when the trace has steps, as in the lead line.
 struct AttentionTotals {
   std::size_t steps = 0;
-  std::optional<double> step_device_ns;  // the step's GPU time (kernels, memcpys, memsets)
+  std::optional<double> step_device_ns;  // the step's GPU time (union of its kernels, memcpys, memsets)
+  // Unions of the calls' work, as AttentionStep's (forward and backward may overlap each other)
   double attention_ns = 0, forward_ns = 0, backward_ns = 0;
   double forward_calls = 0, backward_calls = 0;
   // GPU ops (kernels, memcpys, memsets) per call; empty without calls of that pass

@@ -44,17 +44,22 @@ std::string calls_text(const std::vector<const AttentionCall*>& calls, double pe
 
 std::string lead_line(const AttentionSummary& s) {
   std::vector<const AttentionCall*> fwd, bwd;
-  std::int64_t fwd_ns = 0, bwd_ns = 0;
   const bool per_step = !s.steps.empty();
   for (const AttentionCall& c : s.calls) {
     if (per_step && c.step < 0) continue;  // outside every step: not part of a step's time
     (c.pass == AttentionPass::forward ? fwd : bwd).push_back(&c);
-    (c.pass == AttentionPass::forward ? fwd_ns : bwd_ns) += c.device_time_ns;
+  }
+  // GPU times are unions of the calls' work (attention_calls.h), per step or over the whole trace.
+  std::int64_t fwd_ns = per_step ? 0 : s.forward_device_time_ns, bwd_ns = per_step ? 0 : s.backward_device_time_ns;
+  std::int64_t attn_ns = per_step ? 0 : s.attention_device_time_ns, step_ns = 0;
+  for (const AttentionStep& st : s.steps) {
+    fwd_ns += st.forward_device_time_ns;
+    bwd_ns += st.backward_device_time_ns;
+    attn_ns += st.attention_device_time_ns;
+    step_ns += st.device_time_ns;
   }
   const double steps = per_step ? static_cast<double>(s.steps.size()) : 1.0;
-  std::int64_t step_ns = 0;
-  for (const AttentionStep& st : s.steps) step_ns += st.device_time_ns;
-  const double attn = static_cast<double>(fwd_ns + bwd_ns) / steps;
+  const double attn = static_cast<double>(attn_ns) / steps;
   std::string line;
   if (per_step && step_ns == 0) {  // a CPU trace: no GPU time to share out, the calls only
     line = "attention: no GPU work in this trace's steps (the table below has their CPU time)";

@@ -94,7 +94,7 @@ std::optional<Insight> split_kv_decode(const TraceWork& work, const RunFacts& fa
   }
   if (!split) return std::nullopt;
   const double n = forwards_count(work);
-  const double forward_ns = facts.device_ns_per_forward.value_or(work.work_ns_per_forward());
+  const double forward_ns = facts.device_ns_per_forward.value_or(work.busy_ns_per_forward());
   std::string text = short_kernel_name(split->name, 60) + ": split-KV decoding";
   if (auto splits = splits_of(*split)) {
     const auto& g = split->launch->grid;

@@ -4,6 +4,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "report/interval_union.h"
 #include "report/named_ranges.h"
 
 namespace attnprof::report {
@@ -133,8 +134,8 @@ double TraceWork::kernels_per_forward() const {
 double TraceWork::cpu_ns_per_forward() const {
   return average(forwards, [](const Forward& f) { return f.cpu_ns; });
 }
-double TraceWork::work_ns_per_forward() const {
-  return average(forwards, [](const Forward& f) { return f.work_ns; });
+double TraceWork::busy_ns_per_forward() const {
+  return average(forwards, [](const Forward& f) { return f.busy_ns; });
 }
 
 const trace::DeviceProperties* find_device(const trace::Trace& trace, std::int64_t id) {
@@ -194,11 +195,14 @@ void place_work(const trace::Trace& trace, TraceWork& result, ForwardOf forward_
     placed.push_back({forward, order, std::move(item)});
   }
   std::stable_sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) { return a.order_ns < b.order_ns; });
+  std::vector<std::vector<Interval>> intervals(result.forwards.size());
   for (Placed& p : placed) {
     Forward& f = result.forwards[p.forward];
     f.work_ns += p.item.event->dur_ns;
+    intervals[static_cast<std::size_t>(p.forward)].push_back(Interval{p.item.event->ts_ns, p.item.event->end_ns()});
     f.work.push_back(std::move(p.item));
   }
+  for (std::size_t i = 0; i < intervals.size(); ++i) result.forwards[i].busy_ns = union_ns(std::move(intervals[i]));
 }
 
 }  // namespace

@@ -35,7 +35,11 @@ struct Forward {
   std::int64_t start_ns = 0, end_ns = 0;  // the range's or the window's host time (0, 0: whole trace)
   std::vector<WorkItem> work;           // in launch order
   std::int64_t cpu_ns = 0;              // the range's duration
-  std::int64_t work_ns = 0;             // summed durations of the work items
+  // Summed durations of the work items (a kernel class's share of the work divides by this), and
+  // the union of their intervals (report/interval_union.h): how long the device was busy with them,
+  // less than the sum when kernels overlap in time.
+  std::int64_t work_ns = 0;
+  std::int64_t busy_ns = 0;
 
   int count(KernelClass kind) const;
   int kernels() const;  // everything but memcpys and memsets
@@ -49,7 +53,7 @@ struct TraceWork {
   double per_forward(KernelClass kind) const;
   double kernels_per_forward() const;
   double cpu_ns_per_forward() const;
-  double work_ns_per_forward() const;
+  double busy_ns_per_forward() const;
 };
 
 TraceWork collect_forwards(const trace::Trace& trace);  // the attn_fwd ranges

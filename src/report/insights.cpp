@@ -343,7 +343,7 @@ std::optional<Insight> cpu_bound(const TraceWork& work, const RunFacts& facts) {
   const bool gpu = work.gpu || (facts.spec && facts.spec->device == Device::cuda);
   if (!gpu) return std::nullopt;
   const double cpu = facts.cpu_ns_per_forward.value_or(work.cpu_ns_per_forward());
-  const double device = facts.device_ns_per_forward.value_or(work.work_ns_per_forward());
+  const double device = facts.device_ns_per_forward.value_or(work.busy_ns_per_forward());
   if (cpu <= 0 || device <= 0 || cpu <= device) return std::nullopt;
   std::vector<std::string> ranges;
   for (const Forward& f : work.forwards) add_call(ranges, f);

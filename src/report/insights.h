@@ -36,7 +36,7 @@ struct RunFacts {
   std::optional<AttentionSpec> spec;           // B·H·Sq·Sk and the element size for s2_materialized
   std::optional<std::int64_t> peak_extra_bytes;
   std::optional<double> cpu_ns_per_forward;    // else the forward ranges' average
-  std::optional<double> device_ns_per_forward; // else the summed GPU work per forward
+  std::optional<double> device_ns_per_forward; // else the GPU's busy time per forward (Forward::busy_ns)
   bool nan_output = false;
   std::int64_t masked_rows = 0;        // rows that see no key (causal bottom-right, Sq > Sk)
   std::int64_t masked_rows_nan = 0;    // of them, all NaN

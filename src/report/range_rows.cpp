@@ -24,8 +24,13 @@ std::string range_rows_json(const Timeline& timeline, const std::vector<std::str
   std::string out = "[";
   for (std::size_t i = 0; i < names.size(); ++i) {
     const ForwardSummary s = summarize_forwards(timeline, std::vector<std::string>{names[i]});
-    std::int64_t device_ns = 0;
-    for (const ForwardWork& f : s.forwards) device_ns += f.device_time_ns;
+    // All the ranges' work as one union: work of one range that overlaps the next's counts once.
+    std::vector<Interval> device;
+    for (const ForwardWork& f : s.forwards) {
+      device.insert(device.end(), f.kernel_intervals.begin(), f.kernel_intervals.end());
+      device.insert(device.end(), f.transfer_intervals.begin(), f.transfer_intervals.end());
+    }
+    const std::int64_t device_ns = union_ns(std::move(device));
     out += i ? ", {\"name\": " : "{\"name\": ";
     trace::append_json_string(out, names[i]);
     out += fmt::format(

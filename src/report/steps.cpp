@@ -13,7 +13,19 @@ using trace::Category;
 struct Window {
   std::int64_t start = 0, end = 0;
   std::int64_t kernels = 0, memcpy = 0, memset = 0;
-  std::int64_t kernel_ns = 0, device_ns = 0;
+  std::vector<Interval> kernel_intervals, transfer_intervals;  // transfers: memcpys and memsets
+
+  static Window of(const TimelineEvent& range) {
+    Window w;
+    w.start = range.ts_ns;
+    w.end = range.end_ns();
+    return w;
+  }
+  std::vector<Interval> device_intervals() const {
+    std::vector<Interval> all = kernel_intervals;
+    all.insert(all.end(), transfer_intervals.begin(), transfer_intervals.end());
+    return all;
+  }
 };
 
 // Windows sorted by start and not overlapping: the one containing `ts`, or -1.
@@ -47,17 +59,23 @@ void attribute(const Timeline& timeline, std::vector<Window>& windows, bool devi
     }
     if (w < 0) continue;
     Window& win = windows[static_cast<std::size_t>(w)];
+    const Interval interval{e.ts_ns, e.end_ns()};
     switch (e.category) {
       case Category::kernel:
       case Category::cpu_kernel:
         ++win.kernels;
-        win.kernel_ns += e.dur_ns;
+        win.kernel_intervals.push_back(interval);
         break;
-      case Category::gpu_memcpy: ++win.memcpy; break;
-      case Category::gpu_memset: ++win.memset; break;
+      case Category::gpu_memcpy:
+        ++win.memcpy;
+        win.transfer_intervals.push_back(interval);
+        break;
+      case Category::gpu_memset:
+        ++win.memset;
+        win.transfer_intervals.push_back(interval);
+        break;
       default: break;
     }
-    win.device_ns += e.dur_ns;
   }
 }
 
@@ -88,13 +106,15 @@ bool has_device_work(const trace::Trace& trace) {
 std::vector<StepSummary> summarize_steps(const Timeline& timeline) {
   auto steps = user_ranges(timeline, [](const std::string& n) { return n.rfind("ProfilerStep#", 0) == 0; });
   std::vector<Window> windows;
-  for (const TimelineEvent* e : steps) windows.push_back(Window{e->ts_ns, e->end_ns()});
+  for (const TimelineEvent* e : steps) windows.push_back(Window::of(*e));
   attribute(timeline, windows, has_device_work(timeline));
   std::vector<StepSummary> out;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const Window& w = windows[i];
-    out.push_back(StepSummary{timeline.name(*steps[i]), w.start, w.end, w.kernels, w.memcpy, w.memset, w.device_ns,
-                              steps[i]->dur_ns});
+    std::vector<Interval> device = w.device_intervals();
+    const std::int64_t device_ns = union_ns(device);
+    out.push_back(StepSummary{timeline.name(*steps[i]), w.start, w.end, w.kernels, w.memcpy, w.memset, device_ns,
+                              steps[i]->dur_ns, std::move(device)});
   }
   return out;
 }
@@ -121,15 +141,36 @@ ForwardSummary summarize_forwards(const Timeline& timeline, const std::vector<st
   ForwardSummary s;
   s.on_device = has_device_work(timeline);
   std::vector<Window> windows;
-  for (const TimelineEvent* e : forwards) windows.push_back(Window{e->ts_ns, e->end_ns()});
+  for (const TimelineEvent* e : forwards) windows.push_back(Window::of(*e));
   attribute(timeline, windows, s.on_device);
   for (std::size_t i = 0; i < forwards.size(); ++i) {
-    const Window& w = windows[i];
-    s.forwards.push_back(ForwardWork{w.start, w.end, w.kernels, w.memcpy, w.memset, w.kernel_ns, w.device_ns,
-                                     forwards[i]->dur_ns});
+    Window& w = windows[i];
+    s.forwards.push_back(ForwardWork{w.start, w.end, w.kernels, w.memcpy, w.memset, union_ns(w.kernel_intervals),
+                                     union_ns(w.device_intervals()), forwards[i]->dur_ns, std::move(w.kernel_intervals),
+                                     std::move(w.transfer_intervals)});
   }
   average_forwards(s);
   return s;
+}
+
+ForwardWork join_work(const ForwardWork& first, const ForwardWork& second) {
+  ForwardWork w;
+  w.start_ns = first.start_ns;
+  w.end_ns = second.end_ns;
+  w.kernels = first.kernels + second.kernels;
+  w.memcpy = first.memcpy + second.memcpy;
+  w.memset = first.memset + second.memset;
+  w.cpu_time_ns = first.cpu_time_ns + second.cpu_time_ns;
+  w.kernel_intervals = first.kernel_intervals;
+  w.kernel_intervals.insert(w.kernel_intervals.end(), second.kernel_intervals.begin(), second.kernel_intervals.end());
+  w.transfer_intervals = first.transfer_intervals;
+  w.transfer_intervals.insert(w.transfer_intervals.end(), second.transfer_intervals.begin(),
+                              second.transfer_intervals.end());
+  std::vector<Interval> device = w.kernel_intervals;
+  device.insert(device.end(), w.transfer_intervals.begin(), w.transfer_intervals.end());
+  w.kernel_time_ns = union_ns(w.kernel_intervals);
+  w.device_time_ns = union_ns(std::move(device));
+  return w;
 }
 
 void average_forwards(ForwardSummary& s) {

@@ -44,10 +44,8 @@ WhatIfShape shape_of(const AttentionCall& c, Device device) {
   return w;
 }
 
-// A call's time on the trace's clock: GPU work on a GPU trace, the op's host range on a CPU one.
-std::int64_t call_ns(const AttentionCall& c, Device device) {
-  return device == Device::cpu ? c.end_ns - c.start_ns : c.device_time_ns;
-}
+// A call's host range: its time on a CPU trace.
+std::int64_t host_ns(const AttentionCall& c) { return c.end_ns - c.start_ns; }
 
 std::string forward_label(const std::set<std::string>& implementations) {
   if (implementations.size() == 1) return implementation_label(*implementations.begin()) + " forward attention";
@@ -61,8 +59,8 @@ void add_assumptions(WhatIf& w, std::int64_t backward_calls, std::int64_t backwa
         "machine's CPU (the trace does not name its CPU: this one is taken to be it)");
   } else {
     w.assumptions.push_back(
-        "times are GPU time: a step's is the sum of its kernels, memcpys and memsets, a call's the work it "
-        "launched, a variant's its kernels per forward on this GPU");
+        "times are GPU time, the span its work kept the GPU busy (overlapping work counted once): a step's "
+        "kernels, memcpys and memsets, a step's forward calls' work, a variant's kernels per forward on this GPU");
   }
   w.assumptions.push_back(
       "each forward call's time is replaced by the variant's median at its shape (q, k, v contiguous [B, H, S, D]); "
@@ -97,17 +95,20 @@ WhatIf plan_what_if(const AttentionSummary& summary, const std::vector<StepSumma
     WhatIfStep step;
     step.name = summary.steps[i].name;
     step.step_ns = device == Device::cpu ? steps[i].cpu_time_ns : summary.steps[i].device_time_ns;
+    if (device != Device::cpu) {  // the unions of the step's calls' work, which the step's union holds
+      step.forward_ns = summary.steps[i].forward_device_time_ns;
+      step.backward_ns = summary.steps[i].backward_device_time_ns;
+    }
     w.steps.push_back(std::move(step));
   }
   std::map<std::string, std::size_t> by_label;  // distinct shapes, by their label
   std::set<std::string> implementations;
-  std::int64_t backward_calls = 0, backward_ns = 0;
+  std::int64_t backward_calls = 0;
   for (const AttentionCall& c : summary.calls) {
     if (c.step < 0 || static_cast<std::size_t>(c.step) >= w.steps.size()) continue;  // outside every step
     WhatIfStep& step = w.steps[static_cast<std::size_t>(c.step)];
     if (c.pass == AttentionPass::backward) {
-      step.backward_ns += call_ns(c, device);
-      backward_ns += call_ns(c, device);
+      if (device == Device::cpu) step.backward_ns += host_ns(c);
       ++backward_calls;
       continue;
     }
@@ -115,7 +116,7 @@ WhatIf plan_what_if(const AttentionSummary& summary, const std::vector<StepSumma
     auto [it, added] = by_label.emplace(shape.label, w.shapes.size());
     if (added) w.shapes.push_back(std::move(shape));
     ++w.shapes[it->second].calls;
-    step.forward_ns += call_ns(c, device);
+    if (device == Device::cpu) step.forward_ns += host_ns(c);
     step.forward_shapes.push_back(it->second);
     implementations.insert(c.implementation);
   }
@@ -124,6 +125,8 @@ WhatIf plan_what_if(const AttentionSummary& summary, const std::vector<StepSumma
     return w;
   }
   w.forward_label = forward_label(implementations);
+  std::int64_t backward_ns = 0;
+  for (const WhatIfStep& step : w.steps) backward_ns += step.backward_ns;
   add_assumptions(w, backward_calls, backward_ns);
   return w;
 }

@@ -5,9 +5,10 @@
 // shape. Running the variants is src/run/what_if_run's job; this file holds the data, the
 // arithmetic and their text and JSON.
 //
-// Times: on a GPU trace, GPU time (a step's is the sum of its kernels, memcpys and memsets, a
-// call's the work it launched, a variant's its kernels per forward); on a CPU trace, host wall time
-// (the ProfilerStep range, the call's op range, the variant's attn_fwd range).
+// Times: on a GPU trace, GPU time, the union of the work's intervals (report/interval_union.h): a
+// step's kernels, memcpys and memsets, its forward (or backward) calls' work, a variant's kernels
+// per forward; on a CPU trace, host wall time (the ProfilerStep range, the calls' op ranges summed,
+// the variant's attn_fwd range).
 #include <attnprof/attention.h>
 #include <attnprof/time_stats.h>
 
@@ -39,7 +40,7 @@ struct WhatIfMeasure {
 struct WhatIfStep {
   std::string name;
   std::int64_t step_ns = 0;
-  std::int64_t forward_ns = 0;   // its forward calls' time, the part replaced
+  std::int64_t forward_ns = 0;   // its forward calls' time, the part replaced (AttentionStep's on a GPU trace)
   std::int64_t backward_ns = 0;  // its backward calls' time, kept as measured
   std::vector<std::size_t> forward_shapes;  // per forward call, its index into WhatIf::shapes
 };

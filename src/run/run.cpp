@@ -230,7 +230,7 @@ RunResult run_variant(const RunOptions& options) {
     const std::string ranges = pass == Pass::forward ? "attn_fwd" : pass == Pass::backward ? "attn_bwd" : "attn_fwd + attn_bwd";
     result.timing_source = spec.device == Device::cpu
                                ? fmt::format("profiler ({} wall time, median of active steps)", ranges)
-                               : fmt::format("profiler (device kernel time in {}, median of active steps)", ranges);
+                               : fmt::format("profiler (device busy time in {}, median of active steps)", ranges);
     if (!options.out_dir.empty()) {
       std::filesystem::path stem = std::filesystem::path(options.out_dir) / trace_stem(options);
       result.trace_path = stem.string() + ".json.gz";

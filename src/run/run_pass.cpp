@@ -141,13 +141,9 @@ report::ForwardSummary summarize_passes(const trace::Trace& trace, Pass pass) {
   report::ForwardSummary steps;
   steps.on_device = fwd.on_device || bwd.on_device;
   const std::size_t n = std::min(fwd.forwards.size(), bwd.forwards.size());
-  for (std::size_t i = 0; i < n; ++i) {
-    const report::ForwardWork& f = fwd.forwards[i];
-    const report::ForwardWork& b = bwd.forwards[i];
-    steps.forwards.push_back(report::ForwardWork{f.start_ns, b.end_ns, f.kernels + b.kernels, f.memcpy + b.memcpy,
-                                                 f.memset + b.memset, f.kernel_time_ns + b.kernel_time_ns,
-                                                 f.device_time_ns + b.device_time_ns, f.cpu_time_ns + b.cpu_time_ns});
-  }
+  // The union over both: a backward kernel launched with programmatic dependent launch may start
+  // while the forward's last kernel still runs.
+  for (std::size_t i = 0; i < n; ++i) steps.forwards.push_back(report::join_work(fwd.forwards[i], bwd.forwards[i]));
   report::average_forwards(steps);
   return steps;
 }

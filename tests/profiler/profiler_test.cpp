@@ -7,6 +7,7 @@
 #include "profiler/recorder.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <thread>
 
@@ -227,7 +228,8 @@ TEST(Profiler, MergesThreadLocalBuffersOfEveryThread) {
 }
 
 // A stand-in for the CUPTI collector: each launch() is a cudaLaunchKernel on this thread whose
-// kernel runs 5 µs later on stream 7.
+// kernel runs 5 µs later on stream 7, or when the kernel before it ends (a stream runs its kernels
+// one after another, so two launches a few ns apart do not give kernels that overlap).
 struct FakeDevice {
   static inline std::vector<std::pair<std::int64_t, std::int64_t>> launches;  // (ts, correlation)
   static inline int starts = 0, stops = 0;
@@ -239,6 +241,7 @@ class FakeSource final : public DeviceActivitySource {
   void start() override { ++FakeDevice::starts; }
   void stop() override { ++FakeDevice::stops; }
   void collect(trace::Trace& t) override {
+    std::int64_t stream_free = INT64_MIN;
     for (auto [ts, corr] : FakeDevice::launches) {
       trace::Event rt;
       rt.category = Category::cuda_runtime;
@@ -252,8 +255,9 @@ class FakeSource final : public DeviceActivitySource {
       trace::Event k;
       k.category = Category::kernel;
       k.name = "fake_kernel";
-      k.ts_ns = ts + 5000;
+      k.ts_ns = std::max(ts + 5000, stream_free);
       k.dur_ns = 2000;
+      stream_free = k.end_ns();
       k.pid = "0";
       k.tid = "7";
       k.correlation = corr;
@@ -262,7 +266,7 @@ class FakeSource final : public DeviceActivitySource {
       f.id = corr;
       f.has_start = f.has_end = true;
       f.start_ts_ns = ts;
-      f.end_ts_ns = ts + 5000;
+      f.end_ts_ns = k.ts_ns;
       t.flows.push_back(f);
     }
   }
@@ -305,7 +309,7 @@ TEST(Profiler, KeepsDeviceWorkLaunchedInActiveStepsOnly) {
   EXPECT_DOUBLE_EQ(fw.kernels_per_forward, 2.0);
   EXPECT_DOUBLE_EQ(fw.kernel_time_per_forward_ns, 4000.0);
   // The GPU lane carries attn_fwd too: one gpu_user_annotation per active forward, spanning its
-  // two kernels (5 µs after each launch, 2 µs long).
+  // two kernels (5 µs after each launch or after the one before, 2 µs long).
   int annotations = 0;
   for (const auto& e : t.events) {
     if (e.category != Category::gpu_user_annotation) continue;

@@ -10,8 +10,10 @@ op not nested in another SDPA op, the SDPA backward's autograd range, every op w
 "flex_attention", and for composed attention the span from the last top-level matmul before a
 4-D softmax to the first one after it (backward: BmmBackward0 around SoftmaxBackward0). A window's
 GPU work is every kernel/memcpy/memset launched (by correlation) from its thread inside it; a
-step's is every one launched inside the ProfilerStep#N range. Each step's attention time, forward
-and backward, must agree within 1%; the calls' counts, implementations and shapes must match the
+step's is every one launched inside the ProfilerStep#N range. A GPU time is how long the work kept
+the GPU busy: the length of the union of its [ts, ts + dur) intervals (overlapping work counted
+once), over a call, over a step's forward calls, its backward calls, all its calls, and the whole
+step. Each step's attention time, forward and backward, must agree within 1%; the calls' counts, implementations and shapes must match the
 run's facts (.facts.json, written when the trace was recorded). On the public traces of other
 models (PUBLIC_TRACE_DIR) attnprof must find no attention call at all.
 """
@@ -31,6 +33,19 @@ def check(cond, what):
     if not cond:
         failures.append(what)
         print("FAIL:", what)
+
+
+def covered(intervals):
+    """Length of the union of (start, end) intervals: merged after sorting by start."""
+    total, run_start, run_end = 0.0, None, None
+    for start, end in sorted(i for i in intervals if i[1] > i[0]):
+        if run_end is not None and start <= run_end:
+            run_end = max(run_end, end)
+            continue
+        if run_end is not None:
+            total += run_end - run_start
+        run_start, run_end = start, end
+    return total + (run_end - run_start if run_end is not None else 0.0)
 
 
 def load(path):
@@ -60,14 +75,15 @@ class Trace:
                              and e["name"].startswith("ProfilerStep#")), key=lambda e: e["ts"])
 
     def work(self, tid, start, end):
-        """GPU µs launched from thread `tid` within [start, end] (µs), each correlation once."""
-        seen, total = set(), 0.0
+        """(start, end) µs of the GPU work launched from thread `tid` within [start, end] (µs), each
+        correlation once."""
+        seen, out = set(), []
         for l in self.launches:
             c = l["args"]["correlation"]
             if l["tid"] == tid and start <= l["ts"] <= end and c not in seen:
                 seen.add(c)
-                total += sum(d["dur"] for d in self.device.get(c, []))
-        return total
+                out += [(d["ts"], d["ts"] + d["dur"]) for d in self.device.get(c, [])]
+        return out
 
     def top_level(self, tid):
         ops = sorted((o for o in self.ops if o["tid"] == tid), key=lambda o: (o["ts"], -o["dur"]))
@@ -121,7 +137,8 @@ def windows(t, kind):
 
 
 def expected_per_step(t, kind):
-    steps = [{"device": 0.0, "forward": 0.0, "backward": 0.0} for _ in t.steps]
+    """Per step, GPU µs: "device" (all its work), "forward", "backward" and "attention" (its calls')."""
+    work = [{"device": [], "forward": [], "backward": []} for _ in t.steps]
     for i, s in enumerate(t.steps):
         start, end = s["ts"], s["ts"] + s["dur"]
         seen = set()
@@ -129,12 +146,13 @@ def expected_per_step(t, kind):
             c = l["args"]["correlation"]
             if start <= l["ts"] <= end and c not in seen:
                 seen.add(c)
-                steps[i]["device"] += sum(d["dur"] for d in t.device.get(c, []))
+                work[i]["device"] += [(d["ts"], d["ts"] + d["dur"]) for d in t.device.get(c, [])]
     for pass_, tid, start, end in windows(t, kind):
         i = t.step_of(start)
         if i is not None:
-            steps[i][pass_] += t.work(tid, start, end)
-    return steps
+            work[i][pass_] += t.work(tid, start, end)
+    return [{"device": covered(w["device"]), "forward": covered(w["forward"]), "backward": covered(w["backward"]),
+             "attention": covered(w["forward"] + w["backward"])} for w in work]
 
 
 MODELS = {  # trace stem: (kind, implementation, forward calls a step, backward calls a step)
@@ -159,14 +177,14 @@ def check_model(binary, directory, stem):
     check(len(got["steps"]) == len(want) > 0, f"{stem}: {len(got['steps'])} steps, expected {len(want)}")
     for g, w in zip(got["steps"], want):
         name = f"{stem} {g['name']}"
-        print(f"{name}: attention {g['attention_device_time_us']:.3f} us (expected {w['forward'] + w['backward']:.3f}) "
+        print(f"{name}: attention {g['attention_device_time_us']:.3f} us (expected {w['attention']:.3f}) "
               f"of {g['device_time_us']:.3f} us (expected {w['device']:.3f}); forward {g['forward_device_time_us']:.3f}"
               f" ({w['forward']:.3f}), backward {g['backward_device_time_us']:.3f} ({w['backward']:.3f})")
         check(close(g["device_time_us"], w["device"]), f"{name}: step GPU time")
         check(close(g["forward_device_time_us"], w["forward"]), f"{name}: forward attention GPU time")
         check(close(g["backward_device_time_us"], w["backward"]), f"{name}: backward attention GPU time")
-        check(close(g["attention_device_time_us"], w["forward"] + w["backward"]), f"{name}: attention GPU time")
-        check(close(g["share"], (w["forward"] + w["backward"]) / w["device"]), f"{name}: share")
+        check(close(g["attention_device_time_us"], w["attention"]), f"{name}: attention GPU time")
+        check(close(g["share"], w["attention"] / w["device"]), f"{name}: share")
         check(g["forward_calls"] == fwd_calls and g["backward_calls"] == bwd_calls,
               f"{name}: {g['forward_calls']} forward / {g['backward_calls']} backward calls, "
               f"expected {fwd_calls} / {bwd_calls}")

@@ -81,7 +81,8 @@ TEST(AttentionCalls, SdpaNamesItsBackendShapeDtypeAndCausalFromTheRecordedArgume
   ASSERT_TRUE(c.causal.has_value());
   EXPECT_TRUE(*c.causal);
   EXPECT_EQ(c.kernels, 2);
-  EXPECT_EQ(c.device_time_ns, 507);
+  // The memset [100030, 100037) runs inside the flash kernel [100020, 100520): counted once.
+  EXPECT_EQ(c.device_time_ns, 500);
   EXPECT_EQ(c.kernel_names, (std::vector<std::string>{"flash_fwd_kernel", "memset_kernel"}));
 }
 
@@ -139,7 +140,10 @@ TEST(AttentionCalls, ComposedForwardSpansFromQkMatmulToPvMatmul) {
   const AttentionCall& c = s.calls[0];
   EXPECT_EQ(c.implementation, "composed");
   EXPECT_EQ(c.kernels, 5);
-  EXPECT_EQ(c.device_time_ns, 40 + 10 + 10 + 20 + 30);
+  // Kernels start 100000 ns after their launch: qk [100021, 100061) holds mul [100032, 100042) and
+  // masked_fill [100038, 100048); softmax [100044, 100064) and pv [100050, 100080) extend it to
+  // 100080. The linears' kernels are outside the call.
+  EXPECT_EQ(c.device_time_ns, 100080 - 100021);
   EXPECT_EQ(*c.shape.seq_k, 16);
   EXPECT_EQ(*c.shape.head_dim, 8);
   EXPECT_EQ(c.dtype, "fp32");
@@ -181,7 +185,7 @@ TEST(AttentionCalls, ComposedBackwardRunsFromBmmBackwardThroughSoftmaxBackward) 
   const AttentionCall& c = s.calls[0];
   EXPECT_EQ(c.pass, AttentionPass::backward);
   EXPECT_EQ(c.implementation, "composed");
-  EXPECT_EQ(c.device_time_ns, 10 + 5 + 3 + 2 + 10);
+  EXPECT_EQ(c.device_time_ns, 10 + 5 + 3 + 2 + 10);  // disjoint: the union is the sum
   EXPECT_EQ(*c.shape.batch, 2);
   EXPECT_EQ(*c.shape.heads, 4);
   EXPECT_EQ(*c.shape.head_dim, 8);
@@ -222,6 +226,85 @@ TEST(AttentionCalls, StepsSumTheirCallsAndShare) {
   EXPECT_DOUBLE_EQ(s.steps[0].share(), 0.25);
   EXPECT_EQ(s.steps[1].attention_device_time_ns, 0);
   EXPECT_EQ(s.calls[0].step, 0);
+}
+
+// A launch at `ts` whose kernel runs [kernel_ts, kernel_ts + dur) on the device.
+trace::Event at(Category c, std::string name, std::int64_t ts, std::int64_t dur, std::int64_t corr,
+                std::string tid = "1") {
+  trace::Event e;
+  e.category = c;
+  e.name = std::move(name);
+  e.pid = "1";
+  e.tid = std::move(tid);
+  e.ts_ns = ts;
+  e.dur_ns = dur;
+  e.correlation = corr;
+  return e;
+}
+
+// One step: an SDPA call whose two kernels run [1000, 1400) and, from `second`, 130 ns; then a
+// linear whose kernel runs [1700, 1800).
+trace::Trace step_with_attention(std::int64_t second) {
+  trace::Trace t;
+  t.events = {at(Category::user_annotation, "ProfilerStep#1", 0, 300, -1),
+              at(Category::cpu_op, "aten::scaled_dot_product_attention", 10, 100, -1),
+              at(Category::cuda_runtime, "cudaLaunchKernel", 20, 5, 1),
+              at(Category::kernel, "flash_bwd_dq_dk_dv", 1000, 400, 1, "7"),
+              at(Category::cuda_runtime, "cudaLaunchKernelExC", 30, 5, 2),
+              at(Category::kernel, "flash_bwd_convert_dq", second, 130, 2, "7"),
+              at(Category::cpu_op, "aten::linear", 150, 20, -1),
+              at(Category::cuda_runtime, "cudaLaunchKernel", 160, 5, 3),
+              at(Category::kernel, "gemm", 1700, 100, 3, "7")};
+  return t;
+}
+
+TEST(AttentionCalls, OverlappingKernelsOfACallCountTheirSharedTimeOnce) {
+  // The second kernel starts at 1370, 30 ns before the first ends (programmatic dependent launch):
+  // the call's GPU time is the union [1000, 1500) = 500 ns, not 400 + 130 = 530; the step's is
+  // 500 + the gemm's 100 = 600, and the share 500 / 600.
+  const AttentionSummary s = find_attention(Timeline::of(step_with_attention(1370)));
+  ASSERT_EQ(s.calls.size(), 1u);
+  EXPECT_EQ(s.calls[0].kernels, 2);
+  EXPECT_EQ(s.calls[0].device_time_ns, 500);
+  ASSERT_EQ(s.steps.size(), 1u);
+  EXPECT_EQ(s.steps[0].attention_device_time_ns, 500);
+  EXPECT_EQ(s.steps[0].forward_device_time_ns, 500);
+  EXPECT_EQ(s.steps[0].device_time_ns, 600);
+  EXPECT_DOUBLE_EQ(s.steps[0].share(), 500.0 / 600.0);
+  EXPECT_EQ(s.attention_device_time_ns, 500);
+}
+
+TEST(AttentionCalls, DisjointKernelsOfACallGiveTheSum) {
+  // The second kernel at [1450, 1580): the union is the sum, 530; the step's 530 + 100.
+  const AttentionSummary s = find_attention(Timeline::of(step_with_attention(1450)));
+  ASSERT_EQ(s.calls.size(), 1u);
+  EXPECT_EQ(s.calls[0].device_time_ns, 530);
+  ASSERT_EQ(s.steps.size(), 1u);
+  EXPECT_EQ(s.steps[0].attention_device_time_ns, 530);
+  EXPECT_EQ(s.steps[0].device_time_ns, 630);
+}
+
+TEST(AttentionCalls, TwoCallsWhoseWorkOverlapsShareTheStepOnce) {
+  // Two SDPA calls; the second's kernel [1300, 1500) starts inside the first's [1000, 1400).
+  // Each call has its own 400 and 200 ns; together they cover [1000, 1500) = 500 ns, which is
+  // also the step's whole GPU time: the share is 1, not (400 + 200) / 500.
+  trace::Trace t;
+  t.events = {at(Category::user_annotation, "ProfilerStep#1", 0, 300, -1),
+              at(Category::cpu_op, "aten::scaled_dot_product_attention", 10, 50, -1),
+              at(Category::cuda_runtime, "cudaLaunchKernel", 20, 5, 1),
+              at(Category::kernel, "attn", 1000, 400, 1, "7"),
+              at(Category::cpu_op, "aten::scaled_dot_product_attention", 100, 50, -1),
+              at(Category::cuda_runtime, "cudaLaunchKernel", 110, 5, 2),
+              at(Category::kernel, "attn", 1300, 200, 2, "8")};
+  const AttentionSummary s = find_attention(Timeline::of(t));
+  ASSERT_EQ(s.calls.size(), 2u);
+  EXPECT_EQ(s.calls[0].device_time_ns, 400);
+  EXPECT_EQ(s.calls[1].device_time_ns, 200);
+  ASSERT_EQ(s.steps.size(), 1u);
+  EXPECT_EQ(s.steps[0].forward_calls, 2);
+  EXPECT_EQ(s.steps[0].attention_device_time_ns, 500);
+  EXPECT_EQ(s.steps[0].device_time_ns, 500);
+  EXPECT_DOUBLE_EQ(s.steps[0].share(), 1.0);
 }
 
 }  // namespace

@@ -7,8 +7,9 @@ of several, checked against this script's own numbers from the raw trace JSON.
 The per-step attention and step GPU time come from attention_calls_check.py's independent
 definitions (expected_per_step); GPU ops per call are counted here from its attention windows.
 Rank traces are copies of a recorded training trace written into a temporary directory, each with
-a distributedInfo rank and its device durations multiplied by a known factor, so each rank's
-expected times and the slowest rank follow from the factors and the script's own sums.
+a distributedInfo rank and its device events stretched by a known factor (durations and the gaps
+between them, so each union of intervals stretches by it too), so each rank's expected times and
+the slowest rank follow from the factors and the script's own unions.
 """
 import gzip
 import json
@@ -32,8 +33,7 @@ def expected_totals(path, stem):
     t = Trace(path)
     steps = expected_per_step(t, kind)
     n = len(steps)
-    out = {k: sum(s[k] for s in steps) / n for k in ("device", "forward", "backward")}
-    out["attention"] = out["forward"] + out["backward"]
+    out = {k: sum(s[k] for s in steps) / n for k in ("device", "forward", "backward", "attention")}
     ops = {"forward": [0, 0], "backward": [0, 0]}  # GPU ops, calls
     for pass_, tid, start, end in windows(t, kind):
         if t.step_of(start) is None:
@@ -158,9 +158,11 @@ def write_rank(src, dst, rank, factor):
     data = load(src)
     if rank is not None:
         data["distributedInfo"] = {"backend": "nccl", "rank": rank, "world_size": 3}
-    for e in data["traceEvents"]:
-        if e.get("ph") == "X" and e.get("cat") in DEVICE:
-            e["dur"] = e["dur"] * factor
+    device = [e for e in data["traceEvents"] if e.get("ph") == "X" and e.get("cat") in DEVICE]
+    origin = min(e["ts"] for e in device)
+    for e in device:  # work stays attributed to its launch, by correlation
+        e["ts"] = origin + (e["ts"] - origin) * factor
+        e["dur"] = e["dur"] * factor
     with gzip.open(dst, "wt", encoding="utf-8") as f:
         json.dump(data, f)
 

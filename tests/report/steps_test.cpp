@@ -136,6 +136,72 @@ TEST(Steps, OnACpuTraceTheKernelsAreCpuKernelEvents) {
   EXPECT_EQ(fw.forwards[0].cpu_time_ns, 900);
 }
 
+// One step with one attn_fwd range that launches two kernels and a memset; the second kernel
+// starts at `second_start` and runs 130 ns, while the first runs [1000, 1400).
+trace::Trace two_kernels(std::int64_t second_start) {
+  trace::Trace t;
+  t.events = {ev(Category::user_annotation, "ProfilerStep#1", 0, 500),
+              ev(Category::user_annotation, "attn_fwd", 10, 400),
+              ev(Category::cuda_runtime, "cudaLaunchKernel", 20, 5, 1),
+              ev(Category::kernel, "first", 1000, 400, 1),
+              ev(Category::cuda_runtime, "cudaLaunchKernelExC", 30, 5, 2),
+              ev(Category::kernel, "second", second_start, 130, 2),
+              ev(Category::cuda_runtime, "cudaMemsetAsync", 40, 5, 3),
+              ev(Category::gpu_memset, "Memset", 1600, 10, 3)};
+  return t;
+}
+
+TEST(Steps, OverlappingKernelsCountTheirSharedTimeOnce) {
+  // Programmatic dependent launch: the second kernel starts at 1370, 30 ns before the first ends.
+  // Union [1000, 1500) + [1600, 1610) = 510 ns; the sum, 400 + 130 + 10 = 540, would count the 30 ns
+  // twice.
+  const trace::Trace t = two_kernels(1370);
+  auto s = summarize_steps(t);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].kernels, 2);
+  EXPECT_EQ(s[0].memset, 1);
+  EXPECT_EQ(s[0].device_time_ns, 510);
+  auto fw = summarize_forwards(t);
+  ASSERT_EQ(fw.forwards.size(), 1u);
+  EXPECT_EQ(fw.forwards[0].kernel_time_ns, 500);
+  EXPECT_EQ(fw.forwards[0].device_time_ns, 510);
+  EXPECT_DOUBLE_EQ(fw.device_time_per_forward_ns, 510.0);
+}
+
+TEST(Steps, DisjointKernelsGiveTheSum) {
+  // The second kernel at [1450, 1580): nothing shared, so the union is the sum, 400 + 130 + 10.
+  const trace::Trace t = two_kernels(1450);
+  auto s = summarize_steps(t);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].device_time_ns, 540);
+  auto fw = summarize_forwards(t);
+  ASSERT_EQ(fw.forwards.size(), 1u);
+  EXPECT_EQ(fw.forwards[0].kernel_time_ns, 530);
+  EXPECT_EQ(fw.forwards[0].device_time_ns, 540);
+}
+
+TEST(Steps, JoinedWorkIsTheUnionOverBothRanges) {
+  // A forward's kernel [1000, 1400) and its backward's [1380, 1500), which starts before the
+  // forward's ends: 500 ns, not 520; a memset of the backward [1600, 1610) adds 10.
+  trace::Trace t;
+  t.events = {ev(Category::user_annotation, "attn_fwd", 0, 100), ev(Category::user_annotation, "attn_bwd", 200, 100),
+              ev(Category::cuda_runtime, "cudaLaunchKernel", 10, 5, 1), ev(Category::kernel, "fwd", 1000, 400, 1),
+              ev(Category::cuda_runtime, "cudaLaunchKernelExC", 210, 5, 2), ev(Category::kernel, "bwd", 1380, 120, 2),
+              ev(Category::cuda_runtime, "cudaMemsetAsync", 220, 5, 3), ev(Category::gpu_memset, "Memset", 1600, 10, 3)};
+  const ForwardWork f = summarize_forwards(t, "attn_fwd").forwards.at(0);
+  const ForwardWork b = summarize_forwards(t, "attn_bwd").forwards.at(0);
+  EXPECT_EQ(f.device_time_ns, 400);
+  EXPECT_EQ(b.device_time_ns, 130);
+  const ForwardWork w = join_work(f, b);
+  EXPECT_EQ(w.start_ns, 0);
+  EXPECT_EQ(w.end_ns, 300);
+  EXPECT_EQ(w.kernels, 2);
+  EXPECT_EQ(w.memset, 1);
+  EXPECT_EQ(w.kernel_time_ns, 500);
+  EXPECT_EQ(w.device_time_ns, 510);
+  EXPECT_EQ(w.cpu_time_ns, 200);
+}
+
 TEST(Steps, AverageForwardsIsTheMeanOfEachCountAndTime) {
   ForwardSummary s;
   s.kernels_per_forward = 99;  // stale means are replaced

@@ -46,6 +46,10 @@ TEST(WhatIf, GpuStepsAndCallsUseGpuTimeAndGroupCallsByShape) {
   f.summary.calls = {call(AttentionPass::forward, 0, 0, 50, 100), call(AttentionPass::forward, 0, 60, 90, 110, 128),
                      call(AttentionPass::backward, 0, 100, 200, 300), call(AttentionPass::forward, 1, 0, 50, 120),
                      call(AttentionPass::forward, -1, 0, 50, 999)};  // outside every step: left out
+  // The steps' unions of their calls' work, as find_attention sets them: these calls do not overlap.
+  f.summary.steps[0].forward_device_time_ns = 100 + 110;
+  f.summary.steps[0].backward_device_time_ns = 300;
+  f.summary.steps[1].forward_device_time_ns = 120;
   WhatIf w = plan_what_if(f.summary, f.steps, Device::cuda);
   ASSERT_TRUE(w.why_not.empty()) << w.why_not;
   ASSERT_EQ(w.shapes.size(), 2u);
@@ -82,6 +86,24 @@ TEST(WhatIf, GpuStepsAndCallsUseGpuTimeAndGroupCallsByShape) {
   p = project_what_if(w);
   EXPECT_EQ(p[0].not_projected, "refused 8x4x256x64 seq-k 128 bf16 causal: needs about 9 GiB");
   EXPECT_TRUE(p[0].steps.empty());
+}
+
+// Two forward calls of 100 and 110 ns whose work overlaps by 20 ns: the step's GPU time holds their
+// union once, so the part replaced is the union, 190 ns, not the sum.
+TEST(WhatIf, GpuStepReplacesTheUnionOfItsForwardCallsWork) {
+  Fixture f;
+  f.summary.calls = {call(AttentionPass::forward, 0, 0, 50, 100), call(AttentionPass::forward, 0, 60, 90, 110)};
+  f.summary.steps[0].forward_device_time_ns = 190;
+  f.summary.calls.push_back(call(AttentionPass::forward, 1, 0, 50, 120));
+  f.summary.steps[1].forward_device_time_ns = 120;
+  WhatIf w = plan_what_if(f.summary, f.steps, Device::cuda);
+  ASSERT_TRUE(w.why_not.empty()) << w.why_not;
+  EXPECT_EQ(w.steps[0].forward_ns, 190);
+  w.variants = {"flash"};
+  w.measures = {{{TimeStats{10, 40, 30, 50, 31, 49}, ""}}};
+  auto p = project_what_if(w);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_DOUBLE_EQ(p[0].steps[0].projected_ns, 1000 - 190 + 40 + 40);  // two calls at the one shape
 }
 
 TEST(WhatIf, CpuStepsAndCallsUseHostWallTime) {
