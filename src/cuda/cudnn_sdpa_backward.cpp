@@ -248,7 +248,13 @@ std::unique_ptr<Desc> make_pack(const Plan& p, const Pointers& ptr, void* worksp
   return desc;
 }
 
-std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
+// Where our tensors start past cuDNN's workspace of `cudnn_bytes`: at least 256 bytes in (the
+// kernels may use their workspace even when it reports 0 bytes, so it is never NULL or empty), on a
+// 256-byte boundary.
+std::int64_t own_tensors_offset(std::int64_t cudnn_bytes) {
+  const std::int64_t at_least = std::max<std::int64_t>(cudnn_bytes, 256);
+  return (at_least + 255) / 256 * 256;
+}
 
 // The composite graph's tensors in the workspace after cuDNN's own: the fp32 dQ accumulator
 // [B,H,Sq,D] and Δ [B,H,Sq,1] (cuDNN's frontend lays them out so); none for SDPA_BWD.
@@ -271,7 +277,7 @@ void time_backward_candidates(std::vector<Candidate>& candidates, cudnnHandle_t 
                             &geometry.dk, &geometry.dv})
     scratch.push_back(Tensor::empty({span_elements(*g)}, spec.dtype, Device::cuda));
   scratch.push_back(Tensor::empty({spec.batch * spec.heads * geometry.stats_seq_stride}, DType::fp32, Device::cuda));
-  const std::int64_t accum_offset = round_up(std::max<std::int64_t>(largest_workspace(candidates), 256), 256);
+  const std::int64_t accum_offset = own_tensors_offset(largest_workspace(candidates));
   const auto accum_bytes = static_cast<std::int64_t>(p.accum_bytes);
   const Tensor workspace =
       Tensor::empty({(accum_offset + own_workspace_bytes(spec, p.unified)) / 4}, DType::fp32, Device::cuda);
@@ -358,8 +364,7 @@ class BackwardCache {
     choose_engine(p, handle_, ops, spec, "the SDPA backward graph", [&](std::vector<Candidate>& candidates) {
       time_backward_candidates(candidates, handle_, spec, geometry, p);
     });
-    // The kernels may use their workspace even when it reports 0 bytes: never pass NULL.
-    p.accum_offset = static_cast<std::size_t>(round_up(std::max<std::int64_t>(p.info.workspace_bytes, 256), 256));
+    p.accum_offset = static_cast<std::size_t>(own_tensors_offset(p.info.workspace_bytes));
     p.workspace_alloc = p.accum_offset + static_cast<std::size_t>(own_workspace_bytes(spec, unified));
     p.info.workspace_bytes = static_cast<std::int64_t>(p.workspace_alloc);
     p.workspace = memory::allocate(Device::cuda, p.workspace_alloc);
