@@ -141,8 +141,8 @@ report::ForwardSummary summarize_passes(const trace::Trace& trace, Pass pass) {
   report::ForwardSummary steps;
   steps.on_device = fwd.on_device || bwd.on_device;
   const std::size_t n = std::min(fwd.forwards.size(), bwd.forwards.size());
-  // The union over both: a backward kernel launched with programmatic dependent launch may start
-  // while the forward's last kernel still runs.
+  // A train step's device time is the union over both ranges' work, as every device time is
+  // (report/interval_union.h), not the sum of their two unions.
   for (std::size_t i = 0; i < n; ++i) steps.forwards.push_back(report::join_work(fwd.forwards[i], bwd.forwards[i]));
   report::average_forwards(steps);
   return steps;

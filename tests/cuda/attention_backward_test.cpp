@@ -298,8 +298,9 @@ TEST(AttentionBackwardGpu, StridedGradientViewsGetTheirElementsOnly) {
 }
 
 // The backward allocates Δ (fp32 per query row) and, for flash's sm_90a kernel, its fp32 dQ
-// accumulator and padded LSE and Δ (64 × D + 2 × 64 fp32 per 64-row query block) and nothing else — what ops::fused_backward_workspace_bytes says — and
-// frees it.
+// accumulator and padded LSE and Δ (64 × D + 2 × 64 fp32 per 64-row query block) and its tile
+// counter (16 bytes), and nothing else — what ops::fused_backward_workspace_bytes says — and frees
+// it.
 TEST(AttentionBackwardGpu, AllocatesExactlyTheWorkspaceItReports) {
   ATTNPROF_REQUIRE_GPU();
   const AttentionSpec spec =

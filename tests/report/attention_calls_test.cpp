@@ -11,6 +11,20 @@ namespace {
 
 using trace::Category;
 
+// An event of pid 1 on `tid` from `ts` lasting `dur`, with correlation id `corr` (−1: none).
+trace::Event at(Category c, std::string name, std::int64_t ts, std::int64_t dur, std::int64_t corr,
+                std::string tid = "1") {
+  trace::Event e;
+  e.category = c;
+  e.name = std::move(name);
+  e.pid = "1";
+  e.tid = std::move(tid);
+  e.ts_ns = ts;
+  e.dur_ns = dur;
+  e.correlation = corr;
+  return e;
+}
+
 // A thread's ops and launches, each placed after the previous one (or inside the open one).
 class TraceBuilder {
  public:
@@ -42,14 +56,7 @@ class TraceBuilder {
 
  private:
   static trace::Event event(Category c, std::string name, std::int64_t ts, std::int64_t dur, std::string tid) {
-    trace::Event e;
-    e.category = c;
-    e.name = std::move(name);
-    e.pid = "1";
-    e.tid = std::move(tid);
-    e.ts_ns = ts;
-    e.dur_ns = dur;
-    return e;
+    return at(c, std::move(name), ts, dur, -1, std::move(tid));
   }
   trace::Trace t_;
   std::int64_t correlation_ = 0;
@@ -226,20 +233,6 @@ TEST(AttentionCalls, StepsSumTheirCallsAndShare) {
   EXPECT_DOUBLE_EQ(s.steps[0].share(), 0.25);
   EXPECT_EQ(s.steps[1].attention_device_time_ns, 0);
   EXPECT_EQ(s.calls[0].step, 0);
-}
-
-// A launch at `ts` whose kernel runs [kernel_ts, kernel_ts + dur) on the device.
-trace::Event at(Category c, std::string name, std::int64_t ts, std::int64_t dur, std::int64_t corr,
-                std::string tid = "1") {
-  trace::Event e;
-  e.category = c;
-  e.name = std::move(name);
-  e.pid = "1";
-  e.tid = std::move(tid);
-  e.ts_ns = ts;
-  e.dur_ns = dur;
-  e.correlation = corr;
-  return e;
 }
 
 // One step: an SDPA call whose two kernels run [1000, 1400) and, from `second`, 130 ns; then a

@@ -22,7 +22,7 @@
 
 namespace attnprof::cuda::hopper::flash_bwd_sm90 {
 
-// The query blocks a CTA whose keys start at n0 visits for each query head: [first, m_blocks).
+// The query blocks a tile whose keys start at n0 visits for each query head: [first, m_blocks).
 // Causal: query row i sees key j iff j <= i + causal_offset, so the first row seeing key n0 is
 // n0 − causal_offset.
 __device__ __forceinline__ int first_query_block(const BwdSm90Params& p, int n0) {

@@ -23,9 +23,9 @@
 //   writing keys 64w..; then dQ by wgmma SS at the full head dim with K read MN-major:
 //     D 64 (kOwnDq): after a barrier of its own 128 threads, each warpgroup computes the partial dQ
 //       of its 64 keys, dS[:, its keys]·K[its keys, :], m64n64k16, 4 steps, and reduces it into the
-//       accumulator itself: no barrier joins the two warpgroups (only the Q/dO ring, released by
-//       all eight warps), so one's softmax runs under the other's GEMMs (cuDNN's backward, 64 keys
-//       a CTA, adds dQ at that grain too);
+//       accumulator itself: within a tile no barrier joins the two warpgroups (only the Q/dO ring,
+//       released by all eight warps; one barrier at the tile's end), so one's softmax runs under
+//       the other's GEMMs (cuDNN's backward, 64 keys a CTA, adds dQ at that grain too);
 //     D 128: the warpgroups take turns, warpgroup (step % 2) computing the step's whole dQ = dS·K
 //       over all 128 keys, m64n128k16, 8 steps, after the other has arrived on a named barrier
 //       (dS full) — the other goes on to its next step, so the two run out of step — and then
@@ -158,7 +158,7 @@ struct BwdSm90Params {
 // The CTA `tile` of the grid's order: longest first (with a causal mask, of either alignment, the
 // first query block a key block visits never decreases with the key block, so key block 0 visits
 // the most), every pair of a section at key block 0, then at 1, …, in sections of group_pairs
-// (batch, kv head) pairs, so the CTAs re-reading a pair's Q and dO run close together. Returns the
+// (batch, kv head) pairs, so the tiles re-reading a pair's Q and dO run close together. Returns the
 // pair (b·kv_heads + kvh) and sets the key block.
 ATTNPROF_HOST_DEVICE constexpr int tile_pair(const BwdSm90Params& p, int tile, int& key_block) {
   const SectionedTile t = sectioned_tile(tile, p.pairs, p.group_pairs, p.key_blocks);
