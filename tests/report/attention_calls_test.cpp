@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "report/attention_calls.h"
+#include "report/steps.h"
 #include "report/timeline.h"
 
 namespace attnprof::report {
@@ -298,6 +299,33 @@ TEST(AttentionCalls, TwoCallsWhoseWorkOverlapsShareTheStepOnce) {
   EXPECT_EQ(s.steps[0].attention_device_time_ns, 500);
   EXPECT_EQ(s.steps[0].device_time_ns, 500);
   EXPECT_DOUBLE_EQ(s.steps[0].share(), 1.0);
+}
+
+TEST(AttentionCalls, ACallLaunchingAfterItsStepEndsStaysInsideTheStepsTime) {
+  // The step's range [0, 300) launches a gemm [600, 700) at 100; an SDPA call that starts at 250,
+  // inside it, launches its kernel [1000, 1400) at 350, after the step's range has ended. The steps
+  // table counts only the gemm (100 ns); the attention step adds its call's work: [600, 700) ∪
+  // [1000, 1400) = 500 ns, so the share is 400 / 500, not 400 / 100.
+  trace::Trace t;
+  t.events = {at(Category::user_annotation, "ProfilerStep#1", 0, 300, -1),
+              at(Category::cpu_op, "aten::linear", 90, 20, -1),
+              at(Category::cuda_runtime, "cudaLaunchKernel", 100, 5, 1),
+              at(Category::kernel, "gemm", 600, 100, 1, "7"),
+              at(Category::cpu_op, "aten::scaled_dot_product_attention", 250, 150, -1),
+              at(Category::cuda_runtime, "cudaLaunchKernel", 350, 5, 2),
+              at(Category::kernel, "attn", 1000, 400, 2, "7")};
+  const Timeline timeline = Timeline::of(t);
+  const std::vector<StepSummary> steps = summarize_steps(timeline);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].device_time_ns, 100);
+  const AttentionSummary s = find_attention(timeline);
+  ASSERT_EQ(s.calls.size(), 1u);
+  EXPECT_EQ(s.calls[0].step, 0);
+  EXPECT_EQ(s.calls[0].device_time_ns, 400);
+  ASSERT_EQ(s.steps.size(), 1u);
+  EXPECT_EQ(s.steps[0].attention_device_time_ns, 400);
+  EXPECT_EQ(s.steps[0].device_time_ns, 500);
+  EXPECT_DOUBLE_EQ(s.steps[0].share(), 0.8);
 }
 
 }  // namespace
