@@ -10,6 +10,7 @@
 #include <cctype>
 
 #include "report/insight_parts.h"
+#include "report/interval_union.h"
 #include "report/kernel_class.h"
 #include "report/occupancy.h"
 
@@ -74,23 +75,38 @@ namespace rules {
 std::optional<Insight> split_kv_decode(const TraceWork& work, const RunFacts& facts) {
   const trace::Event* split = nullptr;
   const trace::Event* combine = nullptr;
-  double split_ns = 0, combine_ns = 0;
+  // Device times summed over the forwards, each forward's the union of its intervals
+  // (report/interval_union.h): the split kernels', the combine kernels', and the time the combine
+  // kernels add to the forward's busy time (a combine launched with programmatic dependent launch
+  // starts while the split kernel still runs and waits inside it).
+  double split_ns = 0, combine_ns = 0, combine_adds_ns = 0, busy_ns = 0;
   std::vector<std::string> calls, kernels;
   for (const Forward& f : work.forwards) {
     bool here = false;
+    std::vector<Interval> splits, combines, others;
     for (const WorkItem& w : f.work) {
-      if (w.event->category != trace::Category::kernel || !is_split_kv(w.event->name)) continue;
+      const Interval interval{w.event->ts_ns, w.event->end_ns()};
+      if (w.event->category != trace::Category::kernel || !is_split_kv(w.event->name)) {
+        if (w.is_device()) others.push_back(interval);
+        continue;
+      }
       here = true;
       add_unique(kernels, w.event->name);
       if (is_combine(w.event->name)) {
         if (!combine) combine = w.event;
-        combine_ns += static_cast<double>(w.event->dur_ns);
+        combines.push_back(interval);
       } else {
         if (!split) split = w.event;
-        split_ns += static_cast<double>(w.event->dur_ns);
+        splits.push_back(interval);
+        others.push_back(interval);
       }
     }
-    if (here) add_call(calls, f);
+    busy_ns += static_cast<double>(f.busy_ns);
+    if (!here) continue;
+    add_call(calls, f);
+    split_ns += static_cast<double>(union_ns(splits));
+    combine_ns += static_cast<double>(union_ns(combines));
+    combine_adds_ns += static_cast<double>(f.busy_ns - union_ns(std::move(others)));
   }
   if (!split) return std::nullopt;
   const double n = forwards_count(work);
@@ -104,10 +120,17 @@ std::optional<Insight> split_kv_decode(const TraceWork& work, const RunFacts& fa
   }
   text += fmt::format(" ({} per forward)", format_duration_ns(split_ns / n));
   if (combine) {
+    // Its share of the forward is the time it adds to the trace's own busy time (so it never
+    // exceeds it, whatever the run's median says); when it overlaps the split kernel, both are named.
+    std::string share;
+    if (busy_ns > 0) {
+      const std::string percent = format_percent(100.0 * combine_adds_ns / busy_ns);
+      share = combine_adds_ns < 0.99 * combine_ns
+                  ? fmt::format(", {} of it after the other work: {}% of the forward", format_duration_ns(combine_adds_ns / n), percent)
+                  : fmt::format(", {}% of the forward", percent);
+    }
     text += fmt::format("; {} merges the splits' partial outputs by their log-sum-exp ({} per forward{})",
-                        short_kernel_name(combine->name, 60), format_duration_ns(combine_ns / n),
-                        forward_ns > 0 ? fmt::format(", {}% of the forward", format_percent(100.0 * combine_ns / n / forward_ns))
-                                       : std::string());
+                        short_kernel_name(combine->name, 60), format_duration_ns(combine_ns / n), share);
   } else {
     const std::optional<std::int64_t> splits = splits_of(*split);
     if (splits && *splits == 1)

@@ -127,6 +127,47 @@ TEST(SplitKvDecode, NamesACombineKernelAndItsShareOfTheForward) {
   EXPECT_EQ(decode->about.size(), 3u);  // the forward range and both kernels
 }
 
+TEST(SplitKvDecode, ACombineOverlappingTheSplitKernelCountsTheTimeItAdds) {
+  // The combine launched with programmatic dependent launch: it starts 31 µs before the split kernel
+  // ends and waits inside, so its recorded 35 µs hold the 4 µs it adds (the forward: 1 µs .. 235 µs,
+  // 234 µs busy). The run's median (117 µs, as if measured elsewhere) is not the trace's: the share
+  // is the trace's own, 4 / 234 = 1.71%, never the 35 µs against 117 (29.91%).
+  testing::TraceBuilder b;
+  b.add_h200();
+  for (std::int64_t t0 : {0, 1000000}) {
+    b.forward(t0, 300000);
+    b.op("aten::_scaled_dot_product_flash_attention", t0 + 10, 200);
+    b.kernel(kFa2Split, t0 + 40, t0 + 1000, 230000).launch = testing::footprint(179, 128, 102400);
+    b.kernel(kFa2Combine, t0 + 60, t0 + 200000, 35000).launch = testing::footprint(32, 128, 0);
+  }
+  RunFacts facts;
+  facts.spec = llama_decode();
+  facts.device_ns_per_forward = 117000;
+  const Insight* decode = find(derive_insights(b.trace, facts), "split_kv_decode");
+  ASSERT_NE(decode, nullptr);
+  EXPECT_NE(decode->text.find("flash::flash_fwd_splitkv_combine_kernel merges the splits' partial outputs by their "
+                              "log-sum-exp (35.0 µs per forward, 4.0 µs of it after the other work: 1.71% of the "
+                              "forward)"),
+            std::string::npos)
+      << decode->text;
+}
+
+TEST(SplitKvDecode, TwoOverlappingCombinesCountOnce) {
+  // Two combine kernels of one forward on two streams, [231, 235) and [232, 236) µs: their union is
+  // 5 µs, which is what they add to the forward (1 .. 236 µs: 235 µs busy): 5 / 235 = 2.13%.
+  testing::TraceBuilder b;
+  b.add_h200();
+  b.forward(0, 300000);
+  b.op("aten::_scaled_dot_product_flash_attention", 10, 200);
+  b.kernel(kFa2Split, 40, 1000, 230000).launch = testing::footprint(179, 128, 102400);
+  b.kernel(kFa2Combine, 60, 231000, 4000).launch = testing::footprint(32, 128, 0);
+  b.kernel(kFa2Combine, 70, 232000, 4000).launch = testing::footprint(32, 128, 0);
+  const Insight* decode = find(derive_insights(b.trace, {}), "split_kv_decode");
+  ASSERT_NE(decode, nullptr);
+  EXPECT_NE(decode->text.find("log-sum-exp (5.0 µs per forward, 2.13% of the forward)"), std::string::npos)
+      << decode->text;
+}
+
 TEST(SplitKvDecode, OneSplitHasNoCombineAndFlashAttention2sGridIsRead) {
   const auto one = derive_insights(split_trace(kOurSplit, "", {512, 1, 1}), {});
   const Insight* decode = find(one, "split_kv_decode");
