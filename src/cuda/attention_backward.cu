@@ -18,7 +18,7 @@
 #include "cuda/attention_backward_kernel.cuh"
 #include "cuda/check.h"
 #include "cuda/hopper/flash_bwd.h"
-#include "cuda/per_device.h"
+#include "cuda/kernel_attributes.h"
 #include "ops/fused_head_dim.h"
 
 namespace attnprof::cuda {
@@ -64,14 +64,8 @@ template <class TrKV, class TrQ, class T>
 void launch_tiles(const FusedBackwardArgs& args, cudaStream_t stream) {
   auto dkdv = attention_backward::flash_bwd_dkdv_kernel<TrKV, T>;
   auto dq = attention_backward::flash_bwd_dq_kernel<TrQ, T>;
-  static PerDevice<bool> configured;  // the attributes are per device: set once there
-  configured.get([&](int device) {
-    if (device < 0) ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));  // throws naming the failure
-    ATTNPROF_CUDA_CHECK(
-        cudaFuncSetAttribute(dkdv, cudaFuncAttributeMaxDynamicSharedMemorySize, dkdv_smem_bytes<TrKV>()));
-    ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(dq, cudaFuncAttributeMaxDynamicSharedMemorySize, dq_smem_bytes<TrQ>()));
-    return true;
-  });
+  configure_kernel_once(reinterpret_cast<const void*>(dkdv), dkdv_smem_bytes<TrKV>());
+  configure_kernel_once(reinterpret_cast<const void*>(dq), dq_smem_bytes<TrQ>());
   const unsigned n_blocks = static_cast<unsigned>((args.fwd.seq_k + TrKV::kBlockN - 1) / TrKV::kBlockN);
   const unsigned m_blocks = static_cast<unsigned>((args.fwd.seq_q + TrQ::kBlockM - 1) / TrQ::kBlockM);
   dkdv<<<dim3(n_blocks, static_cast<unsigned>(args.fwd.batch * args.fwd.kv_heads)), TrKV::kThreads,

@@ -11,7 +11,7 @@
 
 #include "cuda/attention_kernel.cuh"
 #include "cuda/check.h"
-#include "cuda/per_device.h"
+#include "cuda/kernel_attributes.h"
 #include "ops/fused_head_dim.h"
 
 namespace attnprof::cuda::attention {
@@ -44,19 +44,9 @@ template <class Tr, class T>
 void launch_typed(const FusedAttentionArgs& args, cudaStream_t stream) {
   const FusedAttentionArgs checked = checked_for_kernel<Tr>(args);
   auto kernel = attention_forward_kernel<Tr, T>;
-  // The attributes are per device: set once per (instantiation, device) rather than on every launch
-  // (two cudaFuncSetAttribute calls were ~3.5 µs of the forward's ~20 µs of CPU under CUPTI).
-  static PerDevice<bool> configured;
-  configured.get([&](int device) {
-    if (device < 0) ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));  // throws naming the failure
-    // Raising the dynamic limit is needed past 48 KiB.
-    ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes));
-    // All of the unified L1/shared array as shared memory: the kernel reads global memory only
-    // through cp.async.cg (L2), and the 3-CTA configurations need 3 × 48 KiB resident.
-    ATTNPROF_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
-    return true;
-  });
+  // All of the unified L1/shared array as shared memory: the kernel reads global memory only through
+  // cp.async.cg (L2), and the 3-CTA configurations need 3 × 48 KiB resident.
+  configure_kernel_once(reinterpret_cast<const void*>(kernel), Tr::kSmemBytes, Carveout::max_shared);
   const int m_blocks = static_cast<int>((checked.seq_q + Tr::kBlockM - 1) / Tr::kBlockM);
   const int bh_count = static_cast<int>(checked.batch * checked.heads);
   const BlockSchedule schedule =

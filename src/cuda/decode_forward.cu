@@ -10,9 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <mutex>
-#include <set>
 #include <string>
-#include <utility>
 
 #include "cuda/check.h"
 #include "cuda/cuda_backend.h"
@@ -60,19 +58,6 @@ int sm_count_of_current_device() {
     ATTNPROF_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     return sms;
   });
-}
-
-void configure_kernel_once(const void* kernel, int smem_bytes) {
-  static std::mutex mutex;
-  static std::set<std::pair<int, const void*>> configured;
-  int device = -1;
-  ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));
-  std::lock_guard<std::mutex> lock(mutex);
-  if (configured.count({device, kernel}) != 0) return;
-  ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
-  ATTNPROF_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
-  configured.insert({device, kernel});
 }
 
 PreparedDecode prepare_decode(const FusedAttentionArgs& args, const DecodePlan& plan, cudaStream_t stream) {

@@ -41,11 +41,6 @@ PreparedDecode prepare_decode(const FusedAttentionArgs& args, const DecodePlan& 
 // The SM count of the current device, asked once per device.
 int sm_count_of_current_device();
 
-// Sets a decode kernel's dynamic shared memory limit to smem_bytes and its carveout to the most
-// shared memory, once per (device, kernel). Keyed by the kernel's address: a program that
-// instantiates a geometry the library also runs (bench/decode_configs, the tests) holds its own copy
-// of that kernel, which needs its own attributes.
-void configure_kernel_once(const void* kernel, int smem_bytes);
 
 }  // namespace decode
 

@@ -10,6 +10,7 @@
 #include "cuda/check.h"
 #include "cuda/decode_forward.h"
 #include "cuda/decode_kernel.cuh"
+#include "cuda/kernel_attributes.h"
 
 namespace attnprof::cuda::decode {
 
@@ -28,7 +29,7 @@ template <int D, class T, class G>
 void launch_decode_kernel(const FusedAttentionArgs& args, const DecodeParams& p, cudaStream_t stream, int sm_count) {
   using Tr = DecodeTraits<D, G>;
   auto kernel = flash_decode_splitkv_kernel<D, T, G>;
-  configure_kernel_once(reinterpret_cast<const void*>(kernel), Tr::kSmemBytes);
+  configure_kernel_once(reinterpret_cast<const void*>(kernel), Tr::kSmemBytes, Carveout::max_shared);
   kernel<<<decode_grid<D, G>(args, p, sm_count), Tr::kThreads, Tr::kSmemBytes, stream>>>(args, p);
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_decode_splitkv_kernel");
 }

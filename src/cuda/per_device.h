@@ -1,6 +1,6 @@
 #pragma once
-// A value worked out once per CUDA device and kept: kernel attributes set on a device, device
-// queries asked on every forward (SM count, "is this a Hopper"). Each costs runtime calls, and under
+// A value worked out once per CUDA device and kept: device queries asked on every forward (SM count,
+// "is this a Hopper"; kernel attributes are kernel_attributes.h's). Each costs runtime calls, and under
 // CUPTI every runtime call costs a microsecond or more of the forward's CPU time.
 #include <cuda_runtime_api.h>
 

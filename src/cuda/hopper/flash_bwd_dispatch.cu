@@ -17,7 +17,7 @@
 #include "cuda/hopper/flash_hopper.h"
 #include "cuda/hopper/flash_tile_scheduler.cuh"
 #include "cuda/hopper/tma.h"
-#include "cuda/per_device.h"
+#include "cuda/kernel_attributes.h"
 #include "cuda/str_cat.h"
 #include "ops/fused_head_dim.h"
 
@@ -76,11 +76,7 @@ void launch_typed(const FusedBackwardArgs& args, float* dq_accum, cudaStream_t s
                                                                                      p.m_blocks, p.tile_counter);
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_backward_prep_kernel");
   auto kernel = flash_backward_sm90_kernel<Tr, T>;
-  static PerDevice<bool> configured;
-  configured.get([&](int) {
-    ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes));
-    return true;
-  });
+  configure_kernel_once(reinterpret_cast<const void*>(kernel), Tr::kSmemBytes);
   p.pairs = static_cast<int>(a.batch * a.kv_heads);
   p.key_blocks = static_cast<int>((a.seq_k + Tr::kBlockN - 1) / Tr::kBlockN);
   // Sections of 8 pairs: on the H200 −4% to −9% against each pair's key blocks in a row at three

@@ -17,7 +17,7 @@
 #include "cuda/hopper/flash_tile_scheduler.cuh"
 #include "cuda/hopper/flash_traits.cuh"
 #include "cuda/hopper/tma.h"
-#include "cuda/per_device.h"
+#include "cuda/kernel_attributes.h"
 #include "cuda/str_cat.h"
 
 namespace attnprof::cuda::hopper::flash_sm90 {
@@ -76,11 +76,7 @@ void launch_typed(const FusedAttentionArgs& a, cudaStream_t stream, std::uint64_
   p.v_seq_inner = v.seq_inner;
 
   auto kernel = flash_forward_sm90_kernel<Tr, T>;
-  static PerDevice<bool> configured;  // the attribute is per device: once, not on every forward
-  configured.get([&](int) {
-    ATTNPROF_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes));
-    return true;
-  });
+  configure_kernel_once(reinterpret_cast<const void*>(kernel), Tr::kSmemBytes);
   const long long tiles = static_cast<long long>(p.batch_heads) * p.m_blocks;
   const long long ctas = Scheduler::ctas(tiles);
   p.group_heads = Scheduler::group_heads(a, p.batch_heads);
