@@ -267,15 +267,21 @@ __device__ __forceinline__ void consume_tile(const BwdSm90Params& p, unsigned ch
     // inf · 0) and rows past Sq (LSE +inf) give 0. The stage's LSE (base 2) and Δ: this thread's
     // query columns 8j + 2(t%4), + 1 are one float2 each.
     const float* row_stats = reinterpret_cast<const float*>(smem + Tr::kRowStatsOffset + stage * Tr::kRowStatsBytes);
-    const bool causal_block = p.causal && key_base + 63 > m0 + p.causal_offset;
+    // The causal mask, key > query + causal_offset, is (key_base − m0 − causal_offset + the thread's
+    // row − its column) > a constant of the register (accumulator_row/col: row 8·((v>>1)&1) +
+    // thread's, column 8·(v>>2) + (v&1) + thread's): one compare with an immediate and a select per
+    // element. Blocks that do not cross the diagonal compare against a value below every constant.
+    const int diagonal = p.causal && key_base + 63 > m0 + p.causal_offset
+                             ? key_base - m0 - p.causal_offset + accumulator_row(t, 0) - accumulator_col(t, 0)
+                             : -(1 << 30);
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       const float2 lse2 = *reinterpret_cast<const float2*>(row_stats + 8 * j + 2 * (t % 4));
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        const int v = 4 * j + i, key = key_base + accumulator_row(t, v), q = m0 + accumulator_col(t, v);
+        const int v = 4 * j + i;
         const float x = fast_exp2(s[v] * p.scale_log2 - (i % 2 == 0 ? lse2.x : lse2.y));
-        s[v] = causal_block && key > q + p.causal_offset ? 0.0f : x;
+        s[v] = diagonal > 8 * (v >> 2) + (v & 1) - 8 * ((v >> 1) & 1) ? 0.0f : x;
       }
     }
     if (key_base + 63 >= p.seq_k) {  // the warpgroup's keys run past Sk (its last block only)
