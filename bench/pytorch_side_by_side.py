@@ -9,6 +9,9 @@ session 3; before, a call whose CPU time exceeded its kernel's timed the CPU: Py
 8x16x1024x64 read 0.060 to 0.134 ms across runs for a 57.5 us kernel). Our side: the gpu_bench executable timing the registered variants (the objects `attnprof run`
 runs; same method, JSON lines), run from here.
 Prints ours, PyTorch's and the ratio PyTorch/ours (> 1: ours is faster), and writes JSON.
+--rounds N alternates the two sides N times (every shape ours, then every shape PyTorch's, N times),
+so a drift of the card's clocks over the run falls on both; a row is its middle round (the median
+of the rounds' medians, that round's fields whole) and prints every round's ratio beside it.
 gpu_bench runs on PyTorch's own libcudnn (bench/torch_cudnn.py finds it; --ours-cudnn system keeps
 the loader's), so the cudnn rows compare one library's engines; the header says which cuDNN each
 side loaded.
@@ -358,8 +361,59 @@ def print_backward(results, backward_flops):
               f"{r.get('ratio_torch_over_ours', float('nan')):6.2f} "
               f"{vs_cudnn} {rate(o['median_ms']):9.1f} {rate(t['median_ms']):10.1f} "
               f"{issue} {target:>20} {steps(o):>17} {steps(t):>18} {o['peak_extra_mib']:9.1f} {t['peak_extra_mib']:9.1f} "
-              f"{ours_err} {torch_err}{'  WRONG' if r['correct'] is False else ''}")
+              f"{ours_err} {torch_err}{'  WRONG' if r['correct'] is False else ''}{rounds_text(r)}")
     return wrong
+
+
+def time_torch_rows(shape, variants, backward, reps):
+    """PyTorch's row for each of the variants' PyTorch counterparts at shape (a refusal: its error)."""
+    rows = {}
+    for v in variants:
+        base = v.split("@")[0]
+        if base in rows:
+            continue
+        try:
+            rows[base] = (time_torch_backward if backward else time_torch)(OURS_TO_TORCH[base], shape, reps)
+        except Exception as e:  # noqa: BLE001 - report and go on (a backend without a kernel, out of memory)
+            # A backend's refusal is PyTorch's "No available kernel" (a RuntimeError), said as it is.
+            why = "out of memory, not run" if isinstance(e, torch.cuda.OutOfMemoryError) else type(e).__name__
+            rows[base] = {"error": f"{why}: {str(e).splitlines()[0][:200]}"}
+        if backward:  # the autograd graphs, and torch.compile's graphs of this shape, go before the next
+            if base == "fused":
+                torch._dynamo.reset()
+            gc.collect()
+        torch.cuda.empty_cache()
+    return rows
+
+
+def middle_round(rows):
+    """Of one row's rounds, the round whose median is the rounds' median (the lower middle of an even
+    count), whole, so its fields stay one measurement's; with every round's median beside it. A round
+    without a time (an error) is the row when every round has one, else left out."""
+    timed = sorted((r for r in rows if "median_ms" in r), key=lambda r: r["median_ms"])
+    if not timed:
+        return rows[-1]
+    row = dict(timed[(len(timed) - 1) // 2])
+    if len(rows) > 1:
+        row["round_medians_ms"] = [r.get("median_ms") for r in rows]
+    return row
+
+
+def round_ratios(ours, theirs):
+    """PyTorch's median over ours, round by round (None where a side has no time)."""
+    return [t["median_ms"] / o["median_ms"] if "median_ms" in t and o.get("median_ms", 0) > 0 else None
+            for o, t in zip(ours, theirs)]
+
+
+def rounds_text(r):
+    """The rounds' ratios of a row (PyTorch's median over ours, each round's; x cudnn: over PyTorch's
+    cuDNN), or "" with one round."""
+    said = []
+    for key, name in (("round_ratios", "ratio"), ("round_ratios_cudnn", "x cudnn")):
+        ratios = r.get(key, [])
+        if len(ratios) > 1:
+            said.append(f"{name} " + "/".join("-" if x is None else f"{x:.3f}" for x in ratios))
+    return "  rounds: " + ", ".join(said) if said else ""
 
 
 def main():
@@ -375,6 +429,9 @@ def main():
                     help="backward: the backward as training step - forward, on both sides")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--reps-large", type=int, default=10, help="the repetitions at S >= 16384 (self-attention)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="alternate ours and PyTorch's this many times (each round: every shape ours, then every "
+                         "shape PyTorch's); a row is its middle round, and each round's ratio is kept")
     ap.add_argument("--ours-cudnn", choices=("torch", "system"), default="torch",
                     help="the libcudnn gpu_bench loads: PyTorch's (default; the same library, so the same "
                          "engines) or the one the loader finds")
@@ -385,6 +442,8 @@ def main():
         args.shapes = "anchors" if backward else "anchors,decode"
     if args.reps < 1 or args.reps_large < 1:
         ap.error(f"--reps {args.reps} / --reps-large {args.reps_large}: each takes an integer >= 1")
+    if args.rounds < 1:
+        ap.error(f"--rounds {args.rounds}: takes an integer >= 1")
     shapes = []
     for item in args.shapes.split(","):
         named = NAMED_SHAPES.get(item)
@@ -400,14 +459,23 @@ def main():
             cudnn_dir = torch_cudnn.loaded_cudnn_dir()
         except Exception as e:  # noqa: BLE001 - said, then ours runs on the loader's cuDNN
             print(f"PyTorch's libcudnn not found ({type(e).__name__}: {e}): ours runs on the system's", flush=True)
-    ours, ours_cudnn = {}, set()
-    for kind in (False, True):  # one gpu_bench run for the self-attention rows, one for the decode rows
-        group = [shape for shape in shapes if is_decode(shape) == kind]
-        if group:
-            rows, loaded = run_ours(args.bench, variants_of(group[0]), group, args.reps, args.reps_large,
-                                    args.pass_name, cudnn_dir)
-            ours.update(rows)
-            ours_cudnn.add(loaded)
+    ours_rounds, torch_rounds, ours_cudnn = [], [], set()
+    for n in range(args.rounds):
+        if args.rounds > 1:
+            print(f"round {n + 1} of {args.rounds}", flush=True)
+        ours = {}
+        for kind in (False, True):  # one gpu_bench run for the self-attention rows, one for the decode rows
+            group = [shape for shape in shapes if is_decode(shape) == kind]
+            if group:
+                rows, loaded = run_ours(args.bench, variants_of(group[0]), group, args.reps, args.reps_large,
+                                        args.pass_name, cudnn_dir)
+                ours.update(rows)
+                ours_cudnn.add(loaded)
+        ours_rounds.append(ours)
+        torch_rounds.append({shape: time_torch_rows(shape, variants_of(shape), backward,
+                                                    args.reps_large if max(shape[2], shape[5]) >= 16384 and not is_decode(shape)
+                                                    else args.reps)
+                             for shape in shapes})
     same = ours_cudnn == {torch.backends.cudnn.version()}
     print(f"ours: cuDNN {', '.join(str(v) for v in sorted(ours_cudnn, key=str))} loaded "
           f"({'from ' + cudnn_dir if cudnn_dir else 'the system library'})"
@@ -416,23 +484,13 @@ def main():
     results = []
     for shape in shapes:
         b, h, s, d, hkv, sk = shape
-        reps = args.reps_large if max(s, sk) >= 16384 and not is_decode(shape) else args.reps
         variants = variants_of(shape)
-        torch_rows = {}
+        torch_rows = {base: middle_round([rounds[shape][base] for rounds in torch_rounds])
+                      for base in torch_rounds[0][shape]}
         for v in variants:
             base = v.split("@")[0]  # flash@sm80: our flash with a kernel knob, against the same PyTorch row
-            mine = ours.get((v, b, h, s, d, hkv, sk), {"error": "no result from gpu_bench"})
-            if base not in torch_rows:
-                try:
-                    torch_rows[base] = (time_torch_backward if backward else time_torch)(OURS_TO_TORCH[base], shape, reps)
-                except Exception as e:  # noqa: BLE001 - report and go on (a backend without a kernel, out of memory)
-                    # A backend's refusal is PyTorch's "No available kernel" (a RuntimeError), said as it is.
-                    why = "out of memory, not run" if isinstance(e, torch.cuda.OutOfMemoryError) else type(e).__name__
-                    torch_rows[base] = {"error": f"{why}: {str(e).splitlines()[0][:200]}"}
-                if backward:  # the autograd graphs, and torch.compile's graphs of this shape, go before the next
-                    if base == "fused":
-                        torch._dynamo.reset()
-                    gc.collect()
+            key = (v, b, h, s, d, hkv, sk)
+            mine = middle_round([rounds.get(key, {"error": "no result from gpu_bench"}) for rounds in ours_rounds])
             theirs = torch_rows[base]
             row = {"B": b, "H": h, "S": s, "D": d, "Hkv": hkv, "Sk": sk, "variant": v, "torch_variant": OURS_TO_TORCH[base],
                    "ours": mine, "torch": theirs,
@@ -441,10 +499,14 @@ def main():
                 theirs["kv_tbps"] = 2 * b * hkv * sk * d * 2 / (theirs["median_ms"] * 1e-3) / 1e12
             if "median_ms" in mine and "median_ms" in theirs and mine["median_ms"] > 0:
                 row["ratio_torch_over_ours"] = theirs["median_ms"] / mine["median_ms"]
+            if args.rounds > 1:
+                mine_rounds = [o.get(key, {}) for o in ours_rounds]
+                row["round_ratios"] = round_ratios(mine_rounds, [t[shape][base] for t in torch_rounds])
+                if "cudnn" in torch_rounds[0][shape]:
+                    row["round_ratios_cudnn"] = round_ratios(mine_rounds, [t[shape]["cudnn"] for t in torch_rounds])
             if backward and (b, h, s, d) in ANCHOR_SHAPES and OURS_TO_TORCH[base] in ISSUE_BACKWARD_TFLOPS:
                 row["issue_torch_tflops"] = ISSUE_BACKWARD_TFLOPS[OURS_TO_TORCH[base]][ANCHOR_SHAPES.index((b, h, s, d))]
             results.append(row)
-            torch.cuda.empty_cache()
         # Issue 6's bar: every row of this shape against PyTorch's cuDNN backend, when it was timed.
         cudnn = torch_rows.get("cudnn", {})
         for row in results[-len(variants):]:
@@ -486,7 +548,7 @@ def main():
         kv = f"{o['kv_tbps']:7.2f} {t['kv_tbps']:5.2f}" if decode and "kv_tbps" in o else f"{'-':>7} {'-':>5}"
         print(f"{shape:>22} {r['variant']:>13} {o['median_ms']:9.3f} {t['median_ms']:9.3f} {r['ratio_torch_over_ours']:6.2f} "
               f"{vs_cudnn} {flops(r) / o['median_ms'] / 1e9:9.1f} {kv} {o['peak_extra_mib']:9.1f} {t['peak_extra_mib']:9.1f} "
-              f"{o['rel_err_vs_fp64']:9.1e} {t['rel_err_vs_fp64']:9.1e}{'' if r['correct'] else '  WRONG'}")
+              f"{o['rel_err_vs_fp64']:9.1e} {t['rel_err_vs_fp64']:9.1e}{'' if r['correct'] else '  WRONG'}{rounds_text(r)}")
     write_json(args.out, results)
     if wrong:
         print(f"error: outputs beyond 2x PyTorch's error vs fp64 (their speeds are not results): {', '.join(wrong)}",
