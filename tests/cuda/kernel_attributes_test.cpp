@@ -25,9 +25,9 @@ TEST(ConfigureKernelOnce, SetsEachKernelsOwnAttributesOnce) {
   constexpr int kBig = 100 * 1024;  // past the 48 KiB a kernel may take without raising its limit
   int* out = nullptr;
   ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&out), sizeof(int)), cudaSuccess);
-  // Unconfigured, the launch is refused.
-  EXPECT_NE(launch_probe(0, kBig, out), cudaSuccess);
-  (void)cudaGetLastError();
+  // Unconfigured, the kernel may not take that much (launching it anyway would be refused, an API
+  // error compute-sanitizer reports).
+  EXPECT_LT(attributes_of(probe_kernel(0)).maxDynamicSharedSizeBytes, kBig);
 
   configure_kernel_once(probe_kernel(0), kBig);
   EXPECT_EQ(attributes_of(probe_kernel(0)).maxDynamicSharedSizeBytes, kBig);
