@@ -476,6 +476,15 @@ def main():
                                                     args.reps_large if max(shape[2], shape[5]) >= 16384 and not is_decode(shape)
                                                     else args.reps)
                              for shape in shapes})
+        if args.rounds > 1:  # each round's times as it ends, so a run cut short still says them
+            for shape in shapes:
+                for v in variants_of(shape):
+                    o = ours.get((v,) + shape, {})
+                    t = torch_rounds[-1][shape][v.split("@")[0]]
+                    said = lambda x: f"{x['median_ms']:.4f}" if "median_ms" in x else "-"  # noqa: E731
+                    ratio = round_ratios([o], [t])[0]
+                    print(f"round {n + 1}: {'x'.join(map(str, shape))} {v} ours {said(o)} torch {said(t)} ms"
+                          f"{f', ratio {ratio:.3f}' if ratio else ''}", flush=True)
     same = ours_cudnn == {torch.backends.cudnn.version()}
     print(f"ours: cuDNN {', '.join(str(v) for v in sorted(ours_cudnn, key=str))} loaded "
           f"({'from ' + cudnn_dir if cudnn_dir else 'the system library'})"
