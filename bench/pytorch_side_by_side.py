@@ -10,8 +10,10 @@ session 3; before, a call whose CPU time exceeded its kernel's timed the CPU: Py
 runs; same method, JSON lines), run from here.
 Prints ours, PyTorch's and the ratio PyTorch/ours (> 1: ours is faster), and writes JSON.
 --rounds N alternates the two sides N times (every shape ours, then every shape PyTorch's, N times),
-so a drift of the card's clocks over the run falls on both; a row is its middle round (the median
-of the rounds' medians, that round's fields whole) and prints every round's ratio beside it.
+so a drift of the card's clocks over the run falls on both: a row's times are each side's middle
+round (the median of its rounds' medians, that round's fields whole), its ratios and its target
+verdict the median of the rounds' paired ratios (ours and PyTorch's of the same round), each
+round's ratio printed beside it; a round's wrong output (error vs fp64) makes the row wrong.
 gpu_bench runs on PyTorch's own libcudnn (bench/torch_cudnn.py finds it; --ours-cudnn system keeps
 the loader's), so the cudnn rows compare one library's engines; the header says which cuDNN each
 side loaded.
@@ -343,7 +345,7 @@ def print_backward(results, backward_flops):
             said = lambda x: x["error"][:100] if "error" in x else f"{x['median_ms']:.3f} ms"  # noqa: E731
             print(f"{shape:>16} {r['variant']:>13}  ours: {said(o)}  torch: {said(t)}")
             continue
-        r["correct"] = backward_correct(o, t)
+        r["correct"] = every_round_correct(r, backward_correct)
         if r["correct"] is False:
             wrong.append(f"{shape} {r['variant']}")
         vs_cudnn = f"{r['ratio_torch_cudnn_over_ours']:7.2f}" if "ratio_torch_cudnn_over_ours" in r else f"{'-':>7}"
@@ -378,9 +380,12 @@ def time_torch_rows(shape, variants, backward, reps):
             # A backend's refusal is PyTorch's "No available kernel" (a RuntimeError), said as it is.
             why = "out of memory, not run" if isinstance(e, torch.cuda.OutOfMemoryError) else type(e).__name__
             rows[base] = {"error": f"{why}: {str(e).splitlines()[0][:200]}"}
-        if backward:  # the autograd graphs, and torch.compile's graphs of this shape, go before the next
-            if base == "fused":
-                torch._dynamo.reset()
+        # torch.compile's graphs of this shape go before the next (each shape and round compiles a new
+        # module: past Dynamo's recompile limit it would fall back to eager); with a backward, the
+        # autograd graphs too.
+        if base == "fused":
+            torch._dynamo.reset()
+        if backward:
             gc.collect()
         torch.cuda.empty_cache()
     return rows
@@ -397,6 +402,29 @@ def middle_round(rows):
     if len(rows) > 1:
         row["round_medians_ms"] = [r.get("median_ms") for r in rows]
     return row
+
+
+def paired_median(ratios):
+    """The median of a row's per-round ratios (the rounds with both times, above 0), or None."""
+    timed = [x for x in ratios if x is not None and x > 0]
+    return statistics.median(timed) if timed else None
+
+
+def every_round_correct(r, check):
+    """check(ours, torch) over every round of row r (its middle rows alone with one round): False if
+    any round is False, None if no round could be checked, else True."""
+    verdicts = [check(o, t) for o, t in r.get("round_rows", [(r["ours"], r["torch"])])]
+    if any(v is False for v in verdicts):
+        return False
+    return None if all(v is None for v in verdicts) else True
+
+
+def forward_correct(o, t):
+    """The issues' correctness bar for a forward: error vs fp64 at most 2x PyTorch's same backend's
+    (+2e-4 of slack for rounding at tiny errors); None where a side has no error measured."""
+    if "rel_err_vs_fp64" not in o or "rel_err_vs_fp64" not in t:
+        return None
+    return o["rel_err_vs_fp64"] <= 2 * t["rel_err_vs_fp64"] + 2e-4
 
 
 def round_ratios(ours, theirs):
@@ -431,7 +459,8 @@ def main():
     ap.add_argument("--reps-large", type=int, default=10, help="the repetitions at S >= 16384 (self-attention)")
     ap.add_argument("--rounds", type=int, default=1,
                     help="alternate ours and PyTorch's this many times (each round: every shape ours, then every "
-                         "shape PyTorch's); a row is its middle round, and each round's ratio is kept")
+                         "shape PyTorch's); a row's times are each side's middle round, its ratios the median of "
+                         "the rounds' paired ratios")
     ap.add_argument("--ours-cudnn", choices=("torch", "system"), default="torch",
                     help="the libcudnn gpu_bench loads: PyTorch's (default; the same library, so the same "
                          "engines) or the one the loader finds")
@@ -483,7 +512,8 @@ def main():
                     t = torch_rounds[-1][shape][v.split("@")[0]]
                     said = lambda x: f"{x['median_ms']:.4f}" if "median_ms" in x else "-"  # noqa: E731
                     ratio = round_ratios([o], [t])[0]
-                    print(f"round {n + 1}: {'x'.join(map(str, shape))} {v} ours {said(o)} torch {said(t)} ms"
+                    name = "x".join(map(str, shape if is_decode(shape) else shape[:4]))
+                    print(f"round {n + 1}: {name} {v} ours {said(o)} torch {said(t)} ms"
                           f"{f', ratio {ratio:.3f}' if ratio else ''}", flush=True)
     same = ours_cudnn == {torch.backends.cudnn.version()}
     print(f"ours: cuDNN {', '.join(str(v) for v in sorted(ours_cudnn, key=str))} loaded "
@@ -508,9 +538,13 @@ def main():
                 theirs["kv_tbps"] = 2 * b * hkv * sk * d * 2 / (theirs["median_ms"] * 1e-3) / 1e12
             if "median_ms" in mine and "median_ms" in theirs and mine["median_ms"] > 0:
                 row["ratio_torch_over_ours"] = theirs["median_ms"] / mine["median_ms"]
-            if args.rounds > 1:
+            if args.rounds > 1:  # the ratio of each round's pair, and their median as the row's
                 mine_rounds = [o.get(key, {}) for o in ours_rounds]
+                row["round_rows"] = [(o, t[shape][base]) for o, t in zip(mine_rounds, torch_rounds)]
                 row["round_ratios"] = round_ratios(mine_rounds, [t[shape][base] for t in torch_rounds])
+                row.pop("ratio_torch_over_ours", None)
+                if paired_median(row["round_ratios"]) is not None:
+                    row["ratio_torch_over_ours"] = paired_median(row["round_ratios"])
                 if "cudnn" in torch_rounds[0][shape]:
                     row["round_ratios_cudnn"] = round_ratios(mine_rounds, [t[shape]["cudnn"] for t in torch_rounds])
             if backward and (b, h, s, d) in ANCHOR_SHAPES and OURS_TO_TORCH[base] in ISSUE_BACKWARD_TFLOPS:
@@ -521,13 +555,21 @@ def main():
         for row in results[-len(variants):]:
             if "median_ms" in row["ours"] and "median_ms" in cudnn and row["ours"]["median_ms"] > 0:
                 row["ratio_torch_cudnn_over_ours"] = cudnn["median_ms"] / row["ours"]["median_ms"]
+            if "round_ratios_cudnn" in row:
+                row.pop("ratio_torch_cudnn_over_ours", None)
+                if paired_median(row["round_ratios_cudnn"]) is not None:
+                    row["ratio_torch_cudnn_over_ours"] = paired_median(row["round_ratios_cudnn"])
             bar, factor = BACKWARD_TARGETS.get(row["variant"].split("@")[0], (None, 0))
             against = torch_rows.get(bar, {})
             if backward and "median_ms" in row["ours"] and "median_ms" in against:
                 # train - forward at or below 0 is noise, not a time: no verdict (None, printed "noise").
                 ours_ms, torch_ms = row["ours"]["median_ms"], against["median_ms"]
-                row["target"] = {"against": OURS_TO_TORCH[bar], "max_ms_ratio": factor,
-                                 "met": ours_ms <= factor * torch_ms if ours_ms > 0 and torch_ms > 0 else None}
+                met = ours_ms <= factor * torch_ms if ours_ms > 0 and torch_ms > 0 else None
+                if args.rounds > 1:  # the median of the rounds' paired ratios against the bar
+                    paired = paired_median(round_ratios([o for o, _ in row["round_rows"]],
+                                                        [t[shape].get(bar, {}) for t in torch_rounds]))
+                    met = None if paired is None else paired * factor >= 1.0
+                row["target"] = {"against": OURS_TO_TORCH[bar], "max_ms_ratio": factor, "met": met}
     # Self-attention rows are causal (halved); decode rows see every key.
     flops = lambda r: 4 * r["B"] * r["H"] * r["S"] * r["Sk"] * r["D"] / (2 if r["S"] == r["Sk"] and r["H"] == r["Hkv"] else 1)  # noqa: E731
     if backward:
@@ -548,9 +590,8 @@ def main():
         if "median_ms" not in o or "median_ms" not in t:
             print(f"{shape:>22} {r['variant']:>13}  ours: {o.get('error', '')[:60]}  torch: {t.get('error', '')[:60]}")
             continue
-        # The issues' correctness bar: error vs fp64 at most 2x PyTorch's same backend's (+2e-4 of slack
-        # for rounding at tiny errors). A speed measured on wrong outputs is not a result.
-        r["correct"] = o["rel_err_vs_fp64"] <= 2 * t["rel_err_vs_fp64"] + 2e-4
+        # A speed measured on wrong outputs is not a result (forward_correct: the issues' bar).
+        r["correct"] = every_round_correct(r, forward_correct) is not False
         if not r["correct"]:
             wrong.append(f"{shape} {r['variant']}")
         vs_cudnn = f"{r['ratio_torch_cudnn_over_ours']:7.2f}" if "ratio_torch_cudnn_over_ours" in r else f"{'-':>7}"

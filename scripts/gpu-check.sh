@@ -9,7 +9,7 @@
 # The backward side by side (issue 20): SKIP_BENCH=1 skips it with the forward ones, SKIP_FWD_BENCH=1 the forward
 # ones alone, SKIP_BWD_BENCH=1 the backward alone; BWD_BENCH_VARIANTS, BWD_BENCH_SHAPES (default: the anchors),
 # BWD_BENCH_REPS (default 20; 10 at S=16384), BWD_BENCH_ROUNDS (default 1: the sides alternated that many
-# times), BWD_BENCH_TIMEOUT (default 420 s).
+# times), BWD_BENCH_TIMEOUT (default 420 s a round).
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$SRC/out/gpu-check}
@@ -204,7 +204,7 @@ BWD_ARGS=(--bench "$BUILD/bench/gpu_bench" --pass backward --reps "${BWD_BENCH_R
 [ -n "${BWD_BENCH_ROUNDS:-}" ] && BWD_ARGS+=(--rounds "$BWD_BENCH_ROUNDS")
 if [ "${SKIP_BENCH:-0}" = 1 ] || [ "${SKIP_BWD_BENCH:-0}" = 1 ]; then
   status[bench_bwd]="skipped (SKIP_BENCH=1 or SKIP_BWD_BENCH=1)"
-elif PYTHONUNBUFFERED=1 timeout "${BWD_BENCH_TIMEOUT:-420}" python3 "$SRC/bench/pytorch_side_by_side.py" "${BWD_ARGS[@]}" 2>&1 |
+elif PYTHONUNBUFFERED=1 timeout "${BWD_BENCH_TIMEOUT:-$((420 * ${BWD_BENCH_ROUNDS:-1}))}" python3 "$SRC/bench/pytorch_side_by_side.py" "${BWD_ARGS[@]}" 2>&1 |
      tee "$OUT/side_by_side_backward.txt"; then
   status[bench_bwd]="ok (side_by_side_backward.txt, side_by_side_backward.json)"
 else
