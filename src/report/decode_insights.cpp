@@ -75,10 +75,11 @@ namespace rules {
 std::optional<Insight> split_kv_decode(const TraceWork& work, const RunFacts& facts) {
   const trace::Event* split = nullptr;
   const trace::Event* combine = nullptr;
-  // Device times summed over the forwards, each forward's the union of its intervals
+  // Times summed over the forwards, each forward's the union of its intervals
   // (report/interval_union.h): the split kernels', the combine kernels', and the time the combine
-  // kernels add to the forward's busy time (a combine launched with programmatic dependent launch
-  // starts while the split kernel still runs and waits inside it).
+  // kernels add to the forward's busy time (Forward::busy_ns, the union of all its work) beyond the
+  // rest of its work (a combine launched with programmatic dependent launch starts while the split
+  // kernel still runs and waits inside it).
   double split_ns = 0, combine_ns = 0, combine_adds_ns = 0, busy_ns = 0;
   std::vector<std::string> calls, kernels;
   for (const Forward& f : work.forwards) {
@@ -87,7 +88,7 @@ std::optional<Insight> split_kv_decode(const TraceWork& work, const RunFacts& fa
     for (const WorkItem& w : f.work) {
       const Interval interval{w.event->ts_ns, w.event->end_ns()};
       if (w.event->category != trace::Category::kernel || !is_split_kv(w.event->name)) {
-        if (w.is_device()) others.push_back(interval);
+        others.push_back(interval);  // every item busy_ns covers, CPU kernels included
         continue;
       }
       here = true;
@@ -121,7 +122,8 @@ std::optional<Insight> split_kv_decode(const TraceWork& work, const RunFacts& fa
   text += fmt::format(" ({} per forward)", format_duration_ns(split_ns / n));
   if (combine) {
     // Its share of the forward is the time it adds to the trace's own busy time (so it never
-    // exceeds it, whatever the run's median says); when it overlaps the split kernel, both are named.
+    // exceeds it, whatever the run's median says); when it overlaps other work (the split kernel
+    // under programmatic dependent launch), both its time and the time it adds are named.
     std::string share;
     if (busy_ns > 0) {
       const std::string percent = format_percent(100.0 * combine_adds_ns / busy_ns);

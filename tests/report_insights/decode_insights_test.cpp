@@ -153,7 +153,7 @@ TEST(SplitKvDecode, ACombineOverlappingTheSplitKernelCountsTheTimeItAdds) {
 }
 
 TEST(SplitKvDecode, TwoOverlappingCombinesCountOnce) {
-  // Two combine kernels of one forward on two streams, [231, 235) and [232, 236) µs: their union is
+  // Two combine kernels of one forward overlapping in time, [231, 235) and [232, 236) µs: their union is
   // 5 µs, which is what they add to the forward (1 .. 236 µs: 235 µs busy): 5 / 235 = 2.13%.
   testing::TraceBuilder b;
   b.add_h200();
@@ -165,6 +165,23 @@ TEST(SplitKvDecode, TwoOverlappingCombinesCountOnce) {
   const Insight* decode = find(derive_insights(b.trace, {}), "split_kv_decode");
   ASSERT_NE(decode, nullptr);
   EXPECT_NE(decode->text.find("log-sum-exp (5.0 µs per forward, 2.13% of the forward)"), std::string::npos)
+      << decode->text;
+}
+
+TEST(SplitKvDecode, OtherWorkOfTheForwardIsNotTheCombines) {
+  // A CPU kernel in the forward, [240, 290) µs, beside the split [1, 231) and the combine [231, 235):
+  // the forward is busy 234 + 50 = 284 µs, of which the combine adds 4: 1.41% (not the 54 µs the
+  // CPU kernel would add if it were counted as the combine's, 19.01%).
+  testing::TraceBuilder b;
+  b.add_h200();
+  b.forward(0, 300000);
+  b.op("aten::_scaled_dot_product_flash_attention", 10, 200);
+  b.kernel(kFa2Split, 40, 1000, 230000).launch = testing::footprint(179, 128, 102400);
+  b.kernel(kFa2Combine, 60, 231000, 4000).launch = testing::footprint(32, 128, 0);
+  b.cpu_kernel("attnprof::cpu::copy", 240000, 50000);
+  const Insight* decode = find(derive_insights(b.trace, {}), "split_kv_decode");
+  ASSERT_NE(decode, nullptr);
+  EXPECT_NE(decode->text.find("log-sum-exp (4.0 µs per forward, 1.41% of the forward)"), std::string::npos)
       << decode->text;
 }
 
