@@ -41,7 +41,6 @@ PreparedDecode prepare_decode(const FusedAttentionArgs& args, const DecodePlan& 
 // The SM count of the current device, asked once per device.
 int sm_count_of_current_device();
 
-
 }  // namespace decode
 
 // plan_decode on the current device's SM count, or no decode when KernelOverrides::flash_schedule
