@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "report/decode_insights.h"
 #include "report/insights.h"
@@ -143,7 +144,8 @@ TEST(SplitKvDecode, ACombineOverlappingTheSplitKernelCountsTheTimeItAdds) {
   RunFacts facts;
   facts.spec = llama_decode();
   facts.device_ns_per_forward = 117000;
-  const Insight* decode = find(derive_insights(b.trace, facts), "split_kv_decode");
+  const std::vector<Insight> insights = derive_insights(b.trace, facts);
+  const Insight* decode = find(insights, "split_kv_decode");
   ASSERT_NE(decode, nullptr);
   EXPECT_NE(decode->text.find("flash::flash_fwd_splitkv_combine_kernel merges the splits' partial outputs by their "
                               "log-sum-exp (35.0 µs per forward, 4.0 µs of it after the other work: 1.71% of the "
@@ -152,17 +154,24 @@ TEST(SplitKvDecode, ACombineOverlappingTheSplitKernelCountsTheTimeItAdds) {
       << decode->text;
 }
 
-TEST(SplitKvDecode, TwoOverlappingCombinesCountOnce) {
-  // Two combine kernels of one forward overlapping in time, [231, 235) and [232, 236) µs: their union is
-  // 5 µs, which is what they add to the forward (1 .. 236 µs: 235 µs busy): 5 / 235 = 2.13%.
+// One forward (0 .. 300 µs) of FlashAttention 2's split kernel, [1, 231) µs, and its combine, [231, 235).
+testing::TraceBuilder one_split_and_combine() {
   testing::TraceBuilder b;
   b.add_h200();
   b.forward(0, 300000);
   b.op("aten::_scaled_dot_product_flash_attention", 10, 200);
   b.kernel(kFa2Split, 40, 1000, 230000).launch = testing::footprint(179, 128, 102400);
   b.kernel(kFa2Combine, 60, 231000, 4000).launch = testing::footprint(32, 128, 0);
+  return b;
+}
+
+TEST(SplitKvDecode, TwoOverlappingCombinesCountOnce) {
+  // Two combine kernels of one forward overlapping in time, [231, 235) and [232, 236) µs: their union is
+  // 5 µs, which is what they add to the forward (1 .. 236 µs: 235 µs busy): 5 / 235 = 2.13%.
+  testing::TraceBuilder b = one_split_and_combine();
   b.kernel(kFa2Combine, 70, 232000, 4000).launch = testing::footprint(32, 128, 0);
-  const Insight* decode = find(derive_insights(b.trace, {}), "split_kv_decode");
+  const std::vector<Insight> insights = derive_insights(b.trace, {});
+  const Insight* decode = find(insights, "split_kv_decode");
   ASSERT_NE(decode, nullptr);
   EXPECT_NE(decode->text.find("log-sum-exp (5.0 µs per forward, 2.13% of the forward)"), std::string::npos)
       << decode->text;
@@ -172,14 +181,10 @@ TEST(SplitKvDecode, OtherWorkOfTheForwardIsNotTheCombines) {
   // A CPU kernel in the forward, [240, 290) µs, beside the split [1, 231) and the combine [231, 235):
   // the forward is busy 234 + 50 = 284 µs, of which the combine adds 4: 1.41% (not the 54 µs the
   // CPU kernel would add if it were counted as the combine's, 19.01%).
-  testing::TraceBuilder b;
-  b.add_h200();
-  b.forward(0, 300000);
-  b.op("aten::_scaled_dot_product_flash_attention", 10, 200);
-  b.kernel(kFa2Split, 40, 1000, 230000).launch = testing::footprint(179, 128, 102400);
-  b.kernel(kFa2Combine, 60, 231000, 4000).launch = testing::footprint(32, 128, 0);
+  testing::TraceBuilder b = one_split_and_combine();
   b.cpu_kernel("attnprof::cpu::copy", 240000, 50000);
-  const Insight* decode = find(derive_insights(b.trace, {}), "split_kv_decode");
+  const std::vector<Insight> insights = derive_insights(b.trace, {});
+  const Insight* decode = find(insights, "split_kv_decode");
   ASSERT_NE(decode, nullptr);
   EXPECT_NE(decode->text.find("log-sum-exp (4.0 µs per forward, 1.41% of the forward)"), std::string::npos)
       << decode->text;
