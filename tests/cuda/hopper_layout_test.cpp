@@ -63,6 +63,23 @@ TEST(HopperWgmmaDescriptor, FieldsWorkedByHand) {
   EXPECT_EQ(sw128_kmajor_descriptor(0x40000), 0x4000004000010000ull);
 }
 
+// Stepping a descriptor by bytes gives the descriptor of the stepped address, for both kinds, over
+// the offsets the kernels step by (k16 steps of 32 B, atoms, 2048-byte k16 row blocks), up to the
+// window's last 16 bytes.
+TEST(HopperWgmmaDescriptor, AdvanceMatchesTheSteppedAddress) {
+  EXPECT_EQ(advance_descriptor(0x4000004000010040ull, 0x20), 0x4000004000010042ull);  // worked by hand
+  for (std::uint32_t base = 0; base < 0x40000u; base += 0x400u) {
+    for (std::uint32_t bytes : {0x0u, 0x20u, 0x60u, 0x800u, 0x2000u, 0x4000u, 0x7FE0u, 0x10000u}) {
+      if (base + bytes >= 0x40000u) continue;
+      EXPECT_EQ(advance_descriptor(sw128_kmajor_descriptor(base), bytes), sw128_kmajor_descriptor(base + bytes))
+          << base << " + " << bytes;
+      EXPECT_EQ(advance_descriptor(sw128_mnmajor_descriptor(base, 0x2000), bytes),
+                sw128_mnmajor_descriptor(base + bytes, 0x2000))
+          << base << " + " << bytes;
+    }
+  }
+}
+
 TEST(HopperWgmmaAccumulator, PositionsWorkedByHand) {
   // thread 0: rows 0 and 8, columns 0,1 of each 8-column block.
   EXPECT_EQ(std::make_pair(accumulator_row(0, 0), accumulator_col(0, 0)), std::make_pair(0, 0));

@@ -145,11 +145,12 @@ __device__ __forceinline__ void produce(const CUtensorMap& q_map, const CUtensor
 // 128-key atoms), B a stage's 64 query rows of Q or dO (`tile`, in 64-row atoms), both K-major.
 template <class Tr, class T>
 __device__ __forceinline__ void issue_transposed_scores(float (&acc)[32], std::uint32_t rows, std::uint32_t tile) {
+  const std::uint64_t a = sw128_kmajor_descriptor(rows), b = sw128_kmajor_descriptor(tile);
   wgmma_fence(acc);
 #pragma unroll
   for (int k = 0; k < Tr::kSteps; ++k)
-    wgmma_ss_m64nNk16<64, T>(acc, sw128_kmajor_descriptor(rows + (k / 4) * Tr::kKVAtomBytes + 32 * (k % 4)),
-                             sw128_kmajor_descriptor(tile + (k / 4) * Tr::kQAtomBytes + 32 * (k % 4)), k > 0);
+    wgmma_ss_m64nNk16<64, T>(acc, advance_descriptor(a, (k / 4) * Tr::kKVAtomBytes + 32 * (k % 4)),
+                             advance_descriptor(b, (k / 4) * Tr::kQAtomBytes + 32 * (k % 4)), k > 0);
   wgmma_commit_group();
 }
 
@@ -158,9 +159,10 @@ __device__ __forceinline__ void issue_transposed_scores(float (&acc)[32], std::u
 template <class T>
 __device__ __forceinline__ void issue_transposed_scores_rs(float (&acc)[32], const std::uint32_t (&rows)[4][4],
                                                            std::uint32_t tile) {
+  const std::uint64_t b = sw128_kmajor_descriptor(tile);
   wgmma_fence(acc);
 #pragma unroll
-  for (int k = 0; k < 4; ++k) wgmma_rs_m64nNk16<64, T>(acc, rows[k], sw128_kmajor_descriptor(tile + 32 * k), k > 0);
+  for (int k = 0; k < 4; ++k) wgmma_rs_m64nNk16<64, T>(acc, rows[k], advance_descriptor(b, 32 * k), k > 0);
   wgmma_commit_group();
 }
 
@@ -238,12 +240,15 @@ __device__ __forceinline__ void consume_tile(const BwdSm90Params& p, unsigned ch
   // it has finished).
   wait_for_previous_grid();
 
+  // Step it's query head and block: (kvh·kv_group + it / blocks, m_first + it % blocks), counted
+  // on from the step before (a division a step sits in front of the step's GEMMs).
+  int h = c.kvh * p.kv_group, m_block = c.m_first - 1;
   for (int it = 0; it < steps; ++it) {
-    const int stage = (ring + it) % Tr::kStages;
+    if (++m_block == p.m_blocks) m_block = c.m_first, ++h;
+    const int stage = (ring + it) % Tr::kStages, m0 = m_block * Tr::kBlockM;
     const std::uint32_t phase = ((ring + it) / Tr::kStages) & 1;
-    const int h = c.kvh * p.kv_group + it / blocks, m0 = (c.m_first + it % blocks) * Tr::kBlockM;
-    // K and V addresses from a base the compiler cannot see through, so it recomputes them each
-    // step (one add each) instead of keeping 24 loop-invariant 64-bit descriptors in registers.
+    // K and V addresses from a base the compiler cannot see through, so it rebuilds their
+    // descriptors each step (a few instructions) instead of keeping 64-bit descriptors in registers.
     std::uint32_t base = smem_base;
     asm volatile("" : "+r"(base));
     const std::uint32_t k_rows = base + Tr::kKOffset + wg * 64 * 128;  // this warpgroup's 64 keys
@@ -260,13 +265,18 @@ __device__ __forceinline__ void consume_tile(const BwdSm90Params& p, unsigned ch
       issue_transposed_scores<Tr, T>(s, k_rows, q_tile);
       issue_transposed_scores<Tr, T>(dp, v_rows, do_tile);
     }
+    // The stage's LSE (base 2) and Δ: this thread's query columns 8j + 2(t%4), + 1 are one float2
+    // each. Each is loaded before the wait for the GEMM its use follows (the wait orders every
+    // memory access), so the loads' latency passes under the GEMM.
+    const float* row_stats = reinterpret_cast<const float*>(smem + Tr::kRowStatsOffset + stage * Tr::kRowStatsBytes);
+    float2 lse2[8], delta[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) lse2[j] = *reinterpret_cast<const float2*>(row_stats + 8 * j + 2 * (t % 4));
     wgmma_wait_group<1>(s);
 
     // Pᵀ: masked scores (key > query + causal_offset), keys past Sk (their zero-filled rows would
     // give P = exp(−LSE), whose dS can overflow 16 bits when the LSE is very negative, and dQ gets
-    // inf · 0) and rows past Sq (LSE +inf) give 0. The stage's LSE (base 2) and Δ: this thread's
-    // query columns 8j + 2(t%4), + 1 are one float2 each.
-    const float* row_stats = reinterpret_cast<const float*>(smem + Tr::kRowStatsOffset + stage * Tr::kRowStatsBytes);
+    // inf · 0) and rows past Sq (LSE +inf) give 0.
     // The causal mask, key > query + causal_offset, is (key_base − m0 − causal_offset + the thread's
     // row − its column) > a constant of the register (accumulator_row/col: row 8·((v>>1)&1) +
     // thread's, column 8·(v>>2) + (v&1) + thread's): one compare with an immediate and a select per
@@ -276,11 +286,10 @@ __device__ __forceinline__ void consume_tile(const BwdSm90Params& p, unsigned ch
                              : -(1 << 30);
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
-      const float2 lse2 = *reinterpret_cast<const float2*>(row_stats + 8 * j + 2 * (t % 4));
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const int v = 4 * j + i;
-        const float x = fast_exp2(s[v] * p.scale_log2 - (i % 2 == 0 ? lse2.x : lse2.y));
+        const float x = fast_exp2(s[v] * p.scale_log2 - (i % 2 == 0 ? lse2[j].x : lse2[j].y));
         s[v] = diagonal > 8 * (v >> 2) + (v & 1) - 8 * ((v >> 1) & 1) ? 0.0f : x;
       }
     }
@@ -289,13 +298,15 @@ __device__ __forceinline__ void consume_tile(const BwdSm90Params& p, unsigned ch
       for (int v = 0; v < 32; ++v)
         if (key_base + accumulator_row(t, v) >= p.seq_k) s[v] = 0.0f;
     }
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      delta[j] = *reinterpret_cast<const float2*>(row_stats + Tr::kBlockM + 8 * j + 2 * (t % 4));
     wgmma_wait_group<0>(dp);
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
-      const float2 delta = *reinterpret_cast<const float2*>(row_stats + Tr::kBlockM + 8 * j + 2 * (t % 4));
 #pragma unroll
       for (int i = 0; i < 4; ++i)
-        dp[4 * j + i] = s[4 * j + i] * (dp[4 * j + i] - (i % 2 == 0 ? delta.x : delta.y));  // dSᵀ
+        dp[4 * j + i] = s[4 * j + i] * (dp[4 * j + i] - (i % 2 == 0 ? delta[j].x : delta[j].y));  // dSᵀ
     }
 
     std::uint32_t a_p[4][4], a_ds[4][4];
@@ -335,14 +346,16 @@ __device__ __forceinline__ void consume_tile(const BwdSm90Params& p, unsigned ch
     }
     fence_proxy_async_shared();
 
+    const std::uint64_t do_mn = sw128_mnmajor_descriptor(do_tile, Tr::kQAtomBytes);
+    const std::uint64_t q_mn = sw128_mnmajor_descriptor(q_tile, Tr::kQAtomBytes);
     wgmma_fence(dv);
 #pragma unroll
     for (int step = 0; step < 4; ++step)
-      wgmma_rs_m64nNk16_tb<Tr::kHeadDim, T>(dv, a_p[step], sw128_mnmajor_descriptor(do_tile + step * 2048, Tr::kQAtomBytes));
+      wgmma_rs_m64nNk16_tb<Tr::kHeadDim, T>(dv, a_p[step], advance_descriptor(do_mn, step * 2048));
     wgmma_fence(dk);
 #pragma unroll
     for (int step = 0; step < 4; ++step)
-      wgmma_rs_m64nNk16_tb<Tr::kHeadDim, T>(dk, a_ds[step], sw128_mnmajor_descriptor(q_tile + step * 2048, Tr::kQAtomBytes));
+      wgmma_rs_m64nNk16_tb<Tr::kHeadDim, T>(dk, a_ds[step], advance_descriptor(q_mn, step * 2048));
     wgmma_commit_group();
 
     float dq[Tr::kHeadDim / 2];
@@ -350,11 +363,12 @@ __device__ __forceinline__ void consume_tile(const BwdSm90Params& p, unsigned ch
       // dQ of this warpgroup's 64 keys: dS[:, its keys]·K[its keys, :], K read MN-major.
       named_barrier_sync(2 + wg, kWarpgroupThreads);  // the warpgroup's dS is in its atom
       wgmma_fence(dq);
-      const std::uint32_t ds_own = shared_address(ds_tile + wg * Tr::kDsAtomBytes);
+      const std::uint64_t ds_own = sw128_kmajor_descriptor(shared_address(ds_tile + wg * Tr::kDsAtomBytes));
+      const std::uint64_t k_mn = sw128_mnmajor_descriptor(k_rows, Tr::kKVAtomBytes);
 #pragma unroll
       for (int step = 0; step < 4; ++step)
-        wgmma_ss_m64nNk16_tb<Tr::kHeadDim, T>(dq, sw128_kmajor_descriptor(ds_own + 32 * step),
-                                             sw128_mnmajor_descriptor(k_rows + step * 2048, Tr::kKVAtomBytes), step > 0);
+        wgmma_ss_m64nNk16_tb<Tr::kHeadDim, T>(dq, advance_descriptor(ds_own, 32 * step),
+                                             advance_descriptor(k_mn, step * 2048), step > 0);
     } else {
       // dV and dK done, so the stage (Q, dO and the row statistics) goes back to the producer: dQ
       // reads none of it. The turn waits for dV's and dK's GEMMs before issuing dQ's: with all
@@ -375,11 +389,12 @@ __device__ __forceinline__ void consume_tile(const BwdSm90Params& p, unsigned ch
       finish_dv_dk();
       named_barrier_sync(kDsFull + it % 2, Tr::kConsumerThreads);  // both warpgroups' dS are in the buffer
       wgmma_fence(dq);
-      const std::uint32_t ds_base = shared_address(ds_tile);
+      const std::uint64_t ds_all = sw128_kmajor_descriptor(shared_address(ds_tile));
+      const std::uint64_t k_mn = sw128_mnmajor_descriptor(base + Tr::kKOffset, Tr::kKVAtomBytes);
 #pragma unroll
       for (int step = 0; step < 8; ++step)  // dQ = dS·K over all 128 keys
-        wgmma_ss_m64nNk16_tb<Tr::kHeadDim, T>(dq, sw128_kmajor_descriptor(ds_base + (step / 4) * Tr::kDsAtomBytes + 32 * (step % 4)),
-                                             sw128_mnmajor_descriptor(base + Tr::kKOffset + step * 2048, Tr::kKVAtomBytes), step > 0);
+        wgmma_ss_m64nNk16_tb<Tr::kHeadDim, T>(dq, advance_descriptor(ds_all, (step / 4) * Tr::kDsAtomBytes + 32 * (step % 4)),
+                                             advance_descriptor(k_mn, step * 2048), step > 0);
     }
     wgmma_commit_group();
     wgmma_wait_group<0>(dq);
@@ -412,7 +427,7 @@ __device__ __forceinline__ void consume_tile(const BwdSm90Params& p, unsigned ch
     if (Tr::kDqBuffers == 2 && lane == 0) bulk_wait_group_read();
     __syncwarp();
     if (lane == 0) {
-      const std::int64_t tile = (static_cast<std::int64_t>(c.b) * p.heads + h) * p.m_blocks + m0 / Tr::kBlockM;
+      const std::int64_t tile = (static_cast<std::int64_t>(c.b) * p.heads + h) * p.m_blocks + m_block;
       bulk_reduce_add_f32(p.dq_accum + tile * Tr::kDqTileFloats + warp * Tr::kDqWarpFloats,
                           dq_stage, Tr::kDqWarpFloats * 4);
       bulk_commit_group();

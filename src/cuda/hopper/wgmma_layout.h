@@ -40,6 +40,16 @@ ATTNPROF_HOST_DEVICE constexpr std::uint64_t sw128_mnmajor_descriptor(std::uint3
          (kLayoutSwizzle128 << 62);
 }
 
+// The descriptor of the operand `bytes` (a multiple of 16) further on in shared memory, from the
+// descriptor of either kind above: one 32-bit add on the address field, which cannot carry past its
+// 14 bits while both addresses lie in the 256 KiB shared window. A kernel builds one descriptor a
+// tile and steps it by constants, each step one independent add (a masked, shifted and or-ed address
+// a step is a chain of four dependent instructions in front of every wgmma).
+ATTNPROF_HOST_DEVICE constexpr std::uint64_t advance_descriptor(std::uint64_t descriptor, std::uint32_t bytes) {
+  return (descriptor & 0xFFFFFFFF00000000ull) |
+         static_cast<std::uint32_t>(static_cast<std::uint32_t>(descriptor) + (bytes >> 4));
+}
+
 // The m64nNk16 fp32 accumulator: thread t (0..127) of the warpgroup holds N/2 floats d[v]. Register
 // v = 4·j + 2·i + e holds row 16·(t/32) + (t%32)/4 + 8·i, column 8·j + 2·(t%4) + e: warp w owns rows
 // 16w..16w+15, and each 8-column block j is the mma.sync m16n8 C fragment of that warp.
