@@ -63,9 +63,9 @@ TEST(HopperWgmmaDescriptor, FieldsWorkedByHand) {
   EXPECT_EQ(sw128_kmajor_descriptor(0x40000), 0x4000004000010000ull);
 }
 
-// Stepping a descriptor by bytes gives the descriptor of the stepped address, for both kinds, over
-// the offsets the kernels step by (k16 steps of 32 B, atoms, 2048-byte k16 row blocks), up to the
-// window's last 16 bytes.
+// Stepping a descriptor by bytes gives the descriptor of the stepped address, for both kinds (MN-major
+// with the atom strides of Q and of K), over the offsets the kernels step by (k16 steps of 32 B,
+// atoms, 2048-byte k16 row blocks) and up to the window's last 16 bytes (0x3FFF0).
 TEST(HopperWgmmaDescriptor, AdvanceMatchesTheSteppedAddress) {
   EXPECT_EQ(advance_descriptor(0x4000004000010040ull, 0x20), 0x4000004000010042ull);  // worked by hand
   for (std::uint32_t base = 0; base < 0x40000u; base += 0x400u) {
@@ -73,11 +73,13 @@ TEST(HopperWgmmaDescriptor, AdvanceMatchesTheSteppedAddress) {
       if (base + bytes >= 0x40000u) continue;
       EXPECT_EQ(advance_descriptor(sw128_kmajor_descriptor(base), bytes), sw128_kmajor_descriptor(base + bytes))
           << base << " + " << bytes;
-      EXPECT_EQ(advance_descriptor(sw128_mnmajor_descriptor(base, 0x2000), bytes),
-                sw128_mnmajor_descriptor(base + bytes, 0x2000))
-          << base << " + " << bytes;
+      for (std::uint32_t atom : {0x2000u, 0x4000u})
+        EXPECT_EQ(advance_descriptor(sw128_mnmajor_descriptor(base, atom), bytes),
+                  sw128_mnmajor_descriptor(base + bytes, atom))
+            << base << " + " << bytes << ", atom " << atom;
     }
   }
+  EXPECT_EQ(advance_descriptor(sw128_kmajor_descriptor(0x3FC00), 0x3F0), sw128_kmajor_descriptor(0x3FFF0));
 }
 
 TEST(HopperWgmmaAccumulator, PositionsWorkedByHand) {

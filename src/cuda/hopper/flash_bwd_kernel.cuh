@@ -240,7 +240,7 @@ __device__ __forceinline__ void consume_tile(const BwdSm90Params& p, unsigned ch
   // it has finished).
   wait_for_previous_grid();
 
-  // Step it's query head and block: (kvh·kv_group + it / blocks, m_first + it % blocks), counted
+  // The query head and block of step `it`: (kvh·kv_group + it / blocks, m_first + it % blocks), counted
   // on from the step before (a division a step sits in front of the step's GEMMs).
   int h = c.kvh * p.kv_group, m_block = c.m_first - 1;
   for (int it = 0; it < steps; ++it) {
