@@ -120,18 +120,20 @@ struct ConsumerView {
 template <class Tr, class T>
 __device__ __forceinline__ void issue_qk(float (&s)[Tr::kSAccumulators], const ConsumerView<Tr>& c, int stage) {
   wgmma_fence(s);
-  // Past D 128 the Q descriptors are rebuilt from one register at every key tile (an empty asm hides
-  // that the base does not change): hoisted out of the key-tile loop, the 16 of D 256 stayed live in
-  // registers and its consumer spilled 64 bytes (ptxas); rebuilt, it spills nothing at a 224 budget
-  // (96 bytes at 208), D 192 nothing at 208.
+  // Each k16 step's descriptors are the tile's two stepped by one add (advance_descriptor). Past
+  // D 128 Q's base passes an empty asm at every key tile (it hides that the base does not change), so
+  // Q's descriptor is rebuilt there rather than hoisted out of the key-tile loop. That kept D 256 from
+  // spilling when every step rebuilt its own descriptor (the 16 hoisted ones spilled 64 bytes); with
+  // the stepped one, ptxas spills nothing either way at the 224- and 240-register budgets, and this
+  // is the form measured (at 208 registers D 256 spills 112 bytes, D 192 nothing).
   std::uint32_t q_base = c.q_base;
   if constexpr (Tr::kHeadDim > 128) asm volatile("" : "+r"(q_base));
+  const std::uint64_t qd = sw128_kmajor_descriptor(q_base), kd = sw128_kmajor_descriptor(c.k_base + stage * Tr::kKVBytes);
 #pragma unroll
   for (int ks = 0; ks < Tr::kQKSteps; ++ks) {
     const std::uint32_t k_step = (ks % 4) * 32u;  // +32 B per k16 step inside an atom
-    wgmma_ss_m64nNk16<Tr::kBlockN, T>(s, sw128_kmajor_descriptor(q_base + (ks / 4) * Tr::kQAtomBytes + k_step),
-                                      sw128_kmajor_descriptor(c.k_base + stage * Tr::kKVBytes + (ks / 4) * Tr::kKVAtomBytes + k_step),
-                                      ks > 0);
+    wgmma_ss_m64nNk16<Tr::kBlockN, T>(s, advance_descriptor(qd, (ks / 4) * Tr::kQAtomBytes + k_step),
+                                      advance_descriptor(kd, (ks / 4) * Tr::kKVAtomBytes + k_step), ks > 0);
   }
   wgmma_commit_group();
 }
@@ -141,12 +143,17 @@ template <class Tr, class T>
 __device__ __forceinline__ void issue_pv(float (&o)[Tr::kOAccumulators], const std::uint32_t (&p_frag)[Tr::kPSteps][4],
                                          const ConsumerView<Tr>& c, int stage) {
   wgmma_fence(o);  // after the rescale and the P packing (ordinary register writes)
+  const std::uint64_t vd = sw128_mnmajor_descriptor(c.v_base + stage * Tr::kKVBytes, Tr::kKVAtomBytes);
 #pragma unroll
   for (int step = 0; step < Tr::kPSteps; ++step) {
-    const std::uint32_t v_rows = c.v_base + stage * Tr::kKVBytes + step * 16 * 128;
-    // Ones column: the atom after V's one (columns 64-71) is the ones, wherever the step's 16 rows start.
-    pv_wgmma<Tr, T>(o, p_frag[step],
-                    sw128_mnmajor_descriptor(v_rows, Tr::kOnesColumn ? c.ones_base - v_rows : Tr::kKVAtomBytes));
+    if constexpr (Tr::kOnesColumn) {
+      // Ones column: the atom after V's one (columns 64-71) is the ones, wherever the step's 16 rows
+      // start, so each step's descriptor has its own atom stride.
+      const std::uint32_t v_rows = c.v_base + stage * Tr::kKVBytes + step * 16 * 128;
+      pv_wgmma<Tr, T>(o, p_frag[step], sw128_mnmajor_descriptor(v_rows, c.ones_base - v_rows));
+    } else {
+      pv_wgmma<Tr, T>(o, p_frag[step], advance_descriptor(vd, step * 16 * 128));
+    }
   }
   wgmma_commit_group();
 }
