@@ -68,14 +68,15 @@ void residency_of(int* registers, int* ctas_per_sm) {
 
 template <class G>
 Config config_of() {
-  Config c{{G::kWarps, G::kStages, G::kTileKiB, G::kCtasPerSm, G::kPersistent, G::kL2Prefetch},
+  Config c{{G::kWarps, G::kStages, G::kTileKiB, G::kCtasPerSm, G::kPersistent, G::kL2Prefetch, G::kClusterMerge},
            &decode::launch_decode_kernel<kD, Bf16, G>,
            decode::DecodeTraits<kD, G>::kSmemBytes,
            {},
            &residency_of<G>};
   c.name = "w" + std::to_string(G::kWarps) + " s" + std::to_string(G::kStages) + " t" + std::to_string(G::kTileKiB) +
            "K c" + std::to_string(G::kCtasPerSm) + (G::kPersistent ? " persistent" : "") +
-           (G::kL2Prefetch ? " L2::" + std::to_string(G::kL2Prefetch) + "B" : "");
+           (G::kL2Prefetch ? " L2::" + std::to_string(G::kL2Prefetch) + "B" : "") +
+           (G::kClusterMerge ? " cluster" : "");
   if (std::is_same_v<G, decode::ProductionGeometry<kD>>) c.name += " (production)";
   if (std::is_same_v<G, decode::GeometryOf<kDecodeGeometry128OneCta>>) c.name += " (production, one-wave grids)";
   return c;
@@ -90,7 +91,9 @@ std::vector<Config> configs() {
       config_of<DecodeGeometry<2, 6, 8, 2>>(),        // 100 KiB a CTA, 160 KiB in flight, 4 warps an SM
       config_of<DecodeGeometry<2, 4, 8, 3>>(),        // 68 KiB a CTA, 3 CTAs: 144 KiB in flight
       config_of<DecodeGeometry<4, 6, 8, 1>>(),        // 196 KiB, one CTA: 160 KiB in flight
-      config_of<DecodeGeometry<8, 3, 8, 1>>(),        // 196 KiB, one CTA of 8 warps: 128 KiB (production, one-wave grids)
+      // 196 KiB, one CTA of 8 warps: 128 KiB (production, one-wave grids)
+      config_of<decode::GeometryOf<kDecodeGeometry128OneCta>>(),
+      config_of<DecodeGeometry<8, 3, 8, 1>>(),        // the same, 2 splits merged through the workspace, not a cluster
       config_of<DecodeGeometry<4, 3, 16, 1>>(),       // 32-key tiles: 196 KiB, 128 KiB in flight
       config_of<DecodeGeometry<4, 3, 8, 2, true>>(),  // production's, SMs × 2 CTAs looping over the items
       config_of<DecodeGeometry<4, 3, 8, 2, false, 256>>(),  // production's with cp.async's L2::256B prefetch hint
@@ -302,7 +305,9 @@ int main(int argc, char** argv) {
       } best;
       for (const Config& c : all) {
         if (&sh == &shapes.front()) {  // once a geometry, after its first launch below
-          c.launch(args, decode::prepare_decode(args, production, stream).params, stream, sms);
+          // The workspace every geometry may need (a one-CTA plan of 2 splits has none).
+          c.launch(args, decode::prepare_decode(args, decode_plan_with_splits(shape, production.splits), stream).params,
+                   stream, sms);
           int registers = 0, resident = 0;
           c.residency(&registers, &resident);
           std::printf("%-26s | %-28s | %d registers, %d CTAs an SM resident%s\n", "", c.name.c_str(), registers, resident,
@@ -343,7 +348,8 @@ int main(int argc, char** argv) {
                                   " = a decode_plan.h DecodeGeometrySpec{" + std::to_string(c.spec.warps) + ", " +
                                   std::to_string(c.spec.stages) + ", " + std::to_string(c.spec.tile_kib) + ", " +
                                   std::to_string(c.spec.ctas_per_sm) + ", " + (c.spec.persistent ? "true" : "false") +
-                                  ", " + std::to_string(c.spec.l2_prefetch) + "}"};
+                                  ", " + std::to_string(c.spec.l2_prefetch) + ", " +
+                                  (c.spec.cluster_merge ? "true" : "false") + "}"};
         }
       }
       std::printf("%-26s | fastest: %s, %.4f ms = %.3f TB/s (production path %.4f ms: %.2fx)\n\n", sh.label().c_str(),

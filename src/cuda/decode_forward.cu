@@ -79,7 +79,7 @@ PreparedDecode prepare_decode(const FusedAttentionArgs& args, const DecodePlan& 
   params.rows = static_cast<int>(plan.rows);
   params.row_blocks = plan.row_blocks;
   params.group = static_cast<int>(args.heads / args.kv_heads);
-  if (plan.splits > 1) {
+  if (plan.splits > 1 && !plan.merges_in_clusters()) {
     // The allocator frees in the backend stream's order, and the counters are shared by every
     // launch on the device: the kernels must run on that stream, one after another.
     if (stream != backend_stream())

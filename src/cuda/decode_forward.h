@@ -49,9 +49,10 @@ DecodePlan flash_decode_plan(const DecodeShape& shape);
 
 // The split kernel on `stream`, the CUDA backend's (backend_stream()), in the head dim's production
 // geometry or, with plan.one_cta_per_sm, kDecodeGeometry128OneCta; with plan.splits > 1 the
-// last CTA of each (batch, kv head, row block) to finish merges the splits' partial outputs by
-// their LSE, in split order (bit-identical run to run), and writes O: one kernel, no combine
-// kernel. The partial outputs are a device tensor of plan.workspace_bytes (through the allocator:
+// splits' partial outputs are merged by their LSE, in split order (bit-identical run to run), and
+// O written in the same kernel, no combine kernel: with plan.merges_in_clusters() by the first
+// CTA of each (batch, kv head, row block)'s cluster, from the others' shared memory, else by the
+// last CTA of each to finish, from a device tensor of plan.workspace_bytes (through the allocator:
 // the run's memory statistics and the trace's memory events count it), released in that stream's
 // order after the kernel. The arrival counters are a per-device buffer of 4 bytes per (batch, kv
 // head, row block), outside the allocator: made (cudaMallocAsync) and zeroed (one cudaMemsetAsync)

@@ -19,8 +19,13 @@
 // registers), a mask only on tiles reaching past the split's end or a row's causal limit, an
 // online softmax in base 2 (rescaled every tile: the arithmetic is far below the memory time),
 // O += P·V with P repacked in registers. The warps' (max, sum, O) are merged through shared
-// memory; with one split the CTA writes O (and the LSE) itself. Else it writes O normalised and
-// its natural-log LSE, fp32, to the workspace ([B·H·Sq rows][splits][D] and [B·H·Sq rows][splits]),
+// memory; with one split the CTA writes O (and the LSE) itself. With G::clusters(splits) (2 to
+// kDecodeMaxClusterSplits splits on a geometry built for it) an item's splits are one thread
+// block cluster: each CTA stores its O normalised and natural-log LSE into its own shared memory,
+// and after a cluster barrier the first reads the others' (distributed shared memory), merges
+// them in split order, as below, and writes O (and the LSE): no workspace, no counter. Else each
+// CTA writes O normalised and its natural-log LSE, fp32, to the workspace ([B·H·Sq rows][splits][D]
+// and [B·H·Sq rows][splits]),
 // fences, and counts itself in its (batch, kv head, row block)'s arrival counter; the CTA that
 // arrives last resets the counter to 0 and merges every split of its rows by their LSE, in split
 // order (whichever CTA arrives last, the same sums in the same order: bit-identical run to run),
@@ -28,6 +33,7 @@
 // splits' loads in flight at a time), and writes O (and the LSE). No combine kernel.
 // A row that sees no key (a causal offset below 0) comes out as zeros with LSE −inf; a split
 // holding no key of a row gives that row a −inf partial LSE and weight 0.
+#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -44,7 +50,8 @@ namespace attnprof::cuda::decode {
 // The split kernel's geometry (decode_plan.h's DecodeGeometrySpec as template arguments), and
 // L2Prefetch: 0, or 128 / 256 for K/V copies with cp.async's .L2::128B / .L2::256B prefetch hint
 // (the L2 fetches that many bytes around each copy's 16).
-template <int Warps, int Stages, int TileKiB, int CtasPerSm, bool Persistent = false, int L2Prefetch = 0>
+template <int Warps, int Stages, int TileKiB, int CtasPerSm, bool Persistent = false, int L2Prefetch = 0,
+          bool ClusterMerge = false>
 struct DecodeGeometry {
   static constexpr int kWarps = Warps;
   static constexpr int kStages = Stages;
@@ -52,12 +59,19 @@ struct DecodeGeometry {
   static constexpr int kCtasPerSm = CtasPerSm;
   static constexpr bool kPersistent = Persistent;
   static constexpr int kL2Prefetch = L2Prefetch;
+  static constexpr bool kClusterMerge = ClusterMerge;
+  static_assert(!(Persistent && ClusterMerge), "a persistent CTA's items are not clusters");
+  // Whether a launch of `splits` splits runs each item's splits as one cluster.
+  __host__ __device__ static constexpr bool clusters(int splits) {
+    return ClusterMerge && splits >= 2 && splits <= kDecodeMaxClusterSplits;
+  }
   static_assert(L2Prefetch == 0 || L2Prefetch == 128 || L2Prefetch == 256, "cp.async's L2 prefetch sizes");
 };
 // A DecodeGeometrySpec constant as its DecodeGeometry; the head dim's two-CTA production geometry
 // (decode_plan.h's decode_geometry; plan_decode may take kDecodeGeometry128OneCta instead).
 template <const DecodeGeometrySpec& Spec>
-using GeometryOf = DecodeGeometry<Spec.warps, Spec.stages, Spec.tile_kib, Spec.ctas_per_sm, Spec.persistent, Spec.l2_prefetch>;
+using GeometryOf = DecodeGeometry<Spec.warps, Spec.stages, Spec.tile_kib, Spec.ctas_per_sm, Spec.persistent,
+                                  Spec.l2_prefetch, Spec.cluster_merge>;
 template <int D>
 using ProductionGeometry = GeometryOf<D <= 64 ? kDecodeGeometry64 : kDecodeGeometry128>;
 
@@ -95,6 +109,12 @@ struct DecodeTraits {
   static_assert(kWarpKeys % kCopyRows == 0 && kKTiles % 2 == 0 && kDTiles % 2 == 0, "tile geometry");
   static_assert(kOffMergeSum + kWarps * kRows * 4 <= kSmemBytes, "the merge fits in the stages");
   static_assert(kMergeCols % 8 == 0, "16-byte output stores");
+  // With G::kClusterMerge: a CTA's normalised O rows and LSEs for its cluster's first CTA, past
+  // the warps' merge.
+  static constexpr int kOffClusterSlot = kOffMergeSum + kWarps * kRows * 4;
+  static_assert(!G::kClusterMerge || kOffClusterSlot + kRows * (kHeadDim + 1) * 4 <= kSmemBytes,
+                "a CTA's partial rows fit in its stages past the warps' merge");
+  static_assert(kOffClusterSlot % 16 == 0, "16-byte stores");
   static_assert(kStages >= 2, "a tile in flight while one is computed");
   // 1 KiB of shared memory per CTA is the system's (Hopper: 228 KiB an SM, 227 a CTA at most).
   static_assert(kSmemBytes <= 227 * 1024 && (kSmemBytes + 1024) * G::kCtasPerSm <= 228 * 1024,
@@ -364,6 +384,64 @@ __device__ __forceinline__ void decode_item(const FusedAttentionArgs& args, cons
 #pragma unroll
     for (int c = 0; c < Tr::kMergeCols / 8; ++c) store_floats<T, 8>(out_of(row) + col0 + c * 8, o[c]);
     if (args.lse != nullptr && row_leader) args.lse[row_id_of(row)] = lse;
+    return;
+  }
+  if (G::clusters(p.splits)) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    // The item's splits are one cluster along y, split s its CTA of rank s. Each CTA stores its O
+    // normalised and its natural-log LSE into its own shared memory, past the warps' merge; after
+    // a cluster barrier the first reads the others' from theirs and merges them in split order as
+    // the workspace merge below does; a second barrier holds the others until it has read them.
+    namespace cg = cooperative_groups;
+    const cg::cluster_group cluster = cg::this_cluster();
+    float* slot_o = reinterpret_cast<float*>(smem_raw + Tr::kOffClusterSlot);  // [kRows][D]
+    float* slot_lse = slot_o + Tr::kRows * D;                                  // [kRows]
+    if (split != 0) {
+#pragma unroll
+      for (int c = 0; c < Tr::kMergeCols; c += 4)
+        *reinterpret_cast<float4*>(slot_o + row * D + col0 + c) =
+            make_float4(o[c / 8][c % 8], o[c / 8][c % 8 + 1], o[c / 8][c % 8 + 2], o[c / 8][c % 8 + 3]);
+      if (row_leader) slot_lse[row] = lse;
+      cluster.sync();
+      cluster.sync();
+      return;
+    }
+    cluster.sync();
+    // A running maximum m of the splits' LSEs: O = Σ exp(lse_s − m) O_s / Σ exp(lse_s − m) and
+    // lse = m + log Σ exp(lse_s − m), rescaled whenever m grows (0 as the base while every LSE so
+    // far is −inf: the sums stay 0, and a row that sees no key comes out as zeros with LSE −inf).
+    float acc[Tr::kMergeCols];
+    float top = -INFINITY, sum = 0.0f;
+#pragma unroll
+    for (int c = 0; c < Tr::kMergeCols; ++c) acc[c] = 0.0f;
+    for (int s = 0; s < p.splits; ++s) {
+      const float* from = s == 0 ? nullptr : cluster.map_shared_rank(slot_o, s) + row * D + col0;
+      const float split_lse = s == 0 ? lse : cluster.map_shared_rank(slot_lse, s)[row];
+      const float grown = fmaxf(top, split_lse);
+      const float base = grown == -INFINITY ? 0.0f : grown;
+      const float rescale = expf(top - base), w = expf(split_lse - base);
+      top = grown;
+      sum = sum * rescale + w;
+#pragma unroll
+      for (int c = 0; c < Tr::kMergeCols; c += 4) {
+        const float4 part =
+            s == 0 ? make_float4(o[c / 8][c % 8], o[c / 8][c % 8 + 1], o[c / 8][c % 8 + 2], o[c / 8][c % 8 + 3])
+                   : *reinterpret_cast<const float4*>(from + c);
+        acc[c] = acc[c] * rescale + w * part.x;
+        acc[c + 1] = acc[c + 1] * rescale + w * part.y;
+        acc[c + 2] = acc[c + 2] * rescale + w * part.z;
+        acc[c + 3] = acc[c + 3] * rescale + w * part.w;
+      }
+    }
+    cluster.sync();  // the others' shared memory is read: they may exit
+    if (!row_valid) return;
+    const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+#pragma unroll
+    for (int c = 0; c < Tr::kMergeCols; ++c) o[c / 8][c % 8] = acc[c] * inv;
+#pragma unroll
+    for (int c = 0; c < Tr::kMergeCols / 8; ++c) store_floats<T, 8>(out_of(row) + col0 + c * 8, o[c]);
+    if (args.lse != nullptr && row_leader) args.lse[row_id_of(row)] = sum > 0.0f ? top + logf(sum) : -INFINITY;
+#endif
     return;
   }
   if (row_valid) {

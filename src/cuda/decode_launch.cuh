@@ -2,10 +2,12 @@
 // Launches flash_decode_splitkv_kernel<D, T, G> (decode_kernel.cuh) with a prepared launch
 // (decode_forward.h's prepare_decode): the production geometries from decode_forward.cu, the others
 // from bench/decode_configs and the GPU tests' geometry probe.
+#include <attnprof/error.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "cuda/check.h"
 #include "cuda/decode_forward.h"
@@ -30,7 +32,28 @@ void launch_decode_kernel(const FusedAttentionArgs& args, const DecodeParams& p,
   using Tr = DecodeTraits<D, G>;
   auto kernel = flash_decode_splitkv_kernel<D, T, G>;
   configure_kernel_once(reinterpret_cast<const void*>(kernel), Tr::kSmemBytes, Carveout::max_shared);
-  kernel<<<decode_grid<D, G>(args, p, sm_count), Tr::kThreads, Tr::kSmemBytes, stream>>>(args, p);
+  if (p.splits > 1 && !G::clusters(p.splits) && (p.partial_o == nullptr || p.counters == nullptr))
+    throw Error("decode attention: this geometry merges " + std::to_string(p.splits) +
+                " splits through a workspace, and the launch was prepared without one (for a plan that merges in "
+                "thread block clusters)");
+  if (G::clusters(p.splits)) {
+    // The splits of an item (grid y) are one cluster: 1 × splits × 1.
+    cudaLaunchAttribute cluster{};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = 1;
+    cluster.val.clusterDim.y = static_cast<unsigned>(p.splits);
+    cluster.val.clusterDim.z = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = decode_grid<D, G>(args, p, sm_count);
+    config.blockDim = dim3(Tr::kThreads);
+    config.dynamicSmemBytes = Tr::kSmemBytes;
+    config.stream = stream;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    ATTNPROF_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args, p));
+  } else {
+    kernel<<<decode_grid<D, G>(args, p, sm_count), Tr::kThreads, Tr::kSmemBytes, stream>>>(args, p);
+  }
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_decode_splitkv_kernel");
 }
 

@@ -17,7 +17,7 @@ DecodeShape DecodeShape::of(const AttentionSpec& spec) {
 }
 
 std::int64_t DecodePlan::workspace_bytes(const DecodeShape& shape) const {
-  if (splits <= 1) return 0;
+  if (splits <= 1 || merges_in_clusters()) return 0;
   // [B·H·Sq rows][splits] × (D floats of O + one LSE)
   return sat_product({shape.batch, shape.heads, shape.seq_q, splits, shape.head_dim + 1, 4});
 }

@@ -30,16 +30,25 @@ inline constexpr std::int64_t kDecodeSplitAlign = 128;  // keys: a split is whol
 // trace never shows more extra memory than the S×S matrix the kernel does without.
 inline constexpr std::int64_t kDecodeMinKeysPerSplit = 512;
 inline constexpr std::int64_t kDecodeMaxSplits = 128;
+// The most splits an item merges in a thread block cluster (DecodePlan::merges_in_clusters). On the
+// H200 (bench/RESULTS.md), one-CTA-an-SM items of 2 splits merged in clusters took 0.7% less time
+// than through the workspace at 8x32/8 seq-k 32768 and 5% less at 4096, but items of 4 and 8
+// splits 27–65% more: more CTAs than clusters of 4 or 8 fit in the GPCs at once (a GPC holds whole
+// clusters only), so some waited for a second wave.
+inline constexpr std::int64_t kDecodeMaxClusterSplits = 2;
 
 // The split kernel's geometry (decode_kernel.cuh's DecodeGeometry): warps per CTA, cp.async stages
 // per warp, KiB of K and V per warp tile (16 keys at D 128, 32 at D 64 for 8), the CTAs per SM it
 // is built for (__launch_bounds__, and the grid rule below), whether its grid is persistent (SMs ×
-// CTAs per SM CTAs looping over the work) rather than one CTA per (.., split), and the L2 prefetch
-// hint of its K/V copies (0, 128 or 256 bytes).
+// CTAs per SM CTAs looping over the work) rather than one CTA per (.., split), the L2 prefetch
+// hint of its K/V copies (0, 128 or 256 bytes), and whether an item's splits (2 to
+// kDecodeMaxClusterSplits) run as one thread block cluster (sm_90 and up) and merge through its first CTA's shared
+// memory rather than through a workspace in global memory and the last CTA to arrive.
 struct DecodeGeometrySpec {
   int warps, stages, tile_kib, ctas_per_sm;
   bool persistent;
   int l2_prefetch;
+  bool cluster_merge = false;
 };
 // The two-CTA production geometries, one per head dim (both dtypes; kDecodeGeometry128OneCta below
 // is the third): bench/decode_configs times others at D 128. 4 warps × 3 stages × 8 KiB: 100 KiB of shared memory a CTA (98 at D 64).
@@ -54,7 +63,8 @@ constexpr DecodeGeometrySpec decode_geometry(std::int64_t head_dim) {
 // SMs) against 4 splits on kDecodeGeometry128 (256 CTAs, 2 an SM): seq-k 4096 0.0388 against 0.0404
 // ms, 32768 0.2444 against 0.2500, 131072 0.9451 against 0.9521; but 64x32/8 at 8192 (512 CTAs, one
 // split) 0.4900 against 0.4826.
-inline constexpr DecodeGeometrySpec kDecodeGeometry128OneCta{8, 3, 8, 1, false, 0};
+// Its items of 2 to kDecodeMaxClusterSplits splits merge in a thread block cluster (decode_kernel.cuh).
+inline constexpr DecodeGeometrySpec kDecodeGeometry128OneCta{8, 3, 8, 1, false, 0, true};
 // Its shared memory a CTA, dynamic (Q's 16 rows of D 128 bf16, then 8 warps × 3 stages × 8 KiB;
 // decode_kernel.cuh's DecodeTraits asserts the same) and static (the kernel's own flag): 196 KiB,
 // more than a CTA may take on sm_80 (163 KiB) or sm_86/89 (99 KiB).
@@ -83,7 +93,13 @@ struct DecodePlan {
   std::int64_t keys_per_split = 0; // a multiple of kDecodeSplitAlign; the last split may hold fewer
   bool one_cta_per_sm = false;     // run kDecodeGeometry128OneCta (head dim 128), not decode_geometry's
   bool runs() const { return splits > 0; }
-  // The fp32 partial outputs and log-sum-exps of every split (0 when splits <= 1).
+  // Whether the splits merge in thread block clusters: kDecodeGeometry128OneCta's with 2 to
+  // kDecodeMaxClusterSplits splits.
+  bool merges_in_clusters() const {
+    return one_cta_per_sm && kDecodeGeometry128OneCta.cluster_merge && splits >= 2 && splits <= kDecodeMaxClusterSplits;
+  }
+  // The fp32 partial outputs and log-sum-exps of every split (0 when splits <= 1 or the splits
+  // merge in clusters).
   std::int64_t workspace_bytes(const DecodeShape& shape) const;
   // This plan is decode_plan_with_splits(shape, splits), one_cta_per_sm only at head dim 128: the
   // launcher runs no other.

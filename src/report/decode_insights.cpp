@@ -32,15 +32,14 @@ bool is_combine(const std::string& name) { return lower(name).find("combine") !=
 
 bool is_ours(const std::string& name) { return lower(name).find("attnprof::") != std::string::npos; }
 
-// attnprof's kernel on a persistent grid (its DecodeGeometry's 5th argument true): SMs × CTAs per
-// SM looping over the (column, split) items, so the grid does not show the split count.
-bool is_persistent(const std::string& name) {
+// Whether argument `index` (from 0) of attnprof's DecodeGeometry<...> in a kernel name is `true`.
+bool geometry_flag(const std::string& name, int index) {
   const std::string n = lower(name);
   const std::size_t open = n.find("decodegeometry<");
   if (!is_ours(name) || open == std::string::npos) return false;
   const std::size_t close = n.find('>', open);
   std::size_t at = open;
-  for (int field = 0; field < 4; ++field) {  // past the 4th comma
+  for (int field = 0; field < index; ++field) {  // past the index-th comma
     const std::size_t comma = n.find(',', at);
     if (comma == std::string::npos || comma > close) return false;
     at = comma + 1;
@@ -48,6 +47,15 @@ bool is_persistent(const std::string& name) {
   while (at < close && n[at] == ' ') ++at;
   return n.compare(at, 4, "true") == 0;
 }
+
+// attnprof's kernel on a persistent grid (its DecodeGeometry's 5th argument true): SMs × CTAs per
+// SM looping over the (column, split) items, so the grid does not show the split count.
+bool is_persistent(const std::string& name) { return geometry_flag(name, 4); }
+
+// attnprof's kernel whose items of 2 splits (2 to decode_plan.h's kDecodeMaxClusterSplits) run as
+// one thread block cluster each and merge through its first CTA's shared memory (its
+// DecodeGeometry's 7th argument true).
+bool merges_in_clusters(const std::string& name, std::int64_t splits) { return geometry_flag(name, 6) && splits == 2; }
 
 // The split count, from the grid's y, for the kernels whose grid is known to put it there:
 // attnprof's (x: batch · kv head · row block, y: split; not on a persistent grid) and
@@ -137,6 +145,11 @@ std::optional<Insight> split_kv_decode(const TraceWork& work, const RunFacts& fa
     const std::optional<std::int64_t> splits = splits_of(*split);
     if (splits && *splits == 1)
       text += "; no combine kernel: each CTA wrote its rows of O itself";
+    else if (splits && merges_in_clusters(split->name, *splits))
+      text += fmt::format("; no combine kernel: the {} CTAs of each (batch, kv head, row block) run as one thread "
+                          "block cluster, and the first merges the others' partial outputs, which they store into its "
+                          "shared memory, by their log-sum-exp and writes O",
+                          *splits);
     else if (splits && is_ours(split->name))
       text += "; no combine kernel: the merge is in the split kernel, where the last CTA of each (batch, kv head, row "
               "block) to finish merges the splits' partial outputs by their log-sum-exp and writes O";

@@ -107,9 +107,9 @@ std::optional<std::string> known_kernel_design(const std::string& kernel_name) {
   std::string name = kernel_name;
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
   if (contains(name, "attnprof::") && contains(name, "flash_decode_splitkv"))
-    return "attnprof's split-KV decode streams K and V through 3 shared-memory stages per warp (~100 KiB a CTA) "
-           "and keeps its 16 packed query rows and their output accumulator in registers: 2 CTAs per SM, enough "
-           "bytes in flight to keep HBM busy";
+    return "attnprof's split-KV decode streams K and V through 3 shared-memory stages per warp (~100 KiB a CTA of "
+           "4 warps, 2 CTAs per SM; ~196 KiB a CTA of 8 warps, 1 per SM) and keeps its 16 packed query rows and "
+           "their output accumulator in registers: enough bytes in flight to keep HBM busy";
   if (contains(name, "attnprof::") && contains(name, "flash_backward_sm90_kernel"))
     return "attnprof's sm_90a flash backward keeps a CTA's 128 keys of K and V in shared memory and their dK and "
            "dV accumulators in registers (240 a consumer thread), walking the query blocks: 1 CTA per SM";

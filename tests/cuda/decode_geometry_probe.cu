@@ -11,7 +11,9 @@ namespace {
 
 using Persistent = decode::DecodeGeometry<4, 3, 8, 2, true>;
 using TwoWarps = decode::DecodeGeometry<2, 6, 8, 2>;
-using EightWarps = decode::DecodeGeometry<8, 3, 8, 1>;  // D 128 only: 16 threads a row merge 8 columns each
+// Production's kDecodeGeometry128OneCta, items of 2 splits merged in clusters. D 128 only:
+// 16 threads a row merge 8 columns each.
+using EightWarps = decode::GeometryOf<kDecodeGeometry128OneCta>;
 
 template <int D>
 void launch_at(int which, const FusedAttentionArgs& args, const decode::DecodeParams& p, cudaStream_t stream) {
@@ -25,7 +27,7 @@ void launch_at(int which, const FusedAttentionArgs& args, const decode::DecodePa
 }  // namespace
 
 const char* geometry_name(int which) {
-  static const char* const names[kGeometries] = {"w4 s3 t8K c2 persistent", "w2 s6 t8K c2", "w8 s3 t8K c1"};
+  static const char* const names[kGeometries] = {"w4 s3 t8K c2 persistent", "w2 s6 t8K c2", "w8 s3 t8K c1 cluster"};
   return which >= 0 && which < kGeometries ? names[which] : "no such geometry";
 }
 

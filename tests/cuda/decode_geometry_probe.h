@@ -1,9 +1,9 @@
 #pragma once
 // Geometries of the split-KV decode kernel other than the two-CTA production one (decode_kernel.cuh's
 // DecodeGeometry), instantiated for the tests (sm_90a, bf16): a persistent grid, 2 warps of 6
-// stages, and (D 128) 8 warps at one CTA per SM (also production's kDecodeGeometry128OneCta, here
-// the tests' own copy of the kernel), so what bench/decode_configs times is also checked against
-// fp64.
+// stages, and (D 128) 8 warps at one CTA per SM merging items of 2 splits in thread block
+// clusters (production's kDecodeGeometry128OneCta, here the tests' own copy of the kernel), so what
+// bench/decode_configs times is also checked against fp64.
 #include <cuda_runtime_api.h>
 
 #include "cuda/decode_forward.h"

@@ -142,6 +142,42 @@ TEST(DecodePlan, FlashsPlanTakesOneCtaAnSmWhenItsGridFitsOneWave) {
   EXPECT_EQ(kDecodeOneCtaSmemBytes, 4096 + 196608 + 128);
 }
 
+// The one-CTA geometry's items of 2 splits merge in thread block clusters, with no workspace;
+// other plans merge through the workspace.
+TEST(DecodePlan, OneCtaPlansOfTwoSplitsMergeInClusters) {
+  const DecodeShape s = decode_shape(8, 32768);
+  const DecodePlan two_splits = plan_decode(s, kH200Sms, kH200SmemPerBlock);
+  ASSERT_TRUE(two_splits.one_cta_per_sm);
+  EXPECT_TRUE(two_splits.merges_in_clusters());
+  EXPECT_EQ(two_splits.workspace_bytes(s), 0);
+  EXPECT_EQ(kDecodeMaxClusterSplits, 2);
+  // 2 batch: 16 columns, one CTA an SM: 8 splits (128 / 132), through the workspace: 64 rows · 8
+  // splits · (128 + 1) floats.
+  const DecodeShape two_batch = decode_shape(2, 32768);
+  const DecodePlan eight = plan_decode(two_batch, kH200Sms, kH200SmemPerBlock);
+  ASSERT_TRUE(eight.one_cta_per_sm);
+  EXPECT_EQ(eight.splits, 8);
+  EXPECT_FALSE(eight.merges_in_clusters());
+  EXPECT_EQ(eight.workspace_bytes(two_batch), 64 * 8 * 129 * 4);
+  // 3 splits forced on the one-CTA geometry: the workspace, 256 rows · 3 splits · (128 + 1) floats.
+  DecodePlan three = decode_plan_with_splits(s, 3);
+  three.one_cta_per_sm = true;
+  ASSERT_TRUE(three.fits(s));
+  EXPECT_FALSE(three.merges_in_clusters());
+  EXPECT_EQ(three.workspace_bytes(s), 256 * 3 * 129 * 4);
+  // The two-CTA geometry (one wave of 2 CTAs an SM: 4 splits) merges through the workspace at any
+  // split count; one split needs no merge.
+  const DecodePlan two_cta = plan_decode(s, kH200Sms, decode_grid_rule(128));
+  EXPECT_FALSE(two_cta.one_cta_per_sm);
+  EXPECT_EQ(two_cta.splits, 4);
+  EXPECT_FALSE(two_cta.merges_in_clusters());
+  EXPECT_EQ(two_cta.workspace_bytes(s), 256 * 4 * 129 * 4);
+  DecodePlan one_split = decode_plan_with_splits(s, 1);
+  one_split.one_cta_per_sm = true;
+  EXPECT_FALSE(one_split.merges_in_clusters());
+  EXPECT_EQ(one_split.workspace_bytes(s), 0);
+}
+
 TEST(DecodePlan, ShortCachesAreCappedAt512KeysASplit) {
   // 512 keys: one split, whatever the grid wants; 1024: at most 2; 1535: still 2 (1535 / 512 = 2).
   const DecodePlan p = plan_decode(decode_shape(8, 512), kH200Sms, kRule);

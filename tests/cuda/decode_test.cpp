@@ -3,7 +3,8 @@
 // tiles, up to 4 row blocks), causal bottom-right and not, D 64 and 128, bf16 and fp16, bhsd and
 // bshd, split counts from 1 to 128 (forced, and the device's own plan), rows that see no key
 // (a negative causal offset), NaN-poisoned O and LSE (every element must be written); the merge
-// in the split kernel (the last CTA of each (batch, kv head, row block) merges its splits): bit-identical
+// in the split kernel (the last CTA of each (batch, kv head, row block) merges its splits, or on
+// the one-CTA geometry at 2 splits the first CTA of its thread block cluster): bit-identical
 // run to run, its arrival counters left at zero by every launch (launches of other split counts
 // and shapes in between), grown past the 4096 first made; then `flash` through the CUDA backend,
 // which must take the decode path on decode shapes.
@@ -134,7 +135,11 @@ void check(const Case& c, int geometry = -1) {
   if (geometry < 0) {
     cuda::launch_decode_attention(args, plan, cuda::backend_stream());
   } else {
-    const cuda::decode::PreparedDecode prepared = cuda::decode::prepare_decode(args, plan, cuda::backend_stream());
+    // Another geometry than the plan's may merge through the workspace where the plan's would not.
+    cuda::DecodePlan with_workspace = plan;
+    with_workspace.one_cta_per_sm = false;
+    const cuda::decode::PreparedDecode prepared =
+        cuda::decode::prepare_decode(args, with_workspace, cuda::backend_stream());
     cuda::decode_testing::launch_geometry(geometry, prepared.args, prepared.params, cuda::backend_stream());
   }
   gpu().synchronize();
@@ -204,6 +209,64 @@ TEST(CudaDecodeAttention, OtherGeometriesMatchFp64) {
   for (int g = 0; g < cuda::decode_testing::kGeometries; ++g)
     for (std::size_t i = 0; i < cases.size(); ++i)
       if (cuda::decode_testing::geometry_takes(g, cases[i].D) && (!quick() || cases[i].Sk <= 4096)) check(cases[i], g);
+}
+
+// flash's one-CTA plans of 2 splits merge them in thread block clusters, with no workspace (plans
+// forced to the one-CTA geometry at 2 splits, and the device's own plan at 8x32/8 on an H200):
+// every row against fp64, GQA with 4 row blocks, MQA with 2, causal and not, fp16 and bshd; and
+// forced 3 and 5 splits on the same geometry, which merge through the workspace.
+TEST(CudaDecodeAttention, OneCtaPlansMergeTwoSplitsInClusters) {
+  ATTNPROF_REQUIRE_GPU();
+  struct Forced {
+    Case c;
+    bool clusters;
+  };
+  const std::vector<Forced> cases = {
+      {{8, 32, 8, 1, 4096, 128, false, Layout::bhsd, DType::bf16, 2}, true},
+      {{2, 8, 2, 16, 4096, 128, true, Layout::bshd, DType::fp16, 2}, true},  // 64 rows: 4 row blocks
+      {{2, 4, 1, 5, 1000, 128, true, Layout::bhsd, DType::bf16, 2}, true},   // MQA, 20 rows: 2 row blocks
+      {{2, 8, 2, 16, 4096, 128, true, Layout::bhsd, DType::bf16, 5}, false},
+      {{1, 8, 2, 3, 4096, 128, false, Layout::bshd, DType::bf16, 3}, false},
+  };
+  for (const Forced& f : cases) {
+    const Case& c = f.c;
+    const AttentionSpec spec = spec_of(c);
+    Tensor qh = random_host({c.B, c.H, c.Sq, c.D}, c.dtype, 71), kh = random_host({c.B, c.Hkv, c.Sk, c.D}, c.dtype, 72),
+           vh = random_host({c.B, c.Hkv, c.Sk, c.D}, c.dtype, 73);
+    Tensor q = in_layout(qh, c.layout), k = in_layout(kh, c.layout), v = in_layout(vh, c.layout);
+    Tensor out = empty_in_layout({c.B, c.H, c.Sq, c.D}, c.dtype, c.layout);
+    Tensor lse = Tensor::empty({c.B, c.H, c.Sq}, DType::fp32, Device::cuda);
+    poison(out);
+    poison(lse);
+    cuda::FusedAttentionArgs args = cuda::fused_attention_args(spec, out, q, k, v, &lse);
+    if (c.causal_offset) args.causal_offset = *c.causal_offset;
+    const cuda::DecodeShape shape = cuda::DecodeShape::of(args);
+    cuda::DecodePlan plan = cuda::decode_plan_with_splits(shape, c.splits);
+    plan.one_cta_per_sm = true;
+    const std::string what = describe(c, plan);
+    ASSERT_EQ(plan.splits, c.splits) << what;
+    ASSERT_TRUE(plan.fits(shape)) << what;
+    EXPECT_EQ(plan.merges_in_clusters(), f.clusters) << what;
+    EXPECT_EQ(plan.workspace_bytes(shape) == 0, f.clusters) << what << ": a cluster merge needs no workspace";
+    cuda::launch_decode_attention(args, plan, cuda::backend_stream());
+    gpu().synchronize();
+    const Tensor lse_host = to_host(lse);
+    const ReferenceResult r = compare_with_fp64(spec, qh, kh, vh, to_host(out), &lse_host, -1, args.causal_offset);
+    EXPECT_EQ(r.non_finite, 0) << what << ": elements left NaN or non-finite";
+    EXPECT_EQ(r.masked_nonzero, 0) << what << ": " << r.masked_rows << " rows see no key and must be zeros";
+    EXPECT_LE(r.rel_error, 2.0 * r.baseline_rel_error + 2e-4) << what << " baseline " << r.baseline_rel_error;
+    EXPECT_LE(r.lse_max_abs_error, 1e-3) << what << ": LSE off by " << r.lse_max_abs_error;
+    std::printf("%s%s: rel err %.2e (baseline %.2e), lse err %.1e\n", what.c_str(),
+                plan.merges_in_clusters() ? ", merged in clusters" : ", merged through the workspace", r.rel_error,
+                r.baseline_rel_error, r.lse_max_abs_error);
+  }
+  // The device's own plan: on an H200 (132 SMs, 227 KiB a CTA) 8x32/8 takes one CTA an SM at 2
+  // splits.
+  const Case c{8, 32, 8, 1, 32768, 128, false, Layout::bhsd, DType::bf16, 0};
+  const cuda::DecodePlan plan = cuda::flash_decode_plan(cuda::DecodeShape::of(spec_of(c)));
+  if (plan.merges_in_clusters()) check(c);
+  std::printf("%s: %s\n", describe(c, plan).c_str(),
+              plan.merges_in_clusters() ? "merged in clusters" : "not a cluster plan on this device");
 }
 
 // The merge sums the splits in split order whichever CTA arrives last: launches on NaN-poisoned

@@ -91,6 +91,39 @@ TEST(SplitKvDecode, NamesTheSplitsWhereTheyMergeAndTheKvRate) {
   EXPECT_TRUE(plain == nullptr || plain->text.find("splitkv") == std::string::npos) << plain->text;
 }
 
+// attnprof's one-CTA geometry merges items of 2 splits in thread block clusters (its
+// DecodeGeometry's 7th argument), and of more through the workspace like the others.
+TEST(SplitKvDecode, AClusterGeometryMergesTwoSplitsInClusters) {
+  const std::string cluster =
+      "void attnprof::cuda::decode::flash_decode_splitkv_kernel<128, __nv_bfloat16, attnprof::cuda::decode::"
+      "DecodeGeometry<8, 3, 8, 1, false, 0, true> >(attnprof::cuda::FusedAttentionArgs, attnprof::cuda::decode::DecodeParams)";
+  const auto two = derive_insights(split_trace(cluster, "", {64, 2, 1}), {});
+  const Insight* decode = find(two, "split_kv_decode");
+  ASSERT_NE(decode, nullptr);
+  EXPECT_NE(decode->text.find("the keys in 2 splits (the grid's y), 128 CTAs of 128 threads"), std::string::npos)
+      << decode->text;
+  EXPECT_NE(decode->text.find("no combine kernel: the 2 CTAs of each (batch, kv head, row block) run as one thread block "
+                              "cluster, and the first merges the others' partial outputs, which they store into its "
+                              "shared memory, by their log-sum-exp and writes O"),
+            std::string::npos)
+      << decode->text;
+  EXPECT_EQ(decode->text.find("last CTA"), std::string::npos) << decode->text;
+  const auto four = derive_insights(split_trace(cluster, "", {32, 4, 1}), {});
+  decode = find(four, "split_kv_decode");
+  ASSERT_NE(decode, nullptr);
+  EXPECT_NE(decode->text.find("where the last CTA of each (batch, kv head, row block) to finish merges"), std::string::npos)
+      << decode->text;
+  EXPECT_EQ(decode->text.find("cluster"), std::string::npos) << decode->text;
+  // The two-CTA geometry, its 7th argument false: the last CTA merges at 2 splits too.
+  const std::string two_cta =
+      "void attnprof::cuda::decode::flash_decode_splitkv_kernel<128, __nv_bfloat16, attnprof::cuda::decode::"
+      "DecodeGeometry<4, 3, 8, 2, false, 0, false> >(attnprof::cuda::FusedAttentionArgs, attnprof::cuda::decode::DecodeParams)";
+  const auto last_cta = derive_insights(split_trace(two_cta, "", {64, 2, 1}), {});
+  decode = find(last_cta, "split_kv_decode");
+  ASSERT_NE(decode, nullptr);
+  EXPECT_NE(decode->text.find("where the last CTA"), std::string::npos) << decode->text;
+}
+
 TEST(SplitKvDecode, APersistentGridShowsNoSplitCount) {
   // attnprof's kernel on a persistent geometry: 264 CTAs (132 SMs × 2), grid y 1, several splits.
   const std::string persistent =
