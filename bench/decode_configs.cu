@@ -1,6 +1,6 @@
 // decode_configs: times the split-KV decode kernel's geometries (decode_kernel.cuh's DecodeGeometry:
 // warps per CTA, cp.async stages per warp, KiB of K and V per warp tile, CTAs per SM, persistent
-// grid, L2 prefetch hint) and split counts around plan_decode's choice at the decode shapes of issue 21 (D 128, bf16,
+// grid, L2 prefetch hint, 2 splits merged in a cluster) and split counts around plan_decode's choice at the decode shapes of issue 21 (D 128, bf16,
 // one query row, not causal), so the production geometry (decode_plan.h's kDecodeGeometry128) and the
 // grid rule (kDecodeWaves, CTAs per SM) are chosen by measurement.
 //
@@ -262,7 +262,7 @@ int main(int argc, char** argv) {
                 ctas_per_sm ? std::to_string(ctas_per_sm).c_str() : "the geometry's");
     std::printf("geometry: wW = W warps a CTA, sS = S cp.async stages a warp, tT = T KiB of K and V a warp tile, "
                 "cC = built for C CTAs an SM, persistent = SMs x C CTAs looping over the work, L2::256B = cp.async's "
-                "L2 prefetch hint; splits * = plan_decode's choice for that rule; the first line of a shape is the "
+                "L2 prefetch hint, cluster = 2 splits merged in a thread block cluster; splits * = plan_decode's choice for that rule; the first line of a shape is the "
                 "library's own forward (launch_decode_attention, flash's plan), the reference for max |dO|\n");
     std::printf("%-26s | %-28s | %-18s | %-9s | %-30s | %-9s | %s\n", "shape (BxH/HkvxSqxD)", "geometry (smem a CTA)",
                 "splits (keys each)", "grid", "median ms [min - max]", "K/V TB/s", "max |dO| vs production");

@@ -96,12 +96,18 @@ PreparedDecode prepare_decode(const FusedAttentionArgs& args, const DecodePlan& 
 
 DecodePlan flash_decode_plan(const DecodeShape& shape) {
   if (!kernel_overrides().flash_schedule.empty()) return {};
+  // The one-CTA geometry merges 2 splits in a thread block cluster, which only its sm_90a machine
+  // code has: on another device (compute capability 10.x, say) the driver compiles the kernel from
+  // the compute_80 PTX instead, so the plan is offered no shared memory for the one-CTA geometry
+  // there and takes the two-CTA one.
   static PerDevice<std::int64_t> smem_per_block;
   const std::int64_t smem = smem_per_block.get([](int device) {
     if (device < 0) ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));  // throws naming the failure
-    int bytes = 0;
+    int bytes = 0, major = 0, minor = 0;
     ATTNPROF_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    return std::int64_t{bytes};
+    ATTNPROF_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    ATTNPROF_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    return major == 9 && minor == 0 ? std::int64_t{bytes} : std::int64_t{0};
   });
   return plan_decode(shape, decode::sm_count_of_current_device(), smem);
 }

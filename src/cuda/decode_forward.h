@@ -19,10 +19,11 @@ struct DecodeParams {
   int rows = 0;            // packed rows of one kv head
   int row_blocks = 1;
   int group = 1;           // query heads per kv head
-  float* partial_o = nullptr;    // splits > 1: [B·H·Sq][splits][D]
-  float* partial_lse = nullptr;  // splits > 1: [B·H·Sq][splits]
-  // splits > 1: one arrival counter per (batch, kv head, row block), 0 before a launch and left 0
-  // after it (the last CTA to arrive resets it).
+  // The workspace merge's (splits > 1, not merged in clusters: DecodePlan::merges_in_clusters):
+  float* partial_o = nullptr;    // [B·H·Sq][splits][D]
+  float* partial_lse = nullptr;  // [B·H·Sq][splits]
+  // one arrival counter per (batch, kv head, row block), 0 before a launch and left 0 after it (the
+  // last CTA to arrive resets it).
   int* counters = nullptr;
 };
 
@@ -60,7 +61,7 @@ DecodePlan flash_decode_plan(const DecodeShape& shape);
 // first decode forward of a process, normally a warm-up), kept for the process; every launch
 // leaves them zero, so no forward after that allocates or memsets anything for them. Throws
 // UsageError for a dtype other than bf16/fp16, Error for a plan that is not plan.fits(args' shape)
-// or another stream.
+// or, for a plan that merges through the workspace, another stream.
 void launch_decode_attention(const FusedAttentionArgs& args, const DecodePlan& plan, cudaStream_t stream);
 
 }  // namespace attnprof::cuda

@@ -21,12 +21,12 @@
 // O += P·V with P repacked in registers. The warps' (max, sum, O) are merged through shared
 // memory; with one split the CTA writes O (and the LSE) itself. With G::clusters(splits) (2 to
 // kDecodeMaxClusterSplits splits on a geometry built for it) an item's splits are one thread
-// block cluster: each CTA stores its O normalised and natural-log LSE into its own shared memory,
-// and after a cluster barrier the first reads the others' (distributed shared memory), merges
-// them in split order, as below, and writes O (and the LSE): no workspace, no counter. Else each
-// CTA writes O normalised and its natural-log LSE, fp32, to the workspace ([B·H·Sq rows][splits][D]
-// and [B·H·Sq rows][splits]),
-// fences, and counts itself in its (batch, kv head, row block)'s arrival counter; the CTA that
+// block cluster: each CTA but the first stores its O normalised and natural-log LSE into its own
+// shared memory, and after a cluster barrier the first reads the others' (distributed shared
+// memory), merges them in split order, as below, and writes O (and the LSE): no workspace, no
+// counter. Else each CTA writes O normalised and its natural-log LSE, fp32, to the workspace
+// ([B·H·Sq rows][splits][D] and [B·H·Sq rows][splits]), fences, and counts itself in its (batch,
+// kv head, row block)'s arrival counter; the CTA that
 // arrives last resets the counter to 0 and merges every split of its rows by their LSE, in split
 // order (whichever CTA arrives last, the same sums in the same order: bit-identical run to run),
 // lse = log Σ exp(lse_i), O = Σ exp(lse_i − lse) O_i, in one pass with a running maximum (8
@@ -63,7 +63,7 @@ struct DecodeGeometry {
   static_assert(!(Persistent && ClusterMerge), "a persistent CTA's items are not clusters");
   // Whether a launch of `splits` splits runs each item's splits as one cluster.
   __host__ __device__ static constexpr bool clusters(int splits) {
-    return ClusterMerge && splits >= 2 && splits <= kDecodeMaxClusterSplits;
+    return decode_merges_in_clusters(ClusterMerge, splits);
   }
   static_assert(L2Prefetch == 0 || L2Prefetch == 128 || L2Prefetch == 256, "cp.async's L2 prefetch sizes");
 };
@@ -388,7 +388,8 @@ __device__ __forceinline__ void decode_item(const FusedAttentionArgs& args, cons
   }
   if (G::clusters(p.splits)) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    // The item's splits are one cluster along y, split s its CTA of rank s. Each CTA stores its O
+    // The item's splits are one cluster along y, split s its CTA of rank s. Each CTA but the first
+    // (which keeps its own in registers) stores its O
     // normalised and its natural-log LSE into its own shared memory, past the warps' merge; after
     // a cluster barrier the first reads the others' from theirs and merges them in split order as
     // the workspace merge below does; a second barrier holds the others until it has read them.
@@ -441,6 +442,8 @@ __device__ __forceinline__ void decode_item(const FusedAttentionArgs& args, cons
 #pragma unroll
     for (int c = 0; c < Tr::kMergeCols / 8; ++c) store_floats<T, 8>(out_of(row) + col0 + c * 8, o[c]);
     if (args.lse != nullptr && row_leader) args.lse[row_id_of(row)] = sum > 0.0f ? top + logf(sum) : -INFINITY;
+#else
+    __trap();  // the plan never merges in clusters off compute capability 9.0 (flash_decode_plan)
 #endif
     return;
   }

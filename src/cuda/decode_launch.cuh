@@ -34,8 +34,7 @@ void launch_decode_kernel(const FusedAttentionArgs& args, const DecodeParams& p,
   configure_kernel_once(reinterpret_cast<const void*>(kernel), Tr::kSmemBytes, Carveout::max_shared);
   if (p.splits > 1 && !G::clusters(p.splits) && (p.partial_o == nullptr || p.counters == nullptr))
     throw Error("decode attention: this geometry merges " + std::to_string(p.splits) +
-                " splits through a workspace, and the launch was prepared without one (for a plan that merges in "
-                "thread block clusters)");
+                " splits through a workspace and arrival counters, and the launch was prepared without them");
   if (G::clusters(p.splits)) {
     // The splits of an item (grid y) are one cluster: 1 × splits × 1.
     cudaLaunchAttribute cluster{};

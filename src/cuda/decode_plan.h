@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "cuda/fused_attention.h"
+#include "cuda/hopper/host_device.h"
 
 namespace attnprof::cuda {
 
@@ -36,6 +37,12 @@ inline constexpr std::int64_t kDecodeMaxSplits = 128;
 // splits 27–65% more: more CTAs than clusters of 4 or 8 fit in the GPCs at once (a GPC holds whole
 // clusters only), so some waited for a second wave.
 inline constexpr std::int64_t kDecodeMaxClusterSplits = 2;
+// Whether a launch of `splits` splits on a geometry built for cluster merges
+// (DecodeGeometrySpec::cluster_merge) merges them in clusters: the kernel, its launcher and the plan's
+// workspace all ask this.
+ATTNPROF_HOST_DEVICE constexpr bool decode_merges_in_clusters(bool geometry_cluster_merge, std::int64_t splits) {
+  return geometry_cluster_merge && splits >= 2 && splits <= kDecodeMaxClusterSplits;
+}
 
 // The split kernel's geometry (decode_kernel.cuh's DecodeGeometry): warps per CTA, cp.async stages
 // per warp, KiB of K and V per warp tile (16 keys at D 128, 32 at D 64 for 8), the CTAs per SM it
@@ -62,7 +69,8 @@ constexpr DecodeGeometrySpec decode_geometry(std::int64_t head_dim) {
 // H200 (bench/decode_configs, bench/RESULTS.md), 8x32/8 decode at 2 splits on it (128 CTAs on 132
 // SMs) against 4 splits on kDecodeGeometry128 (256 CTAs, 2 an SM): seq-k 4096 0.0388 against 0.0404
 // ms, 32768 0.2444 against 0.2500, 131072 0.9451 against 0.9521; but 64x32/8 at 8192 (512 CTAs, one
-// split) 0.4900 against 0.4826.
+// split) 0.4900 against 0.4826 (both merging their splits through the workspace, before the
+// cluster merge below).
 // Its items of 2 to kDecodeMaxClusterSplits splits merge in a thread block cluster (decode_kernel.cuh).
 inline constexpr DecodeGeometrySpec kDecodeGeometry128OneCta{8, 3, 8, 1, false, 0, true};
 // Its shared memory a CTA, dynamic (Q's 16 rows of D 128 bf16, then 8 warps × 3 stages × 8 KiB;
@@ -96,7 +104,7 @@ struct DecodePlan {
   // Whether the splits merge in thread block clusters: kDecodeGeometry128OneCta's with 2 to
   // kDecodeMaxClusterSplits splits.
   bool merges_in_clusters() const {
-    return one_cta_per_sm && kDecodeGeometry128OneCta.cluster_merge && splits >= 2 && splits <= kDecodeMaxClusterSplits;
+    return one_cta_per_sm && decode_merges_in_clusters(kDecodeGeometry128OneCta.cluster_merge, splits);
   }
   // The fp32 partial outputs and log-sum-exps of every split (0 when splits <= 1 or the splits
   // merge in clusters).

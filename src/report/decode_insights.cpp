@@ -32,7 +32,8 @@ bool is_combine(const std::string& name) { return lower(name).find("combine") !=
 
 bool is_ours(const std::string& name) { return lower(name).find("attnprof::") != std::string::npos; }
 
-// Whether argument `index` (from 0) of attnprof's DecodeGeometry<...> in a kernel name is `true`.
+// Whether argument `index` (from 0) of attnprof's DecodeGeometry<...> in a kernel name is true:
+// `true` as __cxa_demangle writes it, or `(bool)1` / `1` as other tools print template arguments.
 bool geometry_flag(const std::string& name, int index) {
   const std::string n = lower(name);
   const std::size_t open = n.find("decodegeometry<");
@@ -45,16 +46,20 @@ bool geometry_flag(const std::string& name, int index) {
     at = comma + 1;
   }
   while (at < close && n[at] == ' ') ++at;
-  return n.compare(at, 4, "true") == 0;
+  std::size_t end = at;
+  while (end < close && n[end] != ',') ++end;
+  std::string value = n.substr(at, end - at);
+  while (!value.empty() && value.back() == ' ') value.pop_back();
+  return value == "true" || value == "(bool)1" || value == "1";
 }
 
 // attnprof's kernel on a persistent grid (its DecodeGeometry's 5th argument true): SMs × CTAs per
 // SM looping over the (column, split) items, so the grid does not show the split count.
 bool is_persistent(const std::string& name) { return geometry_flag(name, 4); }
 
-// attnprof's kernel whose items of 2 splits (2 to decode_plan.h's kDecodeMaxClusterSplits) run as
-// one thread block cluster each and merge through its first CTA's shared memory (its
-// DecodeGeometry's 7th argument true).
+// attnprof's kernel whose items of 2 splits (decode_plan.h's kDecodeMaxClusterSplits) run as one
+// thread block cluster each, the first CTA reading the others' partial rows from their shared
+// memory (its DecodeGeometry's 7th argument true).
 bool merges_in_clusters(const std::string& name, std::int64_t splits) { return geometry_flag(name, 6) && splits == 2; }
 
 // The split count, from the grid's y, for the kernels whose grid is known to put it there:
@@ -147,8 +152,8 @@ std::optional<Insight> split_kv_decode(const TraceWork& work, const RunFacts& fa
       text += "; no combine kernel: each CTA wrote its rows of O itself";
     else if (splits && merges_in_clusters(split->name, *splits))
       text += fmt::format("; no combine kernel: the {} CTAs of each (batch, kv head, row block) run as one thread "
-                          "block cluster, and the first merges the others' partial outputs, which they store into its "
-                          "shared memory, by their log-sum-exp and writes O",
+                          "block cluster, and the first reads the others' partial outputs from their shared memory "
+                          "(distributed shared memory), merges them by their log-sum-exp and writes O",
                           *splits);
     else if (splits && is_ours(split->name))
       text += "; no combine kernel: the merge is in the split kernel, where the last CTA of each (batch, kv head, row "

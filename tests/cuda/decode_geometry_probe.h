@@ -3,7 +3,8 @@
 // DecodeGeometry), instantiated for the tests (sm_90a, bf16): a persistent grid, 2 warps of 6
 // stages, and (D 128) 8 warps at one CTA per SM merging items of 2 splits in thread block
 // clusters (production's kDecodeGeometry128OneCta, here the tests' own copy of the kernel), so what
-// bench/decode_configs times is also checked against fp64.
+// bench/decode_configs times is also checked against fp64 (but for the bench's copy of the one-CTA
+// geometry that merges 2 splits through the workspace, which the bench checks against production).
 #include <cuda_runtime_api.h>
 
 #include "cuda/decode_forward.h"

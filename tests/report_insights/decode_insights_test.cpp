@@ -103,10 +103,20 @@ TEST(SplitKvDecode, AClusterGeometryMergesTwoSplitsInClusters) {
   EXPECT_NE(decode->text.find("the keys in 2 splits (the grid's y), 128 CTAs of 128 threads"), std::string::npos)
       << decode->text;
   EXPECT_NE(decode->text.find("no combine kernel: the 2 CTAs of each (batch, kv head, row block) run as one thread block "
-                              "cluster, and the first merges the others' partial outputs, which they store into its "
-                              "shared memory, by their log-sum-exp and writes O"),
+                              "cluster, and the first reads the others' partial outputs from their shared memory "
+                              "(distributed shared memory), merges them by their log-sum-exp and writes O"),
             std::string::npos)
       << decode->text;
+  // The same kernel as other tools print template arguments.
+  const std::string casts =
+      "void attnprof::cuda::decode::flash_decode_splitkv_kernel<(int)128, __nv_bfloat16, attnprof::cuda::decode::"
+      "DecodeGeometry<(int)8, (int)3, (int)8, (int)1, (bool)0, (int)0, (bool)1>>(attnprof::cuda::FusedAttentionArgs, "
+      "attnprof::cuda::decode::DecodeParams)";
+  const auto cast_insights = derive_insights(split_trace(casts, "", {64, 2, 1}), {});
+  const Insight* cast_decode = find(cast_insights, "split_kv_decode");
+  ASSERT_NE(cast_decode, nullptr);
+  EXPECT_NE(cast_decode->text.find("run as one thread block cluster"), std::string::npos) << cast_decode->text;
+  EXPECT_EQ(cast_decode->text.find("a persistent grid"), std::string::npos) << cast_decode->text;
   EXPECT_EQ(decode->text.find("last CTA"), std::string::npos) << decode->text;
   const auto four = derive_insights(split_trace(cluster, "", {32, 4, 1}), {});
   decode = find(four, "split_kv_decode");
