@@ -15,6 +15,7 @@
 #include "cuda/check.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/decode_launch.cuh"
+#include "cuda/hopper/flash_hopper.h"
 #include "cuda/per_device.h"
 
 namespace attnprof::cuda {
@@ -101,13 +102,11 @@ DecodePlan flash_decode_plan(const DecodeShape& shape) {
   // the compute_80 PTX instead, so the plan is offered no shared memory for the one-CTA geometry
   // there and takes the two-CTA one.
   static PerDevice<std::int64_t> smem_per_block;
-  const std::int64_t smem = smem_per_block.get([](int device) {
+  const std::int64_t smem = hopper::current_device_not_hopper() ? 0 : smem_per_block.get([](int device) {
     if (device < 0) ATTNPROF_CUDA_CHECK(cudaGetDevice(&device));  // throws naming the failure
-    int bytes = 0, major = 0, minor = 0;
+    int bytes = 0;
     ATTNPROF_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    ATTNPROF_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    ATTNPROF_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-    return major == 9 && minor == 0 ? std::int64_t{bytes} : std::int64_t{0};
+    return std::int64_t{bytes};
   });
   return plan_decode(shape, decode::sm_count_of_current_device(), smem);
 }

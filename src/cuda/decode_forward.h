@@ -44,8 +44,10 @@ int sm_count_of_current_device();
 
 }  // namespace decode
 
-// plan_decode on the current device's SM count, or no decode when KernelOverrides::flash_schedule
-// names a kernel (--flash-schedule: that kernel runs, so one run can time the two paths).
+// plan_decode on the current device's SM count and the shared memory its CTAs may take, offered to
+// the one-CTA geometry on compute capability 9.0 only (its cluster merge is in the sm_90a machine
+// code); or no decode when KernelOverrides::flash_schedule names a kernel (--flash-schedule: that
+// kernel runs, so one run can time the two paths).
 DecodePlan flash_decode_plan(const DecodeShape& shape);
 
 // The split kernel on `stream`, the CUDA backend's (backend_stream()), in the head dim's production
@@ -61,7 +63,8 @@ DecodePlan flash_decode_plan(const DecodeShape& shape);
 // first decode forward of a process, normally a warm-up), kept for the process; every launch
 // leaves them zero, so no forward after that allocates or memsets anything for them. Throws
 // UsageError for a dtype other than bf16/fp16, Error for a plan that is not plan.fits(args' shape)
-// or, for a plan that merges through the workspace, another stream.
+// or, for a plan that merges through the workspace, another stream, or, for one that merges in
+// clusters, a device other than compute capability 9.0.
 void launch_decode_attention(const FusedAttentionArgs& args, const DecodePlan& plan, cudaStream_t stream);
 
 }  // namespace attnprof::cuda

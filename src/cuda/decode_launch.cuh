@@ -12,6 +12,7 @@
 #include "cuda/check.h"
 #include "cuda/decode_forward.h"
 #include "cuda/decode_kernel.cuh"
+#include "cuda/hopper/flash_hopper.h"
 #include "cuda/kernel_attributes.h"
 
 namespace attnprof::cuda::decode {
@@ -36,6 +37,9 @@ void launch_decode_kernel(const FusedAttentionArgs& args, const DecodeParams& p,
     throw Error("decode attention: this geometry merges " + std::to_string(p.splits) +
                 " splits through a workspace and arrival counters, and the launch was prepared without them");
   if (G::clusters(p.splits)) {
+    // The cluster merge is in the sm_90a machine code only (elsewhere the kernel would trap).
+    if (auto why = hopper::current_device_not_hopper())
+      throw Error("decode attention: " + std::to_string(p.splits) + " splits merged in a thread block cluster: " + *why);
     // The splits of an item (grid y) are one cluster: 1 × splits × 1.
     cudaLaunchAttribute cluster{};
     cluster.id = cudaLaunchAttributeClusterDimension;

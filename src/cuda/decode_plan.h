@@ -33,7 +33,7 @@ inline constexpr std::int64_t kDecodeMinKeysPerSplit = 512;
 inline constexpr std::int64_t kDecodeMaxSplits = 128;
 // The most splits an item merges in a thread block cluster (DecodePlan::merges_in_clusters). On the
 // H200 (bench/RESULTS.md), one-CTA-an-SM items of 2 splits merged in clusters took 0.7% less time
-// than through the workspace at 8x32/8 seq-k 32768 and 5% less at 4096, but items of 4 and 8
+// than through the workspace at 8x32/8 seq-k 32768 and 4.5% less at 4096, but items of 4 and 8
 // splits 27–65% more: more CTAs than clusters of 4 or 8 fit in the GPCs at once (a GPC holds whole
 // clusters only), so some waited for a second wave.
 inline constexpr std::int64_t kDecodeMaxClusterSplits = 2;
@@ -49,8 +49,9 @@ ATTNPROF_HOST_DEVICE constexpr bool decode_merges_in_clusters(bool geometry_clus
 // is built for (__launch_bounds__, and the grid rule below), whether its grid is persistent (SMs ×
 // CTAs per SM CTAs looping over the work) rather than one CTA per (.., split), the L2 prefetch
 // hint of its K/V copies (0, 128 or 256 bytes), and whether an item's splits (2 to
-// kDecodeMaxClusterSplits) run as one thread block cluster (sm_90 and up) and merge through its first CTA's shared
-// memory rather than through a workspace in global memory and the last CTA to arrive.
+// kDecodeMaxClusterSplits) run as one thread block cluster (compute capability 9.0: the sm_90a
+// code) and merge in its first CTA, which reads the others' partial rows from their shared memory,
+// rather than through a workspace in global memory and the last CTA to arrive.
 struct DecodeGeometrySpec {
   int warps, stages, tile_kib, ctas_per_sm;
   bool persistent;
@@ -69,8 +70,7 @@ constexpr DecodeGeometrySpec decode_geometry(std::int64_t head_dim) {
 // H200 (bench/decode_configs, bench/RESULTS.md), 8x32/8 decode at 2 splits on it (128 CTAs on 132
 // SMs) against 4 splits on kDecodeGeometry128 (256 CTAs, 2 an SM): seq-k 4096 0.0388 against 0.0404
 // ms, 32768 0.2444 against 0.2500, 131072 0.9451 against 0.9521; but 64x32/8 at 8192 (512 CTAs, one
-// split) 0.4900 against 0.4826 (both merging their splits through the workspace, before the
-// cluster merge below).
+// split) 0.4900 against 0.4826 (both timed with the workspace merge).
 // Its items of 2 to kDecodeMaxClusterSplits splits merge in a thread block cluster (decode_kernel.cuh).
 inline constexpr DecodeGeometrySpec kDecodeGeometry128OneCta{8, 3, 8, 1, false, 0, true};
 // Its shared memory a CTA, dynamic (Q's 16 rows of D 128 bf16, then 8 warps × 3 stages × 8 KiB;
