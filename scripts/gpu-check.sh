@@ -7,9 +7,10 @@
 # beside ours on this machine's Xeon, issue 9), BENCH_VARIANTS, BENCH_SHAPES, ATTNPROF_GPU_BUILD, TESTS_GPU_FILTER
 # (a gtest filter for the GPU tests when they run alone), SAN_FILTER (one for both sanitizers).
 # The backward side by side (issue 20): SKIP_BENCH=1 skips it with the forward ones, SKIP_FWD_BENCH=1 the forward
-# ones alone, SKIP_BWD_BENCH=1 the backward alone; BWD_BENCH_VARIANTS, BWD_BENCH_SHAPES (default: the anchors),
+# ones alone, SKIP_BWD_BENCH=1 the backward alone; BWD_BENCH_VARIANTS, BWD_BENCH_SHAPES (default: the anchors
+# and issue 21's head dims),
 # BWD_BENCH_REPS (default 20; 10 at S=16384), BWD_BENCH_ROUNDS (default 1: the sides alternated that many
-# times), BWD_BENCH_TIMEOUT (default 420 s a round).
+# times), BWD_BENCH_TIMEOUT (default 540 s a round).
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$SRC/out/gpu-check}
@@ -48,7 +49,7 @@ grep -E "spill|C75[01][0-9]" "$OUT/build.log" | grep -v " 0 bytes spill" | head 
 
 run_gtest() {  # name binary [gtest args...]
   local name=$1 bin=$2; shift 2
-  if timeout "${GTEST_TIMEOUT:-240}" "$BUILD/$bin" "$@" --gtest_output=xml:"$OUT/$name.xml" >"$OUT/$name.log" 2>&1; then
+  if timeout "${GTEST_TIMEOUT:-480}" "$BUILD/$bin" "$@" --gtest_output=xml:"$OUT/$name.xml" >"$OUT/$name.log" 2>&1; then
     status[$name]="ok ($(grep -c '^\[       OK \]' "$OUT/$name.log") passed, $(grep -c '^\[  SKIPPED \]' "$OUT/$name.log") skipped)"
   else
     status[$name]="FAILED ($name.log)"; grep -E "Failure|FAILED|error" "$OUT/$name.log" | head -20
@@ -123,12 +124,13 @@ else
 fi
 
 SAN=/usr/local/cuda/bin/compute-sanitizer
-FILTER='CudaPrimitives.*:CudaGemm.*:CudaFusedAttention.*:CudaFusedAttentionHeadDims.*:CudaDecodeAttention.*:CudnnSdpa.*:BottomRightGpu.*:Hopper*:FlashHopper.*:AttentionBackwardGpu.FlashMatchesFp64Gradients:AttentionBackwardGpu.KeysPast*:AttentionBackwardGpu.Strided*-FlashHopper.HundredRunsAreBitwiseIdentical'
+FILTER='CudaPrimitives.*:CudaGemm.*:CudaFusedAttention.*:CudaFusedAttentionHeadDims.*:CudaDecodeAttention.*:CudnnSdpa.*:BottomRightGpu.*:Hopper*:FlashHopper.*:AttentionBackwardGpu.FlashMatchesFp64Gradients:AttentionBackwardGpu.KeysPast*:AttentionBackwardGpu.Strided*:AttentionBackwardGpu.EveryHeadDim*:AttentionBackwardGpu.FlashAttentionsGrid*-FlashHopper.HundredRunsAreBitwiseIdentical'
 # racecheck: our kernels only (cuDNN's own wgmma kernels report hazards we cannot act on), and not
-# flash's backward: racecheck reports its mbarrier handoff of each stage's LSE and Δ as a race even
-# when ordinary stores, released by the arrive, replace the bulk copy (bench/RESULTS.md);
-# memcheck (FILTER) runs it through three of AttentionBackwardGpu's tests.
-RACE_FILTER='CudaPrimitives.*:CudaGemm.*:CudaFusedAttention.*:CudaFusedAttentionHeadDims.*:CudaDecodeAttention.*:BottomRightGpu.ScaleMaskSoftmax*:BottomRightGpu.FusedKernels:Hopper*:FlashHopper.*-FlashHopper.HundredRunsAreBitwiseIdentical'
+# flash's sm_90a backward: racecheck reports its mbarrier handoff of each stage's LSE and Δ as a
+# race even when ordinary stores, released by the arrive, replace the bulk copy (bench/RESULTS.md);
+# memcheck (FILTER) runs it through AttentionBackwardGpu's tests. The three mma.sync backward
+# kernels run under racecheck through flash's deterministic mode (every kernel head dim and padding).
+RACE_FILTER='CudaPrimitives.*:CudaGemm.*:CudaFusedAttention.*:CudaFusedAttentionHeadDims.*:CudaDecodeAttention.*:BottomRightGpu.ScaleMaskSoftmax*:BottomRightGpu.FusedKernels:Hopper*:FlashHopper.*:AttentionBackwardGpu.FlashDeterministic*-FlashHopper.HundredRunsAreBitwiseIdentical'
 # memcheck and racecheck run side by side (each is CPU-bound in the tool; the GPU has room).
 for tool in $([ "${SKIP_SANITIZER:-0}" = 1 ] || echo memcheck racecheck); do
   filter=$FILTER
@@ -138,7 +140,7 @@ for tool in $([ "${SKIP_SANITIZER:-0}" = 1 ] || echo memcheck racecheck); do
       "$BUILD/tests/cuda/test_cuda_gpu" --gtest_filter="$filter" >"$OUT/$tool.log" 2>&1; echo $? >"$OUT/$tool.rc" ) &
 done
 if [ "${TESTS_WITH_SANITIZER:-0}" = 1 ] && [ "${SKIP_TESTS:-0}" != 1 ]; then
-  ( timeout "${GTEST_TIMEOUT:-240}" "$BUILD/tests/cuda/test_cuda_gpu" --gtest_output=xml:"$OUT/tests_gpu.xml" \
+  ( timeout "${GTEST_TIMEOUT:-480}" "$BUILD/tests/cuda/test_cuda_gpu" --gtest_output=xml:"$OUT/tests_gpu.xml" \
       >"$OUT/tests_gpu.log" 2>&1; echo $? >"$OUT/tests_gpu.rc" ) &
 fi
 wait
@@ -199,12 +201,13 @@ fi
 BWD_ARGS=(--bench "$BUILD/bench/gpu_bench" --pass backward --reps "${BWD_BENCH_REPS:-20}" --reps-large 10
           --out "$OUT/side_by_side_backward.json")
 [ "$QUICK" = "--quick" ] && BWD_ARGS+=(--shapes 8x16x1024x64)
+[ "$QUICK" != "--quick" ] && [ -z "${BWD_BENCH_SHAPES:-}" ] && BWD_ARGS+=(--shapes anchors,head-dims)
 [ -n "${BWD_BENCH_VARIANTS:-}" ] && BWD_ARGS+=(--variants "$BWD_BENCH_VARIANTS")
 [ -n "${BWD_BENCH_SHAPES:-}" ] && BWD_ARGS+=(--shapes "$BWD_BENCH_SHAPES")
 [ -n "${BWD_BENCH_ROUNDS:-}" ] && BWD_ARGS+=(--rounds "$BWD_BENCH_ROUNDS")
 if [ "${SKIP_BENCH:-0}" = 1 ] || [ "${SKIP_BWD_BENCH:-0}" = 1 ]; then
   status[bench_bwd]="skipped (SKIP_BENCH=1 or SKIP_BWD_BENCH=1)"
-elif PYTHONUNBUFFERED=1 timeout "${BWD_BENCH_TIMEOUT:-$((420 * ${BWD_BENCH_ROUNDS:-1}))}" python3 "$SRC/bench/pytorch_side_by_side.py" "${BWD_ARGS[@]}" 2>&1 |
+elif PYTHONUNBUFFERED=1 timeout "${BWD_BENCH_TIMEOUT:-$((540 * ${BWD_BENCH_ROUNDS:-1}))}" python3 "$SRC/bench/pytorch_side_by_side.py" "${BWD_ARGS[@]}" 2>&1 |
      tee "$OUT/side_by_side_backward.txt"; then
   status[bench_bwd]="ok (side_by_side_backward.txt, side_by_side_backward.json)"
 else

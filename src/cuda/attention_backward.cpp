@@ -4,9 +4,13 @@
 #include <fmt/format.h>
 
 #include <initializer_list>
+#include <utility>
 #include <vector>
 
+#include "cuda/fused_padding.h"
 #include "cuda/hopper/flash_bwd.h"
+#include "cuda/kernels.h"
+#include "cuda/problem_text.h"
 #include "cuda/tensor_layout.h"
 #include "ops/fused_head_dim.h"
 
@@ -47,20 +51,44 @@ FusedBackwardArgs fused_backward_args(const AttentionSpec& spec, Tensor& dq, Ten
   return a;
 }
 
+// The kernels on tensors whose head dim is a multiple of 8; `softmax_scale` the problem's (a padded
+// spec's own would be that of the padded head dim).
+void run_kernels(const AttentionSpec& spec, Tensor& dq, Tensor& dk, Tensor& dv, const Tensor& q, const Tensor& k,
+                 const Tensor& v, const Tensor& out, const Tensor& lse, const Tensor& dout, float softmax_scale,
+                 cudaStream_t stream, bool sm90) {
+  Tensor delta = Tensor::empty({spec.batch, spec.heads, spec.seq_q}, DType::fp32, Device::cuda);
+  Tensor dq_accum;
+  if (sm90)
+    dq_accum = Tensor::empty({hopper::flash_backward_sm90_accumulator_bytes(spec) / 4}, DType::fp32, Device::cuda);
+  FusedBackwardArgs args = fused_backward_args(spec, dq, dk, dv, q, k, v, out, lse, dout, delta);
+  args.fwd.softmax_scale = softmax_scale;
+  launch_fused_backward(args, stream, sm90 ? dq_accum.data<float>() : nullptr);
+}
+
 }  // namespace
 
 void run_fused_backward(const AttentionSpec& spec, Tensor& dq, Tensor& dk, Tensor& dv, const Tensor& q, const Tensor& k,
                         const Tensor& v, const Tensor& out, const Tensor& lse, const Tensor& dout,
                         cudaStream_t stream, bool sm90) {
-  if (auto why = ops::fused_backward_head_dim_refusal(spec.head_dim)) throw UsageError(*why);
+  const auto route = ops::fused_head_dim_route(spec.head_dim);
+  if (!route) throw UsageError(*ops::fused_head_dim_refusal(spec.head_dim));
   if (spec.dtype != DType::bf16 && spec.dtype != DType::fp16)
     throw UsageError(fmt::format("dtype {}: the GPU backward takes bf16 or fp16", dtype_name(spec.dtype)));
-  Tensor delta = Tensor::empty({spec.batch, spec.heads, spec.seq_q}, DType::fp32, Device::cuda);
-  Tensor dq_accum;
-  if (sm90)
-    dq_accum = Tensor::empty({hopper::flash_backward_sm90_accumulator_bytes(spec) / 4}, DType::fp32, Device::cuda);
-  launch_fused_backward(fused_backward_args(spec, dq, dk, dv, q, k, v, out, lse, dout, delta), stream,
-                        sm90 ? dq_accum.data<float>() : nullptr);
+  const auto scale = static_cast<float>(softmax_scale_of(spec));
+  if (!route->padded_copy()) return run_kernels(spec, dq, dk, dv, q, k, v, out, lse, dout, scale, stream, sm90);
+  AttentionSpec padded_spec = spec;
+  padded_spec.head_dim = route->padded_dim;
+  const std::int64_t d8 = route->padded_dim;
+  const Tensor q_padded = padded_copy(q, d8, stream), k_padded = padded_copy(k, d8, stream);
+  const Tensor v_padded = padded_copy(v, d8, stream), out_padded = padded_copy(out, d8, stream);
+  const Tensor dout_padded = padded_copy(dout, d8, stream);
+  Tensor dq_padded = Tensor::empty({spec.batch, spec.heads, spec.seq_q, d8}, spec.dtype, Device::cuda);
+  Tensor dk_padded = Tensor::empty({spec.batch, spec.kv_heads, spec.seq_k, d8}, spec.dtype, Device::cuda);
+  Tensor dv_padded = Tensor::empty({spec.batch, spec.kv_heads, spec.seq_k, d8}, spec.dtype, Device::cuda);
+  run_kernels(padded_spec, dq_padded, dk_padded, dv_padded, q_padded, k_padded, v_padded, out_padded, lse, dout_padded,
+              scale, stream, sm90);
+  for (auto [grad, padded] : {std::pair{&dq, &dq_padded}, std::pair{&dk, &dk_padded}, std::pair{&dv, &dv_padded}})
+    launch_convert(make_arg(*grad), make_arg(columns(*padded, 0, spec.head_dim)), stream);
 }
 
 }  // namespace attnprof::cuda

@@ -1,14 +1,16 @@
 // Launches of the FlashAttention-2 backward (kernels in attention_backward_kernel.cuh): Δ, then
-// dK/dV, then dQ, in stream order. Instantiations: D 64 and 128 × bf16 and fp16 for each of the two
-// tile kernels, bf16 and fp16 for Δ. Head dims that are multiples of 8 up to 64 run on the D 64
-// kernels, 72..128 on the D 128 ones (chunks past the head dim zero-filled on load, columns past
-// it never stored); ops::fused_backward_head_dim_refusal names the others.
+// dK/dV, then dQ, in stream order. Instantiations: D 64, 128 and 256 × bf16 and fp16 for each of
+// the two tile kernels, bf16 and fp16 for Δ. Head dims that are multiples of 8 up to 64 run on the
+// D 64 kernels, 72..128 on the D 128 ones, 136..256 on the D 256 ones (chunks past the head dim
+// zero-filled on load, columns past it never stored); run_fused_backward pads the others.
 //
 // Tiles: 4 warps of 16 keys (dK/dV) or 16 query rows (dQ), one shared-memory stage (load, wait,
 // compute). Shared memory: dK/dV K + V (64 keys) + Q + dO (kBlockM rows) + LSE and Δ = 32.5 KiB at
-// D 64, 48.25 KiB at D 128; dQ Q + dO (64 rows) + K + V (64 keys) = 32 KiB at D 64, 64 KiB at D 128.
-// Registers (ptxas, bf16 and fp16 alike, 0 bytes spilled), sm_90a / sm_80: dK/dV D 64 239 / 238,
-// D 128 243 / 242; dQ D 64 164 / 167, D 128 236 / 220; Δ 36 / 38 (fp16), 42 (bf16).
+// D 64, 48.25 KiB at D 128, 96.25 KiB at D 256; dQ Q + dO (64 rows) + K + V (kBlockN keys) = 32 KiB
+// at D 64, 64 KiB at D 128, 80 KiB at D 256. Registers (ptxas, bf16 and fp16 alike), sm_90a /
+// sm_80: dK/dV D 64 240 / 238, D 128 244 / 244, D 256 247 / 247; dQ D 64 164 / 167, D 128 233 /
+// 220, D 256 255 / 255 with 8 / 32 bytes spilled (the others 0; with 32 or 64 keys a tile, or a
+// dQ column split as dK/dV's, ptxas spilled 44 to 76 bytes); Δ 36 / 38 (fp16), 42 (bf16).
 #include <attnprof/error.h>
 #include <cuda_runtime.h>
 
@@ -19,7 +21,6 @@
 #include "cuda/check.h"
 #include "cuda/hopper/flash_bwd.h"
 #include "cuda/kernel_attributes.h"
-#include "ops/fused_head_dim.h"
 
 namespace attnprof::cuda {
 namespace {
@@ -28,10 +29,14 @@ using attention_backward::BwdTraits;
 
 // dK/dV: 64 keys per CTA against 64 query rows at a time (32 at D 128: with 64 its two 16×64
 // score blocks and the 16×128 dK and dV accumulators spilled). dQ: 64 query rows, 64-key tiles.
+// At D 256 each dK/dV CTA accumulates one 128-column half (grid z 2) and the dQ CTA takes 32-key
+// tiles, so the accumulators fit the registers.
 using DkdvD64 = BwdTraits<64, 64, 64>;
 using DkdvD128 = BwdTraits<128, 32, 64>;
+using DkdvD256 = BwdTraits<256, 32, 64, 128>;
 template <int D>
 using Dq = BwdTraits<D, 64, 64>;
+using DqD256 = BwdTraits<256, 64, 16>;
 
 template <class Tr>
 constexpr int dkdv_smem_bytes() {
@@ -68,11 +73,11 @@ void launch_tiles(const FusedBackwardArgs& args, cudaStream_t stream) {
   configure_kernel_once(reinterpret_cast<const void*>(dq), dq_smem_bytes<TrQ>());
   const unsigned n_blocks = static_cast<unsigned>((args.fwd.seq_k + TrKV::kBlockN - 1) / TrKV::kBlockN);
   const unsigned m_blocks = static_cast<unsigned>((args.fwd.seq_q + TrQ::kBlockM - 1) / TrQ::kBlockM);
-  dkdv<<<dim3(n_blocks, static_cast<unsigned>(args.fwd.batch * args.fwd.kv_heads)), TrKV::kThreads,
-         dkdv_smem_bytes<TrKV>(), stream>>>(args);
+  dkdv<<<dim3(n_blocks, static_cast<unsigned>(args.fwd.batch * args.fwd.kv_heads), TrKV::kColumnSlices),
+         TrKV::kThreads, dkdv_smem_bytes<TrKV>(), stream>>>(args);
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_bwd_dkdv_kernel");
-  dq<<<dim3(m_blocks, static_cast<unsigned>(args.fwd.batch * args.fwd.heads)), TrQ::kThreads, dq_smem_bytes<TrQ>(),
-       stream>>>(args);
+  dq<<<dim3(m_blocks, static_cast<unsigned>(args.fwd.batch * args.fwd.heads), TrQ::kColumnSlices), TrQ::kThreads,
+       dq_smem_bytes<TrQ>(), stream>>>(args);
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_bwd_dq_kernel");
 }
 
@@ -84,14 +89,18 @@ void launch_typed(const FusedBackwardArgs& args, cudaStream_t stream, float* sm9
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_bwd_dot_do_o_kernel");
   if (args.fwd.head_dim <= 64)
     launch_tiles<DkdvD64, Dq<64>, T>(args, stream);
-  else
+  else if (args.fwd.head_dim <= 128)
     launch_tiles<DkdvD128, Dq<128>, T>(args, stream);
+  else
+    launch_tiles<DkdvD256, DqD256, T>(args, stream);
 }
 
 }  // namespace
 
 void launch_fused_backward(const FusedBackwardArgs& args, cudaStream_t stream, float* sm90_dq_accum) {
-  if (auto why = ops::fused_backward_head_dim_refusal(args.fwd.head_dim)) throw UsageError(*why);
+  if (args.fwd.head_dim < 8 || args.fwd.head_dim > 256 || args.fwd.head_dim % 8 != 0)
+    throw UsageError("head_dim " + std::to_string(args.fwd.head_dim) +
+                     ": the backward's kernels take multiples of 8 up to 256 (run_fused_backward pads the others)");
   if (args.fwd.batch * args.fwd.heads * args.fwd.seq_q == 0 || args.fwd.batch * args.fwd.kv_heads * args.fwd.seq_k == 0)
     return;
   const FusedBackwardArgs c = checked(args);

@@ -45,20 +45,25 @@ using attention::ldmatrix_x4;
 using attention::MmaType;
 using attention::swizzle;
 
-// kBlockM query rows × kBlockN keys per tile, 4 warps; kHeadDim 64 or 128 (power-of-two rows, so a
-// k-step's ldmatrix address is one XOR of the lane's offset).
-template <int kHeadDim_, int kBlockM_, int kBlockN_>
+// kBlockM query rows × kBlockN keys per tile, 4 warps; kHeadDim 64, 128 or 256 (power-of-two rows,
+// so a k-step's ldmatrix address is one XOR of the lane's offset). A CTA accumulates kOutDim of the
+// gradient's columns (blockIdx.z: which kOutDim-column slice): the score-shaped products run over
+// the whole head dim in every slice's CTA, the gradient's columns are split among them (at D 256
+// the full-width dK and dV accumulators would not fit a thread's 255 registers).
+template <int kHeadDim_, int kBlockM_, int kBlockN_, int kOutDim_ = kHeadDim_>
 struct BwdTraits {
-  static constexpr int kHeadDim = kHeadDim_, kBlockM = kBlockM_, kBlockN = kBlockN_;
+  static constexpr int kHeadDim = kHeadDim_, kBlockM = kBlockM_, kBlockN = kBlockN_, kOutDim = kOutDim_;
   static constexpr int kWarps = 4, kThreads = 128;
+  static constexpr int kColumnSlices = kHeadDim / kOutDim;
   // The forward's traits for a 128-thread CTA at this head dim: the swizzle and the cp.async share
   // of a thread in a [rows][kHeadDim] tile (copy_tile).
   using Tile = attention::Traits<kHeadDim, 64, 64, kWarps, false>;
   static constexpr int kRowBytes = kHeadDim * 2;
   static constexpr int kKSteps = kHeadDim / 16;  // k-steps over the head dim
-  static constexpr int kDTiles = kHeadDim / 8;   // n-tiles of dQ, dK, dV
+  static constexpr int kDTiles = kOutDim / 8;    // n-tiles of a CTA's slice of dQ, dK, dV
   static constexpr int kRowsPerPass = kThreads / Tile::kCopyWidth;
-  static_assert(Tile::kPow2Row, "the backward's head dims are powers of two (64, 128)");
+  static_assert(Tile::kPow2Row, "the backward's head dims are powers of two (64, 128, 256)");
+  static_assert(kHeadDim % kOutDim == 0 && kOutDim % 16 == 0, "whole slices of ldmatrix.x4 column pairs");
   static_assert(kBlockM % kRowsPerPass == 0 && kBlockN % kRowsPerPass == 0, "whole cp.async passes");
   static_assert(kBlockM % 16 == 0 && kBlockN % 16 == 0, "whole 16-row MMA tiles");
 };
@@ -139,10 +144,12 @@ __device__ __forceinline__ void scores_and_dp(float (&acc_s)[kN / 8][4], float (
 }
 
 // acc[kDTiles][4] += X · tile_b, X the warp's 16×kK block held in score-shaped accumulators (P or
-// dS, packed to T as the A operand) and tile_b a [kK][kHeadDim] tile read through ldmatrix.trans.
+// dS, packed to T as the A operand) and tile_b a [kK][kHeadDim] tile read through ldmatrix.trans,
+// its columns from chunk col_chunk0 (a multiple of kOutDim / 8: its bits are clear of dt's, so
+// chunk col_chunk0 + dt is one XOR of the lane's offset).
 template <class Tr, class T, int kK>
 __device__ __forceinline__ void gemm_regs_by_tile(float (&acc)[Tr::kDTiles][4], const float (&x)[kK / 8][4],
-                                                  std::uint32_t tile_b, std::uint32_t off_bt) {
+                                                  std::uint32_t tile_b, std::uint32_t off_bt, int col_chunk0) {
   using Mma = MmaType<T>;
 #pragma unroll
   for (int kp = 0; kp < kK / 16; ++kp) {
@@ -154,18 +161,18 @@ __device__ __forceinline__ void gemm_regs_by_tile(float (&acc)[Tr::kDTiles][4], 
 #pragma unroll
     for (int dt = 0; dt < Tr::kDTiles; dt += 2) {
       std::uint32_t b[4];
-      ldmatrix_x4<true>(b, tile_b, off_bt, dt << 4, kp * 16 * Tr::kRowBytes);
+      ldmatrix_x4<true>(b, tile_b, off_bt, (col_chunk0 | dt) << 4, kp * 16 * Tr::kRowBytes);
       Mma::mma(acc[dt], a, b[0], b[1]);
       Mma::mma(acc[dt + 1], a, b[2], b[3]);
     }
   }
 }
 
-// The warp's 16 rows of acc · scale into dst ([rows][head_dim] with row stride `stride`) from
-// row0; rows at or past rows_total and columns at or past head_dim are not written.
+// The warp's 16 rows of acc · scale into columns col0.. of dst ([rows][head_dim] with row stride
+// `stride`) from row0; rows at or past rows_total and columns at or past head_dim are not written.
 template <class Tr, class T>
 __device__ __forceinline__ void store_rows(T* dst, std::int64_t stride, const float (&acc)[Tr::kDTiles][4], float scale,
-                                           int row0, int rows_total, int head_dim, int lane) {
+                                           int row0, int rows_total, int col0, int head_dim, int lane) {
   using Mma = MmaType<T>;
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
@@ -173,9 +180,9 @@ __device__ __forceinline__ void store_rows(T* dst, std::int64_t stride, const fl
     if (row >= rows_total) continue;
 #pragma unroll
     for (int dt = 0; dt < Tr::kDTiles; ++dt) {
-      if (dt * 8 >= head_dim) continue;
+      if (col0 + dt * 8 >= head_dim) continue;
       const std::uint32_t packed = Mma::pack(acc[dt][half * 2] * scale, acc[dt][half * 2 + 1] * scale);
-      *reinterpret_cast<std::uint32_t*>(dst + row * stride + dt * 8 + (lane % 4) * 2) = packed;
+      *reinterpret_cast<std::uint32_t*>(dst + row * stride + col0 + dt * 8 + (lane % 4) * 2) = packed;
     }
   }
 }
@@ -218,6 +225,7 @@ __global__ void __launch_bounds__(Tr::kThreads) flash_bwd_dkdv_kernel(FusedBackw
   const int seq_q = static_cast<int>(args.fwd.seq_q), seq_k = static_cast<int>(args.fwd.seq_k);
   const int offset = static_cast<int>(args.fwd.causal_offset);  // clamped to [-seq_q, seq_k] by the launcher
   const int head_dim = static_cast<int>(args.fwd.head_dim), head_chunks = head_dim / 8;
+  const int col0 = static_cast<int>(blockIdx.z) * Tr::kOutDim;  // this CTA's slice of dK and dV
 
   load_tile_pair<Tr, Tr::kBlockN>(
       smem, static_cast<const T*>(args.fwd.k) + b * args.fwd.k_stride[0] + kvh * args.fwd.k_stride[1],
@@ -276,16 +284,16 @@ __global__ void __launch_bounds__(Tr::kThreads) flash_bwd_dkdv_kernel(FusedBackw
         }
 
       // dV += Pᵀ·dO and dK += dSᵀ·Q (the scale applied at the store).
-      gemm_regs_by_tile<Tr, T, Tr::kBlockM>(acc_dv, acc_s, smem + kOffDo, off_bt);
-      gemm_regs_by_tile<Tr, T, Tr::kBlockM>(acc_dk, acc_dp, smem + kOffQ, off_bt);
+      gemm_regs_by_tile<Tr, T, Tr::kBlockM>(acc_dv, acc_s, smem + kOffDo, off_bt, col0 / 8);
+      gemm_regs_by_tile<Tr, T, Tr::kBlockM>(acc_dk, acc_dp, smem + kOffQ, off_bt, col0 / 8);
     }
   }
   cp_async_wait_all();  // with no query block the K/V copies are still in flight
 
   store_rows<Tr, T>(static_cast<T*>(args.dk) + b * args.dk_stride[0] + kvh * args.dk_stride[1], args.dk_stride[2],
-                    acc_dk, args.fwd.softmax_scale, warp_key0, seq_k, head_dim, lane);
+                    acc_dk, args.fwd.softmax_scale, warp_key0, seq_k, col0, head_dim, lane);
   store_rows<Tr, T>(static_cast<T*>(args.dv) + b * args.dv_stride[0] + kvh * args.dv_stride[1], args.dv_stride[2],
-                    acc_dv, 1.0f, warp_key0, seq_k, head_dim, lane);
+                    acc_dv, 1.0f, warp_key0, seq_k, col0, head_dim, lane);
 }
 
 template <class Tr, class T>
@@ -304,6 +312,7 @@ __global__ void __launch_bounds__(Tr::kThreads) flash_bwd_dq_kernel(FusedBackwar
   const int seq_q = static_cast<int>(args.fwd.seq_q), seq_k = static_cast<int>(args.fwd.seq_k);
   const int offset = static_cast<int>(args.fwd.causal_offset);
   const int head_dim = static_cast<int>(args.fwd.head_dim), head_chunks = head_dim / 8;
+  const int col0 = static_cast<int>(blockIdx.z) * Tr::kOutDim;  // this CTA's slice of dQ
 
   load_tile_pair<Tr, Tr::kBlockM>(
       smem, static_cast<const T*>(args.fwd.q) + b * args.fwd.q_stride[0] + h * args.fwd.q_stride[1],
@@ -365,12 +374,12 @@ __global__ void __launch_bounds__(Tr::kThreads) flash_bwd_dq_kernel(FusedBackwar
       }
 
     // dQ += dS·K (the scale applied at the store).
-    gemm_regs_by_tile<Tr, T, Tr::kBlockN>(acc_dq, acc_dp, smem + kOffK, off_bt);
+    gemm_regs_by_tile<Tr, T, Tr::kBlockN>(acc_dq, acc_dp, smem + kOffK, off_bt, col0 / 8);
   }
   cp_async_wait_all();  // with no key block the Q/dO copies are still in flight
 
   store_rows<Tr, T>(static_cast<T*>(args.dq) + b * args.dq_stride[0] + h * args.dq_stride[1], args.dq_stride[2], acc_dq,
-                    args.fwd.softmax_scale, warp_row0, seq_q, head_dim, lane);
+                    args.fwd.softmax_scale, warp_row0, seq_q, col0, head_dim, lane);
 }
 
 }  // namespace attnprof::cuda::attention_backward

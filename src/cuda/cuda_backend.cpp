@@ -168,13 +168,12 @@ class CudaBackend final : public ops::Backend {
     const DecodeShape shape = DecodeShape::of(spec);
     return sat_add(base, flash_decode_plan(shape).workspace_bytes(shape));
   }
-  std::optional<std::string> fused_backward_refusal(const AttentionSpec& spec) const override {
-    return ops::fused_backward_head_dim_refusal(spec.head_dim);
-  }
-  // Δ (Backend's default), and for flash's sm_90a backward its fp32 dQ accumulator.
+  // Δ (Backend's default), the padded copies of a head dim that is not a multiple of 8
+  // (fused_padding.h) and, for flash's sm_90a backward, its fp32 dQ accumulator.
   std::int64_t fused_backward_workspace_bytes(const AttentionSpec& spec, bool flash) const override {
-    const std::int64_t base = Backend::fused_backward_workspace_bytes(spec, flash);
-    if (!flash || ops::fused_backward_head_dim_refusal(spec.head_dim) || !hopper::flash_backward_runs_sm90(spec))
+    const std::int64_t base =
+        sat_add(Backend::fused_backward_workspace_bytes(spec, flash), padded_backward_copy_bytes(spec));
+    if (!flash || ops::fused_head_dim_refusal(spec.head_dim) || !hopper::flash_backward_runs_sm90(spec))
       return base;
     return sat_add(base, hopper::flash_backward_sm90_accumulator_bytes(spec));
   }

@@ -8,25 +8,18 @@
 #include "ops/fused_head_dim.h"
 
 namespace attnprof::cuda {
-namespace {
-
-// Columns [first, first + count) of a [B, H, S, D8] tensor, as a view.
 Tensor columns(const Tensor& padded, std::int64_t first, std::int64_t count) {
   return padded.view_strided({padded.size(0), padded.size(1), padded.size(2), count},
                              {padded.stride(0), padded.stride(1), padded.stride(2), 1}, first);
 }
 
-// A contiguous [B, H, S, padded_dim] device copy of `src` ([B, H, S, D] in any layout) whose
-// columns past D are zero.
 Tensor padded_copy(const Tensor& src, std::int64_t padded_dim, cudaStream_t stream) {
   const std::int64_t d = src.size(3);
   Tensor padded = Tensor::empty({src.size(0), src.size(1), src.size(2), padded_dim}, src.dtype(), Device::cuda);
-  launch_fill(make_arg(columns(padded, d, padded_dim - d)), 0.0, stream);
+  if (padded_dim > d) launch_fill(make_arg(columns(padded, d, padded_dim - d)), 0.0, stream);
   launch_convert(make_arg(columns(padded, 0, d)), make_arg(src), stream);
   return padded;
 }
-
-}  // namespace
 
 void run_fused_attention(const AttentionSpec& spec, Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
                          Tensor* lse, FusedLaunch launch, cudaStream_t stream) {
@@ -53,6 +46,14 @@ std::int64_t padded_copy_bytes(const AttentionSpec& spec) {
   if (!route || !route->padded_copy()) return 0;
   const std::int64_t rows = sat_add(sat_product({2, spec.batch, spec.heads, spec.seq_q}),   // q and out
                                     sat_product({2, spec.batch, spec.kv_heads, spec.seq_k}));  // k and v
+  return sat_product({rows, route->padded_dim, static_cast<std::int64_t>(dtype_size(spec.dtype))});
+}
+
+std::int64_t padded_backward_copy_bytes(const AttentionSpec& spec) {
+  const auto route = ops::fused_head_dim_route(spec.head_dim);
+  if (!route || !route->padded_copy()) return 0;
+  const std::int64_t rows = sat_add(sat_product({4, spec.batch, spec.heads, spec.seq_q}),   // q, out, dout, dq
+                                    sat_product({4, spec.batch, spec.kv_heads, spec.seq_k}));  // k, v, dk, dv
   return sat_product({rows, route->padded_dim, static_cast<std::int64_t>(dtype_size(spec.dtype))});
 }
 

@@ -25,4 +25,16 @@ void run_fused_attention(const AttentionSpec& spec, Tensor& out, const Tensor& q
 // head dim needs none).
 std::int64_t padded_copy_bytes(const AttentionSpec& spec);
 
+// Device bytes run_fused_backward (attention_backward.h) allocates for a head dim that is not a
+// multiple of 8: padded copies of q, k, v, out and dout, and the padded dq, dk and dv the kernels
+// write (0 when the head dim needs none).
+std::int64_t padded_backward_copy_bytes(const AttentionSpec& spec);
+
+// A contiguous [B, H, S, padded_dim] device copy of `src` ([B, H, S, D] in any layout, D ≤
+// padded_dim) whose columns past D are zero.
+Tensor padded_copy(const Tensor& src, std::int64_t padded_dim, cudaStream_t stream);
+
+// Columns [first, first + count) of a [B, H, S, D] tensor with unit stride in d, as a view.
+Tensor columns(const Tensor& padded, std::int64_t first, std::int64_t count);
+
 }  // namespace attnprof::cuda

@@ -76,11 +76,6 @@ std::int64_t Backend::fused_workspace_bytes(const AttentionSpec& spec, bool flas
   return log_sum_exp_bytes(spec);
 }
 
-std::optional<std::string> Backend::fused_backward_refusal(const AttentionSpec& spec) const {
-  (void)spec;
-  return std::nullopt;
-}
-
 std::int64_t Backend::flash_backward_default_bytes(const AttentionSpec& spec) {
   return log_sum_exp_bytes(spec);  // Δ: one fp32 per query row, as the log-sum-exp
 }

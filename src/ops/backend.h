@@ -81,9 +81,6 @@ class Backend {
   // workspace_estimate). By default the fp32 log-sum-exp per query row a GPU kernel keeps.
   virtual std::int64_t fused_workspace_bytes(const AttentionSpec& spec, bool flash) const;
   static std::int64_t log_sum_exp_bytes(const AttentionSpec& spec);
-  // nullopt when this backend's fused backward takes a spec that fused_refusal takes; otherwise
-  // why not (one line naming the value and what is allowed). By default nullopt.
-  virtual std::optional<std::string> fused_backward_refusal(const AttentionSpec& spec) const;
   // Bytes the fused backward allocates beyond its inputs and gradients. By default what the CUDA
   // backend's FlashAttention-2 backward allocates: Δ = rowsum(dO ⊙ O), fp32 per query row (dQ is
   // written once per query block, never accumulated through an fp32 buffer).

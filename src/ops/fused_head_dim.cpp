@@ -29,10 +29,4 @@ std::optional<std::string> fused_head_dim_refusal(std::int64_t head_dim) {
   return "head_dim " + std::to_string(head_dim) + ": the fused GPU kernels take 1.." + std::to_string(kFusedMaxHeadDim);
 }
 
-std::optional<std::string> fused_backward_head_dim_refusal(std::int64_t head_dim) {
-  if (head_dim >= 8 && head_dim <= kFusedBackwardMaxHeadDim && head_dim % 8 == 0) return std::nullopt;
-  return "head_dim " + std::to_string(head_dim) + ": the GPU backward takes multiples of 8 up to " +
-         std::to_string(kFusedBackwardMaxHeadDim);
-}
-
 }  // namespace attnprof::ops

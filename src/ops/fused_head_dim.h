@@ -34,11 +34,4 @@ std::optional<std::string> fused_head_dim_note(std::int64_t head_dim);
 // take 1..256"); nullopt inside.
 std::optional<std::string> fused_head_dim_refusal(std::int64_t head_dim);
 
-// The GPU backward of efficient and flash (src/cuda/attention_backward.*) has D 64 and 128
-// kernels and takes the multiples of 8 up to 128 (zero-filled past the head dim, as the forward);
-// the refusal of any other ("head_dim 33: the GPU backward takes multiples of 8 up to 128"), else
-// nullopt.
-inline constexpr std::int64_t kFusedBackwardMaxHeadDim = 128;
-std::optional<std::string> fused_backward_head_dim_refusal(std::int64_t head_dim);
-
 }  // namespace attnprof::ops

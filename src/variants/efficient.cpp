@@ -34,8 +34,7 @@ std::string FusedKernelVariant::with_head_dim_note(std::string text, const Atten
 }
 
 std::optional<std::string> FusedKernelVariant::backward_refusal(const AttentionSpec& spec) const {
-  if (auto why = refusal(spec)) return why;
-  return ops::backend(spec.device).fused_backward_refusal(spec);
+  return refusal(spec);  // the backward takes every spec the forward takes
 }
 
 void FusedKernelVariant::forward_for_backward(const AttentionSpec& spec, const Tensor& q, const Tensor& k,

@@ -14,7 +14,7 @@ class FusedKernelVariant : public Variant {
   // so their gradients are bit-identical run to run, except flash on sm_90a: its wgmma kernel,
   // src/cuda/hopper/flash_bwd.h, sums dQ with fp32 bulk reductions): the forward keeps its fp32 log-sum-exp per
   // query row (B·H·Sq·4 bytes) and the backward recomputes the scores from it, so no S×S tensor is
-  // ever kept. The backend refuses what its backward does not take (fused_backward_refusal).
+  // ever kept. The backward takes every spec the forward takes (on the GPU every head dim 1..256).
   std::optional<std::string> backward_refusal(const AttentionSpec& spec) const override;
   void forward_for_backward(const AttentionSpec& spec, const Tensor& q, const Tensor& k, const Tensor& v,
                             Tensor& out) override;

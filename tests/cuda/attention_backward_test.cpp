@@ -3,11 +3,13 @@
 // sm_90a kernel (src/cuda/hopper/flash_bwd_*): dQ, dK, dV against the fp64 reference gradients,
 // ‖x − ref‖/‖ref‖ ≤ 1e-2 for bf16 and fp16, every gradient element written (NaN-poisoned first, no
 // NaN after), over odd S (1, 17, 127, 255), Sq ≠ Sk both ways, both causal alignments and
-// non-causal (with the rows bottom-right leaves blind), GQA 8/2 and MQA, both layouts, D 64 and 128
-// (and 40, 96 on their zero-filled kernels); bit-identical gradients over 10 runs without atomics
-// (the sm_90a kernel: dK and dV bit-identical, dQ within a bf16 rounding); strided gradient views
-// written in their own elements only; Δ (and the sm_90a kernel's dQ accumulator) the only
-// allocation; the head dims with no kernel refused in one line.
+// non-causal (with the rows bottom-right leaves blind), GQA 8/2 and MQA, both layouts, D 64, 128
+// and 256 (and 40, 96, 192 on their zero-filled kernels, 33 and 250 through the padded copy); every
+// head dim 1..256 on one small GQA problem, and FlashAttention's grid of sequence pairs × head dims;
+// bit-identical gradients over 10 runs without atomics (the sm_90a kernel: dK and dV bit-identical,
+// dQ within a bf16 rounding); strided gradient views written in their own elements only; Δ (and
+// the sm_90a kernel's dQ accumulator, and a padded head dim's copies) the only allocation; head
+// dims past 256 refused in one line.
 #include <attnprof/attention.h>
 #include <attnprof/error.h>
 #include <attnprof/kernel_overrides.h>
@@ -17,9 +19,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -49,6 +53,11 @@ const std::vector<BackwardCase> kCases{
     {4, 4, 255, 255, 128, false, CausalAlign::top_left, Layout::bhsd},
     {8, 2, 130, 70, 40, true, CausalAlign::bottom_right, Layout::bshd},  // the D 64 kernel, 3 chunks zero-filled
     {8, 2, 100, 150, 96, true, CausalAlign::top_left, Layout::bhsd},     // the D 128 kernel, 4 chunks zero-filled
+    {4, 2, 255, 127, 256, true, CausalAlign::bottom_right, Layout::bshd},  // the D 256 kernels: two dK/dV halves
+    {4, 1, 127, 255, 256, false, CausalAlign::top_left, Layout::bhsd},
+    {8, 2, 130, 70, 192, true, CausalAlign::top_left, Layout::bhsd},  // the D 256 kernel, 8 chunks zero-filled
+    {8, 2, 70, 130, 33, true, CausalAlign::bottom_right, Layout::bshd},  // padded to 40 (copies), the D 64 kernel
+    {4, 2, 17, 255, 250, true, CausalAlign::bottom_right, Layout::bhsd},  // padded to 256
     // Many 128-key CTAs and 64-row query blocks each (the sm_90a kernel's ring wraps many times).
     {4, 4, 1000, 1000, 128, true, CausalAlign::bottom_right, Layout::bshd},
     {8, 1, 700, 1100, 64, false, CausalAlign::top_left, Layout::bhsd},
@@ -147,11 +156,15 @@ TEST(AttentionBackwardGpu, FlashMatchesFp64Gradients) {
     for (const BackwardCase& c : kCases) check_against_fp64("flash", backward_spec(c, dtype));
 }
 
+// The three mma.sync kernels alone (scripts/gpu-check.sh runs this test under racecheck; with
+// ATTNPROF_QUICK the cases up to 255 × 255, every kernel head dim and both paddings among them).
 TEST(AttentionBackwardGpu, FlashDeterministicMatchesFp64Gradients) {
   ATTNPROF_REQUIRE_GPU();
   const DeterministicMode deterministic;
   EXPECT_FALSE(cuda::hopper::flash_backward_runs_sm90(backward_spec(kCases[0], DType::bf16)));
-  for (const BackwardCase& c : kCases) check_against_fp64("flash", backward_spec(c, DType::bf16));
+  const bool quick = std::getenv("ATTNPROF_QUICK") != nullptr;
+  for (const BackwardCase& c : kCases)
+    if (!quick || (c.seq_q <= 255 && c.seq_k <= 255)) check_against_fp64("flash", backward_spec(c, DType::bf16));
 }
 
 // Every score very negative (q = 1.6, k = −1.6 + a quarter of a random draw: scaled scores near
@@ -297,58 +310,64 @@ TEST(AttentionBackwardGpu, StridedGradientViewsGetTheirElementsOnly) {
   }
 }
 
-// The backward allocates Δ (fp32 per query row) and, for flash's sm_90a kernel, its fp32 dQ
-// accumulator and padded LSE and Δ (64 × D + 2 × 64 fp32 per 64-row query block) and its tile
-// counter (16 bytes), and nothing else — what ops::fused_backward_workspace_bytes says — and frees
-// it.
+// The backward allocates Δ (fp32 per query row); for flash's sm_90a kernel its fp32 dQ accumulator
+// and padded LSE and Δ (64 × kernel D + 2 × 64 fp32 per 64-row query block) and its tile counter
+// (16 bytes); for a head dim that is not a multiple of 8 the padded copies of q, k, v, out, dout
+// and the padded dq, dk, dv; and nothing else — what ops::fused_backward_workspace_bytes says — and
+// frees it.
 TEST(AttentionBackwardGpu, AllocatesExactlyTheWorkspaceItReports) {
   ATTNPROF_REQUIRE_GPU();
-  const AttentionSpec spec =
-      backward_spec(BackwardCase{8, 2, 300, 200, 128, true, CausalAlign::bottom_right, Layout::bshd}, DType::bf16);
-  const AttentionInputs in = make_inputs(spec, 3);
-  const Tensor dout = make_output_grad(spec, 3);
-  Tensor out = make_output(spec);
-  Tensor lse = Tensor::empty({spec.batch, spec.heads, spec.seq_q}, DType::fp32, Device::cuda);
-  AttentionGrads g = make_grads(spec);
-  for (bool flash : {true, false}) {
-    if (flash)
-      gpu().attention_flash(spec, out, in.q, in.k, in.v, &lse);
-    else
-      gpu().attention_efficient(spec, out, in.q, in.k, in.v, &lse);
-    gpu().synchronize();
-    const std::int64_t before = memory::stats(Device::cuda).current_bytes;
-    memory::reset_peak(Device::cuda);
-    if (flash)
-      gpu().attention_flash_backward(spec, g.dq, g.dk, g.dv, in.q, in.k, in.v, out, lse, dout);
-    else
-      gpu().attention_efficient_backward(spec, g.dq, g.dk, g.dv, in.q, in.k, in.v, out, lse, dout);
-    gpu().synchronize();
-    const std::int64_t extra = memory::stats(Device::cuda).peak_bytes - before;
-    EXPECT_EQ(extra, ops::fused_backward_workspace_bytes(spec, flash)) << (flash ? "flash" : "efficient");
-    const bool accumulator = flash && cuda::hopper::flash_backward_runs_sm90(spec);
-    // Δ: 4 bytes a query row; the sm_90a kernel's workspace per 64-row query block: the dQ
-    // accumulator's 64 × 128 fp32 (head_dim 128) and the block's LSE and Δ, 2 × 64 fp32; then the
-    // kernel's tile counter, 16 bytes.
-    const std::int64_t accumulator_bytes =
-        spec.batch * spec.heads * ((spec.seq_q + 63) / 64) * (64 * 128 + 128) * 4 + 16;
-    EXPECT_EQ(extra, spec.batch * spec.heads * spec.seq_q * 4 + (accumulator ? accumulator_bytes : 0))
-        << (flash ? "flash" : "efficient") << (accumulator ? ": Δ and the dQ accumulator" : ": Δ only");
-    EXPECT_EQ(memory::stats(Device::cuda).current_bytes, before) << (flash ? "flash" : "efficient");
+  // (head dim, the kernel's head dim, the padded head dim)
+  for (const auto [head_dim, kernel_dim, padded_dim] : {std::tuple{128, 128, 128}, std::tuple{33, 64, 40}}) {
+    const AttentionSpec spec = backward_spec(
+        BackwardCase{8, 2, 300, 200, head_dim, true, CausalAlign::bottom_right, Layout::bshd}, DType::bf16);
+    const AttentionInputs in = make_inputs(spec, 3);
+    const Tensor dout = make_output_grad(spec, 3);
+    Tensor out = make_output(spec);
+    Tensor lse = Tensor::empty({spec.batch, spec.heads, spec.seq_q}, DType::fp32, Device::cuda);
+    AttentionGrads g = make_grads(spec);
+    for (bool flash : {true, false}) {
+      const std::string what = std::string(flash ? "flash" : "efficient") + " head_dim " + std::to_string(head_dim);
+      if (flash)
+        gpu().attention_flash(spec, out, in.q, in.k, in.v, &lse);
+      else
+        gpu().attention_efficient(spec, out, in.q, in.k, in.v, &lse);
+      gpu().synchronize();
+      const std::int64_t before = memory::stats(Device::cuda).current_bytes;
+      memory::reset_peak(Device::cuda);
+      if (flash)
+        gpu().attention_flash_backward(spec, g.dq, g.dk, g.dv, in.q, in.k, in.v, out, lse, dout);
+      else
+        gpu().attention_efficient_backward(spec, g.dq, g.dk, g.dv, in.q, in.k, in.v, out, lse, dout);
+      gpu().synchronize();
+      const std::int64_t extra = memory::stats(Device::cuda).peak_bytes - before;
+      EXPECT_EQ(extra, ops::fused_backward_workspace_bytes(spec, flash)) << what;
+      const bool accumulator = flash && cuda::hopper::flash_backward_runs_sm90(spec);
+      const std::int64_t delta_bytes = spec.batch * spec.heads * spec.seq_q * 4;
+      const std::int64_t accumulator_bytes =
+          spec.batch * spec.heads * ((spec.seq_q + 63) / 64) * (64 * kernel_dim + 128) * 4 + 16;
+      // q, out, dout, dq: 8·2·300 rows; k, v, dk, dv: 8·2·200 rows (kv_heads 2); bf16.
+      const std::int64_t padded_bytes =
+          head_dim == padded_dim ? 0 : (4 * 2 * 8 * 300 + 4 * 2 * 2 * 200) * padded_dim * 2;
+      EXPECT_EQ(extra, delta_bytes + (accumulator ? accumulator_bytes : 0) + padded_bytes)
+          << what << (accumulator ? ": Δ and the dQ accumulator" : ": Δ") << (padded_bytes ? " and the copies" : "");
+      EXPECT_EQ(memory::stats(Device::cuda).current_bytes, before) << what;
+    }
   }
 }
 
-// What has no kernel is refused in one line naming the value and what is allowed.
-TEST(AttentionBackwardGpu, RefusesHeadDimsWithoutAKernel) {
+// Head dims past 256 (and below 1) are refused in one line naming the value and what is allowed,
+// by the variants and by the backend's backward itself.
+TEST(AttentionBackwardGpu, RefusesHeadDimsOutside1To256) {
   ATTNPROF_REQUIRE_GPU();
   for (const char* name : {"efficient", "flash"}) {
     Variant* variant = find_variant(name);
     ASSERT_NE(variant, nullptr);
-    for (std::int64_t head_dim : {33, 136, 256}) {
+    for (std::int64_t head_dim : {257, 264}) {
       AttentionSpec spec = backward_spec(kCases[0], DType::bf16);
       spec.head_dim = head_dim;
-      ASSERT_FALSE(variant->refusal(spec).has_value()) << name << " runs head_dim " << head_dim << " forward";
       EXPECT_EQ(variant->backward_refusal(spec).value_or("(not refused)"),
-                "head_dim " + std::to_string(head_dim) + ": the GPU backward takes multiples of 8 up to 128")
+                "head_dim " + std::to_string(head_dim) + ": the fused GPU kernels take 1..256")
           << name;
     }
   }
@@ -357,14 +376,75 @@ TEST(AttentionBackwardGpu, RefusesHeadDimsWithoutAKernel) {
                                            .kv_heads = 2,
                                            .seq_q = 8,
                                            .seq_k = 8,
-                                           .head_dim = 33,
+                                           .head_dim = 264,
                                            .dtype = DType::bf16,
                                            .device = Device::cuda};
   const AttentionInputs in = make_inputs(spec, 1);
   Tensor out = make_output(spec), dout = make_output_grad(spec, 1);
   Tensor lse = Tensor::empty({1, 2, 8}, DType::fp32, Device::cuda);
   AttentionGrads g = make_grads(spec);
-  EXPECT_THROW(gpu().attention_flash_backward(spec, g.dq, g.dk, g.dv, in.q, in.k, in.v, out, lse, dout), UsageError);
+  for (bool flash : {true, false}) {
+    try {
+      if (flash)
+        gpu().attention_flash_backward(spec, g.dq, g.dk, g.dv, in.q, in.k, in.v, out, lse, dout);
+      else
+        gpu().attention_efficient_backward(spec, g.dq, g.dk, g.dv, in.q, in.k, in.v, out, lse, dout);
+      ADD_FAILURE() << "head_dim 264 ran";
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()), "head_dim 264: the fused GPU kernels take 1..256");
+    }
+  }
+}
+
+// Every head dim from 1 to 256 on one small GQA problem (Sq 17, Sk 40, causal bottom-right), both
+// variants: the multiples of 8 on the D 64, 128 and 256 kernels (zero-filled past the head dim),
+// the others through the padded copies; bf16 and fp16, bhsd and bshd alternating.
+TEST(AttentionBackwardGpu, EveryHeadDimFrom1To256MatchesFp64) {
+  ATTNPROF_REQUIRE_GPU();
+  const int step = std::getenv("ATTNPROF_QUICK") != nullptr ? 13 : 1;
+  for (std::int64_t d = 1; d <= 256; d += step) {
+    const Layout layout = d % 2 == 0 ? Layout::bhsd : Layout::bshd;
+    const DType dtype = d % 3 == 0 ? DType::fp16 : DType::bf16;
+    const AttentionSpec spec =
+        backward_spec(BackwardCase{4, 2, 17, 40, d, true, CausalAlign::bottom_right, layout}, dtype);
+    const AttentionInputs in = make_inputs(spec, 29);
+    for (const char* name : {"efficient", "flash"}) check_against_fp64(name, spec, in);
+  }
+}
+
+// FlashAttention's own grid of (seq_q, seq_k) pairs × head dims {32, 40, 59, 64, 80, 96, 111, 128,
+// 160, 192, 224, 256}, non-causal and causal bottom-right, both variants; MHA 2/2, GQA 4/2 and MQA
+// 2/1 rotating over the (pair, head dim) cells, as do fp16 (a quarter) and bshd (a third).
+// Under compute-sanitizer (ATTNPROF_QUICK): four pairs and five head dims.
+TEST(AttentionBackwardGpu, FlashAttentionsGridMatchesFp64) {
+  ATTNPROF_REQUIRE_GPU();
+  constexpr std::pair<std::int64_t, std::int64_t> kSeqPairs[] = {
+      {113, 203}, {128, 217}, {113, 211}, {108, 256}, {256, 512},  {512, 256}, {1024, 1024}, {1023, 1024},
+      {1024, 1023}, {2048, 2048}, {1, 239}, {3, 799}, {127, 512}, {127, 513}, {239, 1},    {799, 3}};
+  constexpr std::int64_t kHeadDims[] = {32, 40, 59, 64, 80, 96, 111, 128, 160, 192, 224, 256};
+  constexpr std::pair<std::int64_t, std::int64_t> kHeads[] = {{2, 2}, {4, 2}, {2, 1}};
+  const bool quick = std::getenv("ATTNPROF_QUICK") != nullptr;
+  int pair_index = 0;
+  for (const auto& [sq, sk] : kSeqPairs) {
+    ++pair_index;
+    if (quick && !((sq == 113 && sk == 203) || (sq == 1 && sk == 239) || (sq == 127 && sk == 513) ||
+                   (sq == 239 && sk == 1)))
+      continue;
+    int dim_index = 0;
+    for (std::int64_t d : kHeadDims) {
+      const int rotation = pair_index + dim_index++;
+      if (quick && !(d == 32 || d == 59 || d == 96 || d == 160 || d == 256)) continue;
+      const auto [heads, kv_heads] = kHeads[rotation % 3];
+      const DType dtype = rotation % 4 == 1 ? DType::fp16 : DType::bf16;
+      const Layout layout = (rotation / 3) % 3 == 0 ? Layout::bshd : Layout::bhsd;
+      for (bool causal : {false, true}) {
+        const AttentionSpec spec = backward_spec(
+            BackwardCase{heads, kv_heads, sq, sk, d, causal, CausalAlign::bottom_right, layout}, dtype);
+        const AttentionInputs in = make_inputs(spec, 31);
+        for (const char* name : {"efficient", "flash"}) check_against_fp64(name, spec, in);
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -59,12 +59,3 @@ TEST(FusedHeadDim, OutsideOneTo256IsRefusedNamingTheRange) {
   EXPECT_FALSE(fused_head_dim_refusal(1).has_value());
   EXPECT_FALSE(fused_head_dim_refusal(256).has_value());
 }
-
-// The GPU backward has D 64 and 128 kernels: multiples of 8 up to 128, the others refused by name.
-TEST(FusedHeadDim, BackwardTakesMultiplesOf8UpTo128) {
-  for (std::int64_t d : {8, 40, 64, 72, 96, 128}) EXPECT_FALSE(fused_backward_head_dim_refusal(d).has_value()) << d;
-  EXPECT_EQ(fused_backward_head_dim_refusal(33), "head_dim 33: the GPU backward takes multiples of 8 up to 128");
-  EXPECT_EQ(fused_backward_head_dim_refusal(136), "head_dim 136: the GPU backward takes multiples of 8 up to 128");
-  EXPECT_EQ(fused_backward_head_dim_refusal(4), "head_dim 4: the GPU backward takes multiples of 8 up to 128");
-  EXPECT_EQ(fused_backward_head_dim_refusal(0), "head_dim 0: the GPU backward takes multiples of 8 up to 128");
-}

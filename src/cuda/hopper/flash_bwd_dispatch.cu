@@ -125,7 +125,7 @@ void launch_head_dim(const FusedBackwardArgs& args, float* dq_accum, cudaStream_
 }  // namespace
 
 bool flash_backward_runs_sm90(const AttentionSpec& spec) {
-  if (spec.head_dim % 8 != 0 || spec.head_dim > 128) return false;
+  if (spec.head_dim < 1 || spec.head_dim > 128) return false;  // others padded to a multiple of 8
   if (spec.dtype != DType::bf16 && spec.dtype != DType::fp16) return false;
   if (kernel_overrides().deterministic) return false;
   return flash_schedule_choice() != FlashSchedule::sm80;
