@@ -140,6 +140,26 @@ __device__ __forceinline__ void cp_async_kv(std::uint32_t smem_addr, const void*
     attention::cp_async_16(smem_addr, gmem, valid);
 }
 
+// A row's splits merged by their LSEs, in split order, one at a time: with m the running maximum of
+// the LSEs so far, O = Σ exp(lse_s − m) O_s / Σ exp(lse_s − m) and lse = m + log Σ exp(lse_s − m),
+// rescaled whenever m grows. While every LSE so far is −inf (no key of the row in those splits) the
+// base is 0, which keeps exp from NaN: both weights are 0 and the sums stay 0, so a row that sees no
+// key comes out as zeros with LSE −inf. Used by the cluster merge and the workspace merge alike.
+struct SplitMerge {
+  float top = -INFINITY, sum = 0.0f;
+  // Counts in a split of LSE split_lse: the caller's sums become acc · rescale + weight · O_s.
+  __device__ __forceinline__ void add(float split_lse, float& rescale, float& weight) {
+    const float grown = fmaxf(top, split_lse);
+    const float base = grown == -INFINITY ? 0.0f : grown;
+    rescale = expf(top - base);
+    weight = expf(split_lse - base);
+    top = grown;
+    sum = sum * rescale + weight;
+  }
+  __device__ __forceinline__ float inverse_sum() const { return sum > 0.0f ? 1.0f / sum : 0.0f; }
+  __device__ __forceinline__ float lse() const { return sum > 0.0f ? top + logf(sum) : -INFINITY; }
+};
+
 // One work item: the CTA's (batch, kv head, row block) `x` and its split `split`.
 template <int D, class T, class G>
 __device__ __forceinline__ void decode_item(const FusedAttentionArgs& args, const DecodeParams& p,
@@ -408,21 +428,14 @@ __device__ __forceinline__ void decode_item(const FusedAttentionArgs& args, cons
       return;
     }
     cluster.sync();
-    // A running maximum m of the splits' LSEs: O = Σ exp(lse_s − m) O_s / Σ exp(lse_s − m) and
-    // lse = m + log Σ exp(lse_s − m), rescaled whenever m grows (0 as the base while every LSE so
-    // far is −inf: the sums stay 0, and a row that sees no key comes out as zeros with LSE −inf).
     float acc[Tr::kMergeCols];
-    float top = -INFINITY, sum = 0.0f;
+    SplitMerge merge;
 #pragma unroll
     for (int c = 0; c < Tr::kMergeCols; ++c) acc[c] = 0.0f;
     for (int s = 0; s < p.splits; ++s) {
       const float* from = s == 0 ? nullptr : cluster.map_shared_rank(slot_o, s) + row * D + col0;
-      const float split_lse = s == 0 ? lse : cluster.map_shared_rank(slot_lse, s)[row];
-      const float grown = fmaxf(top, split_lse);
-      const float base = grown == -INFINITY ? 0.0f : grown;
-      const float rescale = expf(top - base), w = expf(split_lse - base);
-      top = grown;
-      sum = sum * rescale + w;
+      float rescale, w;
+      merge.add(s == 0 ? lse : cluster.map_shared_rank(slot_lse, s)[row], rescale, w);
 #pragma unroll
       for (int c = 0; c < Tr::kMergeCols; c += 4) {
         const float4 part =
@@ -436,12 +449,12 @@ __device__ __forceinline__ void decode_item(const FusedAttentionArgs& args, cons
     }
     cluster.sync();  // the others' shared memory is read: they may exit
     if (!row_valid) return;
-    const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+    const float inv = merge.inverse_sum();
 #pragma unroll
     for (int c = 0; c < Tr::kMergeCols; ++c) o[c / 8][c % 8] = acc[c] * inv;
 #pragma unroll
     for (int c = 0; c < Tr::kMergeCols / 8; ++c) store_floats<T, 8>(out_of(row) + col0 + c * 8, o[c]);
-    if (args.lse != nullptr && row_leader) args.lse[row_id_of(row)] = sum > 0.0f ? top + logf(sum) : -INFINITY;
+    if (args.lse != nullptr && row_leader) args.lse[row_id_of(row)] = merge.lse();
 #else
     __trap();  // the plan never merges in clusters off compute capability 9.0 (flash_decode_plan)
 #endif
@@ -470,11 +483,10 @@ __device__ __forceinline__ void decode_item(const FusedAttentionArgs& args, cons
   if (!is_last) return;
   __threadfence();  // the other CTAs' partials, published before their count, are read after it
 
-  // O and the LSE of each row over the splits, in split order, 4 columns of a row per thread: a
-  // running maximum m of the splits' LSEs, O = Σ exp(lse_i − m) O_i / Σ exp(lse_i − m) and
-  // lse = m + log Σ exp(lse_i − m), rescaled whenever m grows. Every load is independent of the
-  // arithmetic (a split's LSE beside its O), so the loop, unrolled by 8, keeps 8 splits' loads in
-  // flight: a round trip to L2 per 8 splits, with no pass over the LSEs before the sums.
+  // O and the LSE of each row over the splits (SplitMerge), 4 columns of a row per thread. Every
+  // load is independent of the arithmetic (a split's LSE beside its O), so the loop, unrolled by 8,
+  // keeps 8 splits' loads in flight: a round trip to L2 per 8 splits, with no pass over the LSEs
+  // before the sums.
   constexpr int kQuads = D / 4;
   for (int item = tid; item < valid_rows * kQuads; item += Tr::kThreads) {
     const int r = item / kQuads, c = (item % kQuads) * 4;
@@ -482,27 +494,21 @@ __device__ __forceinline__ void decode_item(const FusedAttentionArgs& args, cons
     const float* o_of = p.partial_o + row_id * p.splits * D + c;
     const float* lse_of = p.partial_lse + row_id * p.splits;
     float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    float top = -INFINITY, sum = 0.0f;
+    SplitMerge merge;
 #pragma unroll 8
     for (int s = 0; s < p.splits; ++s) {
       const float4 part = __ldcg(reinterpret_cast<const float4*>(o_of + static_cast<std::int64_t>(s) * D));
-      const float split_lse = __ldcg(lse_of + s);
-      const float grown = fmaxf(top, split_lse);
-      // −inf: no key of the row in this split or any before it; 0 as the base keeps exp from NaN
-      // (both weights 0, the sums stay 0).
-      const float base = grown == -INFINITY ? 0.0f : grown;
-      const float rescale = expf(top - base), w = expf(split_lse - base);
-      top = grown;
-      sum = sum * rescale + w;
+      float rescale, w;
+      merge.add(__ldcg(lse_of + s), rescale, w);
       acc.x = acc.x * rescale + w * part.x;
       acc.y = acc.y * rescale + w * part.y;
       acc.z = acc.z * rescale + w * part.z;
       acc.w = acc.w * rescale + w * part.w;
     }
-    const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;  // 0: the row sees no key
+    const float inv = merge.inverse_sum();  // 0: the row sees no key
     const float out[4] = {acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv};
     store_floats<T, 4>(out_of(r) + c, out);
-    if (args.lse != nullptr && c == 0) args.lse[row_id] = sum > 0.0f ? top + logf(sum) : -INFINITY;
+    if (args.lse != nullptr && c == 0) args.lse[row_id] = merge.lse();
   }
 }
 
