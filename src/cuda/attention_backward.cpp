@@ -21,9 +21,9 @@ void copy_strides(std::int64_t (&dst)[3], const Tensor& t) {
   for (int d = 0; d < 3; ++d) dst[d] = t.stride(d);
 }
 
-FusedBackwardArgs fused_backward_args(const AttentionSpec& spec, Tensor& dq, Tensor& dk, Tensor& dv, const Tensor& q,
-                                      const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
-                                      const Tensor& dout, Tensor& delta) {
+// Every tensor a `spec.dtype` device tensor of the spec's shape, the LSE on the device.
+void check_tensors(const AttentionSpec& spec, const Tensor& dq, const Tensor& dk, const Tensor& dv, const Tensor& q,
+                   const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse, const Tensor& dout) {
   const std::initializer_list<const Tensor*> all{&dq, &dk, &dv, &q, &k, &v, &out, &dout};
   for (const Tensor* t : all)
     if (t->dtype() != spec.dtype || t->device() != Device::cuda)
@@ -35,6 +35,11 @@ FusedBackwardArgs fused_backward_args(const AttentionSpec& spec, Tensor& dq, Ten
   for (const Tensor* t : std::initializer_list<const Tensor*>{&dk, &dv, &k, &v})
     if (t->shape() != kv_shape) throw Error(fmt::format("fused backward: {} is not [B, Hkv, Sk, D]", t->describe()));
   if (lse.device() != Device::cuda) throw Error("fused backward: lse must be a device tensor");
+}
+
+FusedBackwardArgs fused_backward_args(const AttentionSpec& spec, Tensor& dq, Tensor& dk, Tensor& dv, const Tensor& q,
+                                      const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
+                                      const Tensor& dout, Tensor& delta) {
   FusedBackwardArgs a;
   Tensor lse_handle = lse;  // the forward's arguments take it writable; the backward only reads it
   a.fwd = fused_attention_args(spec, out, q, k, v, &lse_handle);
@@ -51,8 +56,8 @@ FusedBackwardArgs fused_backward_args(const AttentionSpec& spec, Tensor& dq, Ten
   return a;
 }
 
-// The kernels on tensors whose head dim is a multiple of 8; `softmax_scale` the problem's (a padded
-// spec's own would be that of the padded head dim).
+// The kernels on tensors (checked by check_tensors) whose head dim is a multiple of 8;
+// `softmax_scale` the problem's (a padded spec's own would be that of the padded head dim).
 void run_kernels(const AttentionSpec& spec, Tensor& dq, Tensor& dk, Tensor& dv, const Tensor& q, const Tensor& k,
                  const Tensor& v, const Tensor& out, const Tensor& lse, const Tensor& dout, float softmax_scale,
                  cudaStream_t stream, bool sm90) {
@@ -74,6 +79,7 @@ void run_fused_backward(const AttentionSpec& spec, Tensor& dq, Tensor& dk, Tenso
   if (!route) throw UsageError(*ops::fused_head_dim_refusal(spec.head_dim));
   if (spec.dtype != DType::bf16 && spec.dtype != DType::fp16)
     throw UsageError(fmt::format("dtype {}: the GPU backward takes bf16 or fp16", dtype_name(spec.dtype)));
+  check_tensors(spec, dq, dk, dv, q, k, v, out, lse, dout);  // the caller's, before any copy
   const auto scale = static_cast<float>(softmax_scale_of(spec));
   if (!route->padded_copy()) return run_kernels(spec, dq, dk, dv, q, k, v, out, lse, dout, scale, stream, sm90);
   AttentionSpec padded_spec = spec;

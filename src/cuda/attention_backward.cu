@@ -29,7 +29,7 @@ using attention_backward::BwdTraits;
 
 // dK/dV: 64 keys per CTA against 64 query rows at a time (32 at D 128: with 64 its two 16×64
 // score blocks and the 16×128 dK and dV accumulators spilled). dQ: 64 query rows, 64-key tiles.
-// At D 256 each dK/dV CTA accumulates one 128-column half (grid z 2) and the dQ CTA takes 32-key
+// At D 256 each dK/dV CTA accumulates one 128-column half (grid z 2) and the dQ CTA takes 16-key
 // tiles, so the accumulators fit the registers.
 using DkdvD64 = BwdTraits<64, 64, 64>;
 using DkdvD128 = BwdTraits<128, 32, 64>;

@@ -8,6 +8,7 @@
 #include "ops/fused_head_dim.h"
 
 namespace attnprof::cuda {
+
 Tensor columns(const Tensor& padded, std::int64_t first, std::int64_t count) {
   return padded.view_strided({padded.size(0), padded.size(1), padded.size(2), count},
                              {padded.stride(0), padded.stride(1), padded.stride(2), 1}, first);
