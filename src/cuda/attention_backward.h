@@ -3,9 +3,10 @@
 // sm_90a kernel does not (hopper/flash_bwd.h: the deterministic mode, a device other than compute
 // capability 9.0) (attention_backward.cu, kernels in attention_backward_kernel.cuh). Three kernels, no atomics:
 // flash_bwd_dot_do_o_kernel (Δ = rowsum(dO ⊙ O) per query row, fp32), flash_bwd_dkdv_kernel (one
-// CTA per batch, kv head and 64-key block, two at D 256 (a 128-column half of dK and dV each): dK
-// and dV summed over the query heads of its group in registers and written once) and flash_bwd_dq_kernel (one CTA per batch, head and 64-row query
-// block: dQ summed over the visible key blocks and written once). Every output element has one
+// CTA per batch, kv head and 64-key block, two at D 256, a 128-column half of dK and dV each: dK
+// and dV summed over the query heads of its group in registers and written once) and
+// flash_bwd_dq_kernel (one CTA per batch, head and 64-row query block: dQ summed over the visible
+// key blocks and written once). Every output element has one
 // writer and every sum a fixed order, so the gradients are bit-identical run to run.
 #include <attnprof/attention.h>
 #include <attnprof/tensor.h>

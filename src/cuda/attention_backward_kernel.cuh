@@ -4,11 +4,12 @@
 //
 //   flash_bwd_dot_do_o_kernel  Δ[i] = Σ_d dO[i,d]·O[i,d] in fp32, one warp per query row.
 //   flash_bwd_dkdv_kernel      one CTA per (batch, kv head, kBlockN keys, kOutDim-column slice);
-//                              each of its 4 warps owns 16 keys. It walks the query heads of its GQA group and, per head, the
-//                              query blocks that see any of its keys (causal: blocks wholly above
-//                              the diagonal are skipped), and accumulates in fp32 registers
-//                              dV += Pᵀ·dO and dK += dSᵀ·Q with Sᵀ = K·Qᵀ, dPᵀ = V·dOᵀ,
-//                              dSᵀ = Pᵀ ⊙ (dPᵀ − Δ). dK (times the scale) and dV are written once.
+//                              each of its 4 warps owns 16 keys. It walks the query heads of its
+//                              GQA group and, per head, the query blocks that see any of its keys
+//                              (causal: blocks wholly above the diagonal are skipped), and
+//                              accumulates in fp32 registers dV += Pᵀ·dO and dK += dSᵀ·Q with
+//                              Sᵀ = K·Qᵀ, dPᵀ = V·dOᵀ, dSᵀ = Pᵀ ⊙ (dPᵀ − Δ). dK (times the scale)
+//                              and dV are written once.
 //   flash_bwd_dq_kernel        one CTA per (batch, head, kBlockM query rows); each warp owns 16 rows.
 //                              It walks the key blocks its rows see and accumulates dQ += dS·K in
 //                              fp32 registers, written once (times the scale).
