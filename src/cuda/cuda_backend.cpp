@@ -173,8 +173,7 @@ class CudaBackend final : public ops::Backend {
   std::int64_t fused_backward_workspace_bytes(const AttentionSpec& spec, bool flash) const override {
     const std::int64_t base =
         sat_add(Backend::fused_backward_workspace_bytes(spec, flash), padded_backward_copy_bytes(spec));
-    if (!flash || ops::fused_head_dim_refusal(spec.head_dim) || !hopper::flash_backward_runs_sm90(spec))
-      return base;
+    if (!flash || !hopper::flash_backward_runs_sm90(spec)) return base;  // it takes head dims 1..128
     return sat_add(base, hopper::flash_backward_sm90_accumulator_bytes(spec));
   }
   std::optional<std::string> cudnn_sdpa_prepare(const AttentionSpec& spec) override {

@@ -17,7 +17,7 @@ Tensor columns(const Tensor& padded, std::int64_t first, std::int64_t count) {
 Tensor padded_copy(const Tensor& src, std::int64_t padded_dim, cudaStream_t stream) {
   const std::int64_t d = src.size(3);
   Tensor padded = Tensor::empty({src.size(0), src.size(1), src.size(2), padded_dim}, src.dtype(), Device::cuda);
-  if (padded_dim > d) launch_fill(make_arg(columns(padded, d, padded_dim - d)), 0.0, stream);
+  launch_fill(make_arg(columns(padded, d, padded_dim - d)), 0.0, stream);
   launch_convert(make_arg(columns(padded, 0, d)), make_arg(src), stream);
   return padded;
 }
@@ -51,11 +51,7 @@ std::int64_t padded_copy_bytes(const AttentionSpec& spec) {
 }
 
 std::int64_t padded_backward_copy_bytes(const AttentionSpec& spec) {
-  const auto route = ops::fused_head_dim_route(spec.head_dim);
-  if (!route || !route->padded_copy()) return 0;
-  const std::int64_t rows = sat_add(sat_product({4, spec.batch, spec.heads, spec.seq_q}),   // q, out, dout, dq
-                                    sat_product({4, spec.batch, spec.kv_heads, spec.seq_k}));  // k, v, dk, dv
-  return sat_product({rows, route->padded_dim, static_cast<std::int64_t>(dtype_size(spec.dtype))});
+  return sat_product({2, padded_copy_bytes(spec)});  // q, out, dout, dq and k, v, dk, dv: twice the forward's
 }
 
 }  // namespace attnprof::cuda

@@ -30,7 +30,7 @@ std::int64_t padded_copy_bytes(const AttentionSpec& spec);
 // write (0 when the head dim needs none).
 std::int64_t padded_backward_copy_bytes(const AttentionSpec& spec);
 
-// A contiguous [B, H, S, padded_dim] device copy of `src` ([B, H, S, D] in any layout, D ≤
+// A contiguous [B, H, S, padded_dim] device copy of `src` ([B, H, S, D] in any layout, D <
 // padded_dim) whose columns past D are zero.
 Tensor padded_copy(const Tensor& src, std::int64_t padded_dim, cudaStream_t stream);
 

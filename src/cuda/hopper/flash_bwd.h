@@ -13,8 +13,8 @@ namespace attnprof::cuda::hopper {
 // Whether flash's backward runs the sm_90a kernel for `spec` on the current device: flash's schedule
 // is not sm80 (flash_schedule_choice: a compute capability 9.0 device and no --flash-schedule sm80),
 // the deterministic mode is off (KernelOverrides::deterministic: the sm_90a kernel sums dQ with
-// atomics) and the head dim is one the kernels take once padded to a multiple of 8 (up to 128;
-// run_fused_backward pads the others, and refuses those past 256). Throws what flash_schedule_choice throws.
+// atomics) and the head dim is one the kernels take once padded to a multiple of 8 (1..128;
+// run_fused_backward pads the others). Throws what flash_schedule_choice throws.
 bool flash_backward_runs_sm90(const AttentionSpec& spec);
 
 // The workspace the sm_90a backward needs beside Δ, per (batch, head, 64-row query block): the fp32
