@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "cuda/flash_attention_grid.h"
 #include "cuda/gpu_test_util.h"
 #include "cuda/gradient_check.h"
 #include "cuda/hopper/flash_bwd.h"
@@ -414,28 +415,21 @@ TEST(AttentionBackwardGpu, EveryHeadDimFrom1To256MatchesFp64) {
   }
 }
 
-// FlashAttention's own grid of (seq_q, seq_k) pairs × head dims {32, 40, 59, 64, 80, 96, 111, 128,
-// 160, 192, 224, 256}, non-causal and causal bottom-right, both variants; MHA 2/2, GQA 4/2 and MQA
-// 2/1 rotating over the (pair, head dim) cells, as do fp16 (a quarter) and bshd (a third).
-// Under compute-sanitizer (ATTNPROF_QUICK): four pairs and five head dims.
+// FlashAttention's own grid (flash_attention_grid.h: its (seq_q, seq_k) pairs × head dims 32..256),
+// non-causal and causal bottom-right, both variants; MHA 2/2, GQA 4/2 and MQA 2/1 rotating over
+// the (pair, head dim) cells, as do fp16 (a quarter) and bshd (a third). Under compute-sanitizer
+// (ATTNPROF_QUICK): quick_grid_cell's four pairs and five head dims.
 TEST(AttentionBackwardGpu, FlashAttentionsGridMatchesFp64) {
   ATTNPROF_REQUIRE_GPU();
-  constexpr std::pair<std::int64_t, std::int64_t> kSeqPairs[] = {
-      {113, 203}, {128, 217}, {113, 211}, {108, 256}, {256, 512},  {512, 256}, {1024, 1024}, {1023, 1024},
-      {1024, 1023}, {2048, 2048}, {1, 239}, {3, 799}, {127, 512}, {127, 513}, {239, 1},    {799, 3}};
-  constexpr std::int64_t kHeadDims[] = {32, 40, 59, 64, 80, 96, 111, 128, 160, 192, 224, 256};
   constexpr std::pair<std::int64_t, std::int64_t> kHeads[] = {{2, 2}, {4, 2}, {2, 1}};
   const bool quick = std::getenv("ATTNPROF_QUICK") != nullptr;
   int pair_index = 0;
-  for (const auto& [sq, sk] : kSeqPairs) {
+  for (const auto& [sq, sk] : kFlashAttentionSeqPairs) {
     ++pair_index;
-    if (quick && !((sq == 113 && sk == 203) || (sq == 1 && sk == 239) || (sq == 127 && sk == 513) ||
-                   (sq == 239 && sk == 1)))
-      continue;
     int dim_index = 0;
-    for (std::int64_t d : kHeadDims) {
+    for (std::int64_t d : kGridHeadDims) {
       const int rotation = pair_index + dim_index++;
-      if (quick && !(d == 32 || d == 59 || d == 96 || d == 160 || d == 256)) continue;
+      if (quick && !quick_grid_cell(sq, sk, d)) continue;
       const auto [heads, kv_heads] = kHeads[rotation % 3];
       const DType dtype = rotation % 4 == 1 ? DType::fp16 : DType::bf16;
       const Layout layout = (rotation / 3) % 3 == 0 ? Layout::bshd : Layout::bhsd;

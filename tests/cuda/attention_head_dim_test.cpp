@@ -16,17 +16,13 @@
 #include <vector>
 
 #include "cuda/fused_attention.h"
+#include "cuda/flash_attention_grid.h"
 #include "cuda/fused_attention_check.h"
 
 using namespace attnprof;
 using namespace attnprof::cuda::gpu_testing;
 
 namespace {
-
-constexpr std::pair<std::int64_t, std::int64_t> kSeqPairs[] = {
-    {113, 203}, {128, 217}, {113, 211}, {108, 256}, {256, 512},  {512, 256}, {1024, 1024}, {1023, 1024},
-    {1024, 1023}, {2048, 2048}, {1, 239}, {3, 799}, {127, 512}, {127, 513}, {239, 1},    {799, 3}};
-constexpr std::int64_t kHeadDims[] = {32, 40, 59, 64, 80, 96, 111, 128, 160, 192, 224, 256};
 
 struct Heads {
   std::int64_t batch, heads, kv_heads;
@@ -36,9 +32,9 @@ constexpr Heads kHeads[] = {{1, 2, 2} /* MHA */, {1, 4, 2} /* GQA 2:1 */, {2, 2,
 std::vector<Problem> grid() {
   std::vector<Problem> all;
   int pair_index = 0;
-  for (const auto& [sq, sk] : kSeqPairs) {
+  for (const auto& [sq, sk] : kFlashAttentionSeqPairs) {
     int dim_index = 0;
-    for (std::int64_t d : kHeadDims) {
+    for (std::int64_t d : kGridHeadDims) {
       // A rotating subset in fp16 (a quarter) and in bshd (a third): every head dim gets each on
       // several pairs, every pair on several head dims.
       const int rotation = pair_index + dim_index++;
@@ -51,15 +47,11 @@ std::vector<Problem> grid() {
     }
     ++pair_index;
   }
-  // Under compute-sanitizer (ATTNPROF_QUICK, slow): four pairs (tails, one row, one key) and the
-  // head dims of the new kernels (160 on the D 192 one, zero-filled) and a padded one (59).
+  // Under compute-sanitizer (ATTNPROF_QUICK, slow): quick_grid_cell's subset.
   if (std::getenv("ATTNPROF_QUICK") != nullptr) {
     std::vector<Problem> quick;
     for (const Problem& p : all)
-      if (((p.Sq == 113 && p.Sk == 203) || (p.Sq == 1 && p.Sk == 239) || (p.Sq == 127 && p.Sk == 513) ||
-           (p.Sq == 239 && p.Sk == 1)) &&
-          (p.D == 32 || p.D == 59 || p.D == 96 || p.D == 160 || p.D == 256))
-        quick.push_back(p);
+      if (quick_grid_cell(p.Sq, p.Sk, p.D)) quick.push_back(p);
     return quick;
   }
   return all;
