@@ -1,16 +1,18 @@
 // Launches of the FlashAttention-2 backward (kernels in attention_backward_kernel.cuh): Δ, then
-// dK/dV, then dQ, in stream order. Instantiations: D 64, 128 and 256 × bf16 and fp16 for each of
-// the two tile kernels, bf16 and fp16 for Δ. Head dims that are multiples of 8 up to 64 run on the
-// D 64 kernels, 72..128 on the D 128 ones, 136..256 on the D 256 ones (chunks past the head dim
-// zero-filled on load, columns past it never stored); run_fused_backward pads the others.
+// dK/dV, then dQ, in stream order. Instantiations: D 32, 64, 96, 128, 192 and 256 × bf16 and fp16
+// for each of the two tile kernels, bf16 and fp16 for Δ. A head dim that is a multiple of 8 runs on
+// the smallest of them at least as large (chunks past the head dim zero-filled on load, columns
+// past it never stored); run_fused_backward pads the others.
 //
 // Tiles: 4 warps of 16 keys (dK/dV) or 16 query rows (dQ), one shared-memory stage (load, wait,
-// compute). Shared memory: dK/dV K + V (64 keys) + Q + dO (kBlockM rows) + LSE and Δ = 32.5 KiB at
-// D 64, 48.25 KiB at D 128, 96.25 KiB at D 256; dQ Q + dO (64 rows) + K + V (kBlockN keys) = 32 KiB
-// at D 64, 64 KiB at D 128, 80 KiB at D 256. Registers (ptxas, bf16 and fp16 alike), sm_90a /
-// sm_80: dK/dV D 64 240 / 238, D 128 244 / 244, D 256 247 / 247; dQ D 64 164 / 167, D 128 233 /
-// 220, D 256 255 / 255 with 8 / 32 bytes spilled (the others 0; with 32 or 64 keys a tile, or a
-// dQ column split as dK/dV's, ptxas spilled 44 to 76 bytes); Δ 36 / 38 (fp16), 42 (bf16).
+// compute). Shared memory: dK/dV K + V (64 keys) + Q + dO (kBlockM rows) + LSE and Δ = 16.5 KiB at
+// D 32, 32.5 at D 64, 48.5 at D 96, 48.25 at D 128, 72.25 at D 192, 96.25 at D 256; dQ Q + dO (64
+// rows) + K + V (kBlockN keys) = 16 KiB at D 32, 32 at D 64, 48 at D 96, 64 at D 128, 72 at D 192,
+// 80 at D 256. Registers (ptxas, bf16 and fp16 alike), sm_90a / sm_80: dK/dV D 32 167 / 166, D 64
+// 240 / 238, D 96 248 / 243, D 128 244 / 244, D 192 239 / 225, D 256 247 / 247; dQ D 32 126 / 126,
+// D 64 164 / 167, D 96 174 / 174, D 128 233 / 220, D 192 255 / 250, D 256 255 / 255 with 8 / 32
+// bytes spilled (the others 0; with 32 or 64 keys a tile, or a dQ column split as dK/dV's, ptxas
+// spilled 44 to 76 bytes at D 256); Δ 36 / 38 (fp16), 36 / 42 (bf16).
 #include <attnprof/error.h>
 #include <cuda_runtime.h>
 
@@ -29,13 +31,17 @@ using attention_backward::BwdTraits;
 
 // dK/dV: 64 keys per CTA against 64 query rows at a time (32 at D 128: with 64 its two 16×64
 // score blocks and the 16×128 dK and dV accumulators spilled). dQ: 64 query rows, 64-key tiles.
-// At D 256 each dK/dV CTA accumulates one 128-column half (grid z 2) and the dQ CTA takes 16-key
-// tiles, so the accumulators fit the registers.
+// At D 192 and 256 each dK/dV CTA accumulates one column half (96 or 128 columns, grid z 2) and
+// the dQ CTA takes 32- or 16-key tiles, so the accumulators fit the registers.
+using DkdvD32 = BwdTraits<32, 64, 64>;
 using DkdvD64 = BwdTraits<64, 64, 64>;
+using DkdvD96 = BwdTraits<96, 64, 64>;
 using DkdvD128 = BwdTraits<128, 32, 64>;
+using DkdvD192 = BwdTraits<192, 32, 64, 96>;
 using DkdvD256 = BwdTraits<256, 32, 64, 128>;
 template <int D>
 using Dq = BwdTraits<D, 64, 64>;
+using DqD192 = BwdTraits<192, 64, 32>;
 using DqD256 = BwdTraits<256, 64, 16>;
 
 template <class Tr>
@@ -87,10 +93,16 @@ void launch_typed(const FusedBackwardArgs& args, cudaStream_t stream, float* sm9
   const std::int64_t rows = args.fwd.batch * args.fwd.heads * args.fwd.seq_q;
   attention_backward::flash_bwd_dot_do_o_kernel<T><<<static_cast<unsigned>((rows + 7) / 8), 256, 0, stream>>>(args);
   ATTNPROF_CUDA_CHECK_LAUNCH("flash_bwd_dot_do_o_kernel");
-  if (args.fwd.head_dim <= 64)
+  if (args.fwd.head_dim <= 32)
+    launch_tiles<DkdvD32, Dq<32>, T>(args, stream);
+  else if (args.fwd.head_dim <= 64)
     launch_tiles<DkdvD64, Dq<64>, T>(args, stream);
+  else if (args.fwd.head_dim <= 96)
+    launch_tiles<DkdvD96, Dq<96>, T>(args, stream);
   else if (args.fwd.head_dim <= 128)
     launch_tiles<DkdvD128, Dq<128>, T>(args, stream);
+  else if (args.fwd.head_dim <= 192)
+    launch_tiles<DkdvD192, DqD192, T>(args, stream);
   else
     launch_tiles<DkdvD256, DqD256, T>(args, stream);
 }

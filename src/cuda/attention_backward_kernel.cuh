@@ -38,19 +38,23 @@
 
 namespace attnprof::cuda::attention_backward {
 
+using attention::a_operand_lane;
+using attention::b_operand_lane;
+using attention::bt_operand_lane;
 using attention::cp_async_commit;
 using attention::cp_async_wait_all;
 using attention::fast_exp2;
 using attention::kLog2e;
+using attention::LaneOffset;
 using attention::ldmatrix_x4;
 using attention::MmaType;
 using attention::swizzle;
 
-// kBlockM query rows × kBlockN keys per tile, 4 warps; kHeadDim 64, 128 or 256 (power-of-two rows,
-// so a k-step's ldmatrix address is one XOR of the lane's offset). A CTA accumulates kOutDim of the
-// gradient's columns (blockIdx.z: which kOutDim-column slice): the score-shaped products run over
-// the whole head dim in every slice's CTA, the gradient's columns are split among them (at D 256
-// the full-width dK and dV accumulators would not fit a thread's 255 registers).
+// kBlockM query rows × kBlockN keys per tile, 4 warps; kHeadDim 32, 64, 96, 128, 192 or 256. A CTA
+// accumulates kOutDim of the gradient's columns (blockIdx.z: which kOutDim-column slice): the
+// score-shaped products run over the whole head dim in every slice's CTA, the gradient's columns
+// are split among them (at D 192 and 256 the full-width dK and dV accumulators would not fit a
+// thread's 255 registers).
 template <int kHeadDim_, int kBlockM_, int kBlockN_, int kOutDim_ = kHeadDim_>
 struct BwdTraits {
   static constexpr int kHeadDim = kHeadDim_, kBlockM = kBlockM_, kBlockN = kBlockN_, kOutDim = kOutDim_;
@@ -63,7 +67,6 @@ struct BwdTraits {
   static constexpr int kKSteps = kHeadDim / 16;  // k-steps over the head dim
   static constexpr int kDTiles = kOutDim / 8;    // n-tiles of a CTA's slice of dQ, dK, dV
   static constexpr int kRowsPerPass = kThreads / Tile::kCopyWidth;
-  static_assert(Tile::kPow2Row, "the backward's head dims are powers of two (64, 128, 256)");
   static_assert(kHeadDim % kOutDim == 0 && kOutDim % 16 == 0, "whole slices of ldmatrix.x4 column pairs");
   static_assert(kBlockM % kRowsPerPass == 0 && kBlockN % kRowsPerPass == 0, "whole cp.async passes");
   static_assert(kBlockM % 16 == 0 && kBlockN % 16 == 0, "whole 16-row MMA tiles");
@@ -94,35 +97,35 @@ __device__ __forceinline__ void load_tile_pair(std::uint32_t tile_a, const T* a,
   cp_async_commit();
 }
 
-// A lane's ldmatrix offsets (k-step 0) in a swizzled tile: A operand of a warp's 16 rows from
-// row0; B read as [n][k] (16 n rows per x4); B read as [k][n] through .trans (16 k rows per x4).
+// A lane's ldmatrix offsets (k-step 0) in a swizzled tile (tile_swizzle.h): the A operand of a
+// warp's 16 rows from row0; B read as [n][k]; B read as [k][n] through .trans.
 template <class Tr>
-__device__ __forceinline__ std::uint32_t a_offset(int lane, int row0) {
-  return swizzle<typename Tr::Tile>(row0 + ((lane / 8) % 2) * 8 + lane % 8, lane / 16);
+__device__ __forceinline__ LaneOffset a_offset(int lane, int row0) {
+  return a_operand_lane<Tr::kHeadDim, Tr::Tile::kSwizzle8>(lane, row0);
 }
 template <class Tr>
-__device__ __forceinline__ std::uint32_t b_offset(int lane) {
-  return swizzle<typename Tr::Tile>((lane / 16) * 8 + lane % 8, (lane / 8) % 2);
+__device__ __forceinline__ LaneOffset b_offset(int lane) {
+  return b_operand_lane<Tr::kHeadDim, Tr::Tile::kSwizzle8>(lane);
 }
 template <class Tr>
-__device__ __forceinline__ std::uint32_t bt_offset(int lane) {
-  return swizzle<typename Tr::Tile>(((lane / 8) % 2) * 8 + lane % 8, lane / 16);
+__device__ __forceinline__ LaneOffset bt_offset(int lane) {
+  return bt_operand_lane<Tr::kHeadDim, Tr::Tile::kSwizzle8>(lane);
 }
 
 // acc[kN/8][4] = A(16 rows of tile_a) · B(kN rows of tile_b)ᵀ over the head dim: the warp's 16×kN
 // block of a score-shaped product (S = Q·Kᵀ, dP = dO·Vᵀ and their transposes).
 template <class Tr, class T, int kN>
-__device__ __forceinline__ void gemm_rows_by_rows(float (&acc)[kN / 8][4], std::uint32_t tile_a, std::uint32_t off_a,
-                                                  std::uint32_t tile_b, std::uint32_t off_b) {
+__device__ __forceinline__ void gemm_rows_by_rows(float (&acc)[kN / 8][4], std::uint32_t tile_a, LaneOffset off_a,
+                                                  std::uint32_t tile_b, LaneOffset off_b) {
   using Mma = MmaType<T>;
 #pragma unroll
   for (int ks = 0; ks < Tr::kKSteps; ++ks) {
     std::uint32_t a[4];
-    ldmatrix_x4<false>(a, tile_a, off_a, ks << 5, 0);
+    ldmatrix_x4<false>(a, tile_a + off_a.row_bytes, off_a.chunk, ks << 5, 0);
 #pragma unroll
     for (int nt = 0; nt < kN / 8; nt += 2) {
       std::uint32_t b[4];
-      ldmatrix_x4<false>(b, tile_b, off_b, ks << 5, nt * 8 * Tr::kRowBytes);
+      ldmatrix_x4<false>(b, tile_b + off_b.row_bytes, off_b.chunk, ks << 5, nt * 8 * Tr::kRowBytes);
       if (ks == 0) {
         Mma::mma_first(acc[nt], a, b[0], b[1]);
         Mma::mma_first(acc[nt + 1], a, b[2], b[3]);
@@ -138,19 +141,19 @@ __device__ __forceinline__ void gemm_rows_by_rows(float (&acc)[kN / 8][4], std::
 // acc_s = x·yᵀ (S or Sᵀ) and acc_dp = xd·ydᵀ (dP or dPᵀ).
 template <class Tr, class T, int kN>
 __device__ __forceinline__ void scores_and_dp(float (&acc_s)[kN / 8][4], float (&acc_dp)[kN / 8][4], std::uint32_t x,
-                                              std::uint32_t y, std::uint32_t xd, std::uint32_t yd, std::uint32_t off_a,
-                                              std::uint32_t off_b) {
+                                              std::uint32_t y, std::uint32_t xd, std::uint32_t yd, LaneOffset off_a,
+                                              LaneOffset off_b) {
   gemm_rows_by_rows<Tr, T, kN>(acc_s, x, off_a, y, off_b);
   gemm_rows_by_rows<Tr, T, kN>(acc_dp, xd, off_a, yd, off_b);
 }
 
 // acc[kDTiles][4] += X · tile_b, X the warp's 16×kK block held in score-shaped accumulators (P or
 // dS, packed to T as the A operand) and tile_b a [kK][kHeadDim] tile read through ldmatrix.trans,
-// its columns from chunk col_chunk0 (a multiple of kOutDim / 8: its bits are clear of dt's, so
-// chunk col_chunk0 + dt is one XOR of the lane's offset).
+// its columns from chunk col_chunk0 (a multiple of kOutDim / 8, even like dt: the lane's chunk is 0
+// or 1, so chunk col_chunk0 + dt is one XOR of the lane's chunk offset).
 template <class Tr, class T, int kK>
 __device__ __forceinline__ void gemm_regs_by_tile(float (&acc)[Tr::kDTiles][4], const float (&x)[kK / 8][4],
-                                                  std::uint32_t tile_b, std::uint32_t off_bt, int col_chunk0) {
+                                                  std::uint32_t tile_b, LaneOffset off_bt, int col_chunk0) {
   using Mma = MmaType<T>;
 #pragma unroll
   for (int kp = 0; kp < kK / 16; ++kp) {
@@ -162,7 +165,7 @@ __device__ __forceinline__ void gemm_regs_by_tile(float (&acc)[Tr::kDTiles][4], 
 #pragma unroll
     for (int dt = 0; dt < Tr::kDTiles; dt += 2) {
       std::uint32_t b[4];
-      ldmatrix_x4<true>(b, tile_b, off_bt, (col_chunk0 | dt) << 4, kp * 16 * Tr::kRowBytes);
+      ldmatrix_x4<true>(b, tile_b + off_bt.row_bytes, off_bt.chunk, (col_chunk0 + dt) << 4, kp * 16 * Tr::kRowBytes);
       Mma::mma(acc[dt], a, b[0], b[1]);
       Mma::mma(acc[dt + 1], a, b[2], b[3]);
     }
@@ -247,7 +250,7 @@ __global__ void __launch_bounds__(Tr::kThreads) flash_bwd_dkdv_kernel(FusedBackw
     for (int e = 0; e < 4; ++e) acc_dk[dt][e] = acc_dv[dt][e] = 0.0f;
 
   const float scale_log2 = args.fwd.softmax_scale * kLog2e;
-  const std::uint32_t off_a = a_offset<Tr>(lane, warp * 16), off_b = b_offset<Tr>(lane), off_bt = bt_offset<Tr>(lane);
+  const LaneOffset off_a = a_offset<Tr>(lane, warp * 16), off_b = b_offset<Tr>(lane), off_bt = bt_offset<Tr>(lane);
   const int warp_key0 = n_start + warp * 16;
   for (int h = kvh * group; h < (kvh + 1) * group; ++h) {
     const T* q_head = static_cast<const T*>(args.fwd.q) + b * args.fwd.q_stride[0] + h * args.fwd.q_stride[1];
@@ -346,7 +349,7 @@ __global__ void __launch_bounds__(Tr::kThreads) flash_bwd_dq_kernel(FusedBackwar
     for (int e = 0; e < 4; ++e) acc_dq[dt][e] = 0.0f;
 
   const float scale_log2 = args.fwd.softmax_scale * kLog2e;
-  const std::uint32_t off_a = a_offset<Tr>(lane, warp * 16), off_b = b_offset<Tr>(lane), off_bt = bt_offset<Tr>(lane);
+  const LaneOffset off_a = a_offset<Tr>(lane, warp * 16), off_b = b_offset<Tr>(lane), off_bt = bt_offset<Tr>(lane);
   const T* k_head = static_cast<const T*>(args.fwd.k) + b * args.fwd.k_stride[0] + kvh * args.fwd.k_stride[1];
   const T* v_head = static_cast<const T*>(args.fwd.v) + b * args.fwd.v_stride[0] + kvh * args.fwd.v_stride[1];
   for (int n_block = 0; n_block < n_blocks; ++n_block) {

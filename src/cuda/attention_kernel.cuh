@@ -26,6 +26,7 @@
 
 #include "cuda/device_types.cuh"
 #include "cuda/fused_attention.h"
+#include "cuda/tile_swizzle.h"
 
 namespace attnprof::cuda::attention {
 
@@ -84,9 +85,9 @@ struct Traits {
   static constexpr int kKSteps = kHeadDim / 16;  // k-steps of Q·Kᵀ
   static constexpr int kPSteps = kBlockN / 16;   // k-steps of P·V
   static constexpr int kChunksPerRow = kHeadDim / 8;  // 16-byte chunks
-  // The swizzle (see swizzle()): chunk ^ (row % 8) when a row holds a multiple of 8 chunks;
-  // chunk ^ ((row / 2) % 4) when it holds 4 or 12 (D 32, 96: consecutive rows then start on
-  // alternate halves of the 128-byte bank line, FlashAttention-2's Swizzle<2,3,3>).
+  // The swizzle (swizzled_offset, tile_swizzle.h): chunk ^ (row % 8) when a row holds a multiple
+  // of 8 chunks; chunk ^ ((row / 2) % 4) when it holds 4 or 12 (D 32, 96: consecutive rows then
+  // start on alternate halves of the 128-byte bank line, FlashAttention-2's Swizzle<2,3,3>).
   static constexpr bool kSwizzle8 = kChunksPerRow % 8 == 0;
   static constexpr int kSwizzleGroup = kSwizzle8 ? 8 : 4;  // the XOR stays inside aligned groups of this many chunks
   // A power-of-two row: the row bits of a shared offset are above its chunk bits, so a k-step's
@@ -227,15 +228,11 @@ __device__ __forceinline__ int read_q_start(std::uint32_t addr) {
   return q_start;
 }
 
-// Byte offset of 16-byte chunk `chunk` of row `row` in a [rows][kHeadDim] tile: chunks XOR-permuted
-// within aligned groups of kSwizzleGroup, so the 8 rows an ldmatrix phase reads (8 consecutive
-// rows from a multiple of 8, one logical chunk) hit 8 different 16-byte bank groups. 8 chunks per
-// row or a multiple: the 16-byte slot mod 8 is chunk ^ (row % 8). 4 or 12: rows start at slot
-// 4·(row % 2) mod 8, and chunk ^ ((row / 2) % 4) in the low two bits completes a permutation of 8.
+// Byte offset of 16-byte chunk `chunk` of row `row` in a swizzled [rows][kHeadDim] tile
+// (swizzled_offset, tile_swizzle.h).
 template <class Tr>
 __device__ __forceinline__ std::uint32_t swizzle(int row, int chunk) {
-  const int flip = Tr::kSwizzle8 ? (row & 7) : ((row >> 1) & 3);
-  return static_cast<std::uint32_t>(row * Tr::kHeadDim * 2 + ((chunk ^ flip) << 4));
+  return swizzled_offset(row, chunk, Tr::kHeadDim, Tr::kSwizzle8);
 }
 
 // The cp.async share of one thread in a [rows][kHeadDim] tile: one fixed 16-byte chunk column
@@ -285,29 +282,25 @@ struct ThreadOffsets {
     copy_row0 = tid / Tr::kCopyWidth;
     copy_chunks_left = head_chunks - tid % Tr::kCopyWidth;
     copy = swizzle<Tr>(copy_row0, tid % Tr::kCopyWidth);
-    // swizzle(row, 2·ks + hi) = swizzle(row, hi) ^ (ks << 5) in the chunk bits, and rows step by
-    // immediates: Q as the A operand (+ mt·16 rows), K as B (+ nt·8 rows), V as B through .trans
-    // (+ kp·16 rows; chunk dt: ^ (dt << 4)). With power-of-two rows the row bits lie above the
-    // chunk bits and one offset holds both (K and V offsets include their regions); otherwise the
-    // row part (with the region) goes to *_row, added to the base outside the XOR.
-    const int q_r = (tid / 32) * Tr::kRowsPerWarp + ((lane / 8) % 2) * 8 + lane % 8;
-    const int k_r = (lane / 16) * 8 + lane % 8, v_r = ((lane / 8) % 2) * 8 + lane % 8;
-    q = swizzle<Tr>(q_r, lane / 16);
-    k = swizzle<Tr>(k_r, (lane / 8) % 2);
-    v = swizzle<Tr>(v_r, lane / 16);
+    // The lane offsets of tile_swizzle.h: Q as the A operand (+ mt·16 rows, k-step ks: ^ (ks << 5)),
+    // K as B (+ nt·8 rows), V as B through .trans (+ kp·16 rows; chunk dt: ^ (dt << 4)). With
+    // power-of-two rows the K and V regions join the XOR part (their bits lie above the chunk
+    // bits); otherwise they join the row part, added to the base outside the XOR.
+    const LaneOffset q_lane = a_operand_lane<Tr::kHeadDim, Tr::kSwizzle8>(lane, (tid / 32) * Tr::kRowsPerWarp);
+    const LaneOffset k_lane = b_operand_lane<Tr::kHeadDim, Tr::kSwizzle8>(lane);
+    const LaneOffset v_lane = bt_operand_lane<Tr::kHeadDim, Tr::kSwizzle8>(lane);
+    q = q_lane.chunk;
+    q_row = q_lane.row_bytes;
     if constexpr (Tr::kPow2Row) {
-      q_row = 0;
+      k = k_lane.chunk + Tr::kOffK;
+      v = v_lane.chunk + Tr::kOffV;
       k_row = 0;
       v_row = 0;
-      k += Tr::kOffK;
-      v += Tr::kOffV;
     } else {
-      q_row = q_r * Tr::kHeadDim * 2;
-      k_row = k_r * Tr::kHeadDim * 2 + Tr::kOffK;
-      v_row = v_r * Tr::kHeadDim * 2 + Tr::kOffV;
-      q -= q_r * Tr::kHeadDim * 2;
-      k -= k_r * Tr::kHeadDim * 2;
-      v -= v_r * Tr::kHeadDim * 2;
+      k = k_lane.chunk;
+      v = v_lane.chunk;
+      k_row = k_lane.row_bytes + Tr::kOffK;
+      v_row = v_lane.row_bytes + Tr::kOffV;
     }
   }
 };

@@ -3,8 +3,8 @@
 // sm_90a kernel (src/cuda/hopper/flash_bwd_*): dQ, dK, dV against the fp64 reference gradients,
 // ‖x − ref‖/‖ref‖ ≤ 1e-2 for bf16 and fp16, every gradient element written (NaN-poisoned first, no
 // NaN after), over odd S (1, 17, 127, 255), Sq ≠ Sk both ways, both causal alignments and
-// non-causal (with the rows bottom-right leaves blind), GQA 8/2 and MQA, both layouts, D 64, 128
-// and 256 (and 40, 96, 192 on their zero-filled kernels, 33 and 250 through the padded copy); every
+// non-causal (with the rows bottom-right leaves blind), GQA 8/2 and MQA, both layouts, D 32, 64, 96,
+// 128, 192 and 256 (and 40, 160 on their zero-filled kernels, 33 and 250 through the padded copy); every
 // head dim 1..256 on one small GQA problem, and FlashAttention's grid of sequence pairs × head dims;
 // bit-identical gradients over 10 runs without atomics (the sm_90a kernel: dK and dV bit-identical,
 // dQ within a bf16 rounding); strided gradient views written in their own elements only; Δ (and
@@ -53,10 +53,12 @@ const std::vector<BackwardCase> kCases{
     {4, 1, 255, 255, 64, true, CausalAlign::top_left, Layout::bshd},
     {4, 4, 255, 255, 128, false, CausalAlign::top_left, Layout::bhsd},
     {8, 2, 130, 70, 40, true, CausalAlign::bottom_right, Layout::bshd},  // the D 64 kernel, 3 chunks zero-filled
-    {8, 2, 100, 150, 96, true, CausalAlign::top_left, Layout::bhsd},     // the D 128 kernel, 4 chunks zero-filled
+    {8, 2, 100, 150, 96, true, CausalAlign::top_left, Layout::bhsd},  // the D 96 kernels: 12-chunk rows
+    {4, 1, 255, 127, 32, true, CausalAlign::bottom_right, Layout::bshd},  // the D 32 kernels, MQA
     {4, 2, 255, 127, 256, true, CausalAlign::bottom_right, Layout::bshd},  // the D 256 kernels: two dK/dV halves
     {4, 1, 127, 255, 256, false, CausalAlign::top_left, Layout::bhsd},
-    {8, 2, 130, 70, 192, true, CausalAlign::top_left, Layout::bhsd},  // the D 256 kernel, 8 chunks zero-filled
+    {8, 2, 130, 70, 192, true, CausalAlign::top_left, Layout::bhsd},  // the D 192 kernels: two 96-column halves
+    {4, 2, 127, 255, 160, false, CausalAlign::top_left, Layout::bshd},  // the D 192 kernels, 4 chunks zero-filled
     {8, 2, 70, 130, 33, true, CausalAlign::bottom_right, Layout::bshd},  // padded to 40 (copies), the D 64 kernel
     {4, 2, 17, 255, 250, true, CausalAlign::bottom_right, Layout::bhsd},  // padded to 256
     // Many 128-key CTAs and 64-row query blocks each (the sm_90a kernel's ring wraps many times).
@@ -400,8 +402,8 @@ TEST(AttentionBackwardGpu, RefusesHeadDimsOutside1To256) {
 }
 
 // Every head dim from 1 to 256 on one small GQA problem (Sq 17, Sk 40, causal bottom-right), both
-// variants: the multiples of 8 on the D 64, 128 and 256 kernels (zero-filled past the head dim),
-// the others through the padded copies; bf16 and fp16, bhsd and bshd alternating.
+// variants: the multiples of 8 on the D 32, 64, 96, 128, 192 and 256 kernels (zero-filled past the
+// head dim), the others through the padded copies; bf16 and fp16, bhsd and bshd alternating.
 TEST(AttentionBackwardGpu, EveryHeadDimFrom1To256MatchesFp64) {
   ATTNPROF_REQUIRE_GPU();
   const int step = std::getenv("ATTNPROF_QUICK") != nullptr ? 13 : 1;
