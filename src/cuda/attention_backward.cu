@@ -29,10 +29,10 @@ namespace {
 
 using attention_backward::BwdTraits;
 
-// dK/dV: 64 keys per CTA against 64 query rows at a time (32 at D 128: with 64 its two 16×64
-// score blocks and the 16×128 dK and dV accumulators spilled). dQ: 64 query rows, 64-key tiles.
-// At D 192 and 256 each dK/dV CTA accumulates one column half (96 or 128 columns, grid z 2) and
-// the dQ CTA takes 32- or 16-key tiles, so the accumulators fit the registers.
+// dK/dV: 64 keys per CTA against 64 query rows at a time (32 at D 128, 192 and 256: at D 128 with
+// 64 its two 16×64 score blocks and the 16×128 dK and dV accumulators spilled). dQ: 64 query rows,
+// 64-key tiles. At D 192 and 256 each dK/dV CTA accumulates one column half (96 or 128 columns,
+// grid z 2) and the dQ CTA takes 32- or 16-key tiles, so the accumulators fit the registers.
 using DkdvD32 = BwdTraits<32, 64, 64>;
 using DkdvD64 = BwdTraits<64, 64, 64>;
 using DkdvD96 = BwdTraits<96, 64, 64>;

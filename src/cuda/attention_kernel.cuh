@@ -88,7 +88,7 @@ struct Traits {
   // The swizzle (swizzled_offset, tile_swizzle.h): chunk ^ (row % 8) when a row holds a multiple
   // of 8 chunks; chunk ^ ((row / 2) % 4) when it holds 4 or 12 (D 32, 96: consecutive rows then
   // start on alternate halves of the 128-byte bank line, FlashAttention-2's Swizzle<2,3,3>).
-  static constexpr bool kSwizzle8 = kChunksPerRow % 8 == 0;
+  static constexpr bool kSwizzle8 = swizzle8_for(kHeadDim);
   static constexpr int kSwizzleGroup = kSwizzle8 ? 8 : 4;  // the XOR stays inside aligned groups of this many chunks
   // A power-of-two row: the row bits of a shared offset are above its chunk bits, so a k-step's
   // XOR can flip the whole lane offset; otherwise (D 96, 192) the lane's row and chunk offsets

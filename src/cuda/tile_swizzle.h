@@ -8,6 +8,10 @@
 
 namespace attnprof::cuda::attention {
 
+// The 8-chunk XOR for a multiple of 8 chunks a row (D 64, 128, 192, 256), else the 4-chunk one
+// (D 32, 96: 4 or 12 chunks).
+ATTNPROF_HOST_DEVICE constexpr bool swizzle8_for(int head_dim) { return (head_dim / 8) % 8 == 0; }
+
 // Byte offset of 16-byte chunk `chunk` of row `row` in a [rows][head_dim] tile: chunks XOR-permuted
 // within aligned groups (of 8 when swizzle8, else of 4), so the 8 rows an ldmatrix phase reads (8
 // consecutive rows from a multiple of 8, one logical chunk) hit 8 different 16-byte bank groups. 8

@@ -4,8 +4,9 @@
 // ‖x − ref‖/‖ref‖ ≤ 1e-2 for bf16 and fp16, every gradient element written (NaN-poisoned first, no
 // NaN after), over odd S (1, 17, 127, 255), Sq ≠ Sk both ways, both causal alignments and
 // non-causal (with the rows bottom-right leaves blind), GQA 8/2 and MQA, both layouts, D 32, 64, 96,
-// 128, 192 and 256 (and 40, 160 on their zero-filled kernels, 33 and 250 through the padded copy); every
-// head dim 1..256 on one small GQA problem, and FlashAttention's grid of sequence pairs × head dims;
+// 128, 192 and 256 (and 24, 40, 80, 160 zero-filled on the next kernel, 33 and 250 through the
+// padded copy); every head dim 1..256 on one small GQA problem, and FlashAttention's grid of
+// sequence pairs × head dims;
 // bit-identical gradients over 10 runs without atomics (the sm_90a kernel: dK and dV bit-identical,
 // dQ within a bf16 rounding); strided gradient views written in their own elements only; Δ (and
 // the sm_90a kernel's dQ accumulator, and a padded head dim's copies) the only allocation; head
@@ -55,6 +56,8 @@ const std::vector<BackwardCase> kCases{
     {8, 2, 130, 70, 40, true, CausalAlign::bottom_right, Layout::bshd},  // the D 64 kernel, 3 chunks zero-filled
     {8, 2, 100, 150, 96, true, CausalAlign::top_left, Layout::bhsd},  // the D 96 kernels: 12-chunk rows
     {4, 1, 255, 127, 32, true, CausalAlign::bottom_right, Layout::bshd},  // the D 32 kernels, MQA
+    {8, 2, 127, 17, 24, false, CausalAlign::top_left, Layout::bhsd},      // the D 32 kernels, 1 chunk zero-filled
+    {8, 2, 70, 130, 80, true, CausalAlign::bottom_right, Layout::bshd},   // the D 96 kernels, 2 chunks zero-filled
     {4, 2, 255, 127, 256, true, CausalAlign::bottom_right, Layout::bshd},  // the D 256 kernels: two dK/dV halves
     {4, 1, 127, 255, 256, false, CausalAlign::top_left, Layout::bhsd},
     {8, 2, 130, 70, 192, true, CausalAlign::top_left, Layout::bhsd},  // the D 192 kernels: two 96-column halves

@@ -1,10 +1,10 @@
-// The mma.sync kernels' tile swizzle and the backward's ldmatrix lane offsets (src/cuda/tile_swizzle.h)
-// on the host, at every head dim a kernel is specialised for (32, 64, 96, 128, 192, 256): offsets
-// worked out by hand; every row a permutation of its chunks; every ldmatrix phase (8 rows, one
-// logical chunk) on 8 different 16-byte bank groups; and the address the kernels form from a lane
-// offset — tile + row_bytes + (chunk ^ flip) + whole rows, for every k-step, column slice and row
-// step — equal to the swizzled offset of the element the mma fragment layout (PTX ISA, m16n8k16)
-// asks that lane for.
+// The mma.sync kernels' tile swizzle and the ldmatrix lane offsets (src/cuda/tile_swizzle.h) on the
+// host, at every head dim a kernel is specialised for (32, 64, 96, 128, 192, 256): offsets worked
+// out by hand; every row a permutation of its chunks; every ldmatrix phase (8 rows, one logical
+// chunk) on 8 different 16-byte bank groups; whole 8-row steps and whole swizzle groups of chunks
+// (copy_tile's) keeping the swizzle; and the address the kernels form from a lane offset — tile +
+// row_bytes + (chunk ^ flip) + whole rows, for every k-step, column slice and row step — equal to
+// the swizzled offset of the element the mma fragment layout (PTX ISA, m16n8k16) asks that lane for.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -16,16 +16,16 @@ using namespace attnprof::cuda::attention;
 
 namespace {
 
-// The swizzle the forward's Traits pick: the 8-chunk XOR for a multiple of 8 chunks a row.
 template <int kHeadDim>
-constexpr bool kSwizzle8 = (kHeadDim / 8) % 8 == 0;
+constexpr bool kSwizzle8 = swizzle8_for(kHeadDim);
 
 template <int kHeadDim>
 std::uint32_t offset(int row, int chunk) {
   return swizzled_offset(row, chunk, kHeadDim, kSwizzle8<kHeadDim>);
 }
 
-// The address ldmatrix_x4 forms in the backward kernels (tile base 0).
+// The address ldmatrix_x4 (attention_kernel.cuh, inline PTX) forms in the backward kernels, tile
+// base 0.
 std::uint32_t address(LaneOffset lane, std::uint32_t flip, std::uint32_t add) {
   return lane.row_bytes + (lane.chunk ^ flip) + add;
 }
@@ -67,6 +67,21 @@ void expect_lane_offsets_address_fragments() {
     }
   }
   EXPECT_EQ(checked, 32 * (kChunks / 2) * 4 * 3);
+}
+
+// copy_tile (attention_kernel.cuh) computes a thread's first swizzled offset once and reaches its
+// other copies by adding whole rows (a multiple of 8) and whole swizzle groups (4 or 8 chunks): the
+// offset those sums reach must be the swizzled offset of the row and chunk copied.
+template <int kHeadDim>
+void expect_swizzle_kept_by_whole_groups() {
+  constexpr int kChunks = kHeadDim / 8, kRowBytes = kHeadDim * 2, kGroup = kSwizzle8<kHeadDim> ? 8 : 4;
+  for (int row = 0; row < 32; ++row)  // a copying thread's first row: below its rows per pass (≤ 32)
+    for (int c = 0; c < kGroup; ++c)
+      for (int rows = 0; rows < 64; rows += 8)
+        for (int g = 0; c + g < kChunks; g += kGroup)
+          EXPECT_EQ(offset<kHeadDim>(row, c) + static_cast<std::uint32_t>(rows * kRowBytes + g * 16),
+                    offset<kHeadDim>(row + rows, c + g))
+              << "D " << kHeadDim << " row " << row << "+" << rows << " chunk " << c << "+" << g;
 }
 
 template <int kHeadDim>
@@ -127,6 +142,15 @@ TEST(TileSwizzle, EveryRowIsAPermutationAndEveryLdmatrixPhaseConflictFree) {
   expect_permutation_and_conflict_free<128>();
   expect_permutation_and_conflict_free<192>();
   expect_permutation_and_conflict_free<256>();
+}
+
+TEST(TileSwizzle, WholeRowGroupsAndChunkGroupsKeepTheSwizzle) {
+  expect_swizzle_kept_by_whole_groups<32>();
+  expect_swizzle_kept_by_whole_groups<64>();
+  expect_swizzle_kept_by_whole_groups<96>();
+  expect_swizzle_kept_by_whole_groups<128>();
+  expect_swizzle_kept_by_whole_groups<192>();
+  expect_swizzle_kept_by_whole_groups<256>();
 }
 
 TEST(TileSwizzle, LaneOffsetsAddressTheMmaFragments) {
