@@ -93,7 +93,7 @@ struct Traits {
   // A power-of-two row: the row bits of a shared offset are above its chunk bits, so a k-step's
   // XOR can flip the whole lane offset; otherwise (D 96, 192) the lane's row and chunk offsets
   // are kept apart (ThreadOffsets).
-  static constexpr bool kPow2Row = (kChunksPerRow & (kChunksPerRow - 1)) == 0;
+  static constexpr bool kPow2Row = power_of_two_row(kHeadDim);
   // cp.async: a thread copies a fixed chunk column, kCopyGroups chunks kCopyWidth apart per row,
   // every kThreads / kCopyWidth-th row (a multiple of 8, so the swizzle is fixed per thread).
   static constexpr int kCopyWidth =

@@ -12,6 +12,13 @@ namespace attnprof::cuda::attention {
 // (D 32, 96: 4 or 12 chunks).
 ATTNPROF_HOST_DEVICE constexpr bool swizzle8_for(int head_dim) { return (head_dim / 8) % 8 == 0; }
 
+// A row of a power-of-two number of chunks (D 32, 64, 128, 256): its row bits lie above its chunk
+// bits.
+ATTNPROF_HOST_DEVICE constexpr bool power_of_two_row(int head_dim) {
+  const int chunks = head_dim / 8;
+  return (chunks & (chunks - 1)) == 0;
+}
+
 // Byte offset of 16-byte chunk `chunk` of row `row` in a [rows][head_dim] tile: chunks XOR-permuted
 // within aligned groups (of 8 when swizzle8, else of 4), so the 8 rows an ldmatrix phase reads (8
 // consecutive rows from a multiple of 8, one logical chunk) hit 8 different 16-byte bank groups. 8
@@ -35,8 +42,7 @@ struct LaneOffset {
 template <int kHeadDim, bool kSwizzle8>
 ATTNPROF_HOST_DEVICE constexpr LaneOffset lane_offset(int row, int chunk) {
   const std::uint32_t offset = swizzled_offset(row, chunk, kHeadDim, kSwizzle8);
-  constexpr int kChunks = kHeadDim / 8;
-  if constexpr ((kChunks & (kChunks - 1)) == 0) {
+  if constexpr (power_of_two_row(kHeadDim)) {
     return {0, offset};
   } else {
     const auto row_bytes = static_cast<std::uint32_t>(row * kHeadDim * 2);
