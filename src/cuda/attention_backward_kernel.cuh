@@ -97,21 +97,6 @@ __device__ __forceinline__ void load_tile_pair(std::uint32_t tile_a, const T* a,
   cp_async_commit();
 }
 
-// A lane's ldmatrix offsets (k-step 0) in a swizzled tile (tile_swizzle.h): the A operand of a
-// warp's 16 rows from row0; B read as [n][k]; B read as [k][n] through .trans.
-template <class Tr>
-__device__ __forceinline__ LaneOffset a_offset(int lane, int row0) {
-  return a_operand_lane<Tr::kHeadDim, Tr::Tile::kSwizzle8>(lane, row0);
-}
-template <class Tr>
-__device__ __forceinline__ LaneOffset b_offset(int lane) {
-  return b_operand_lane<Tr::kHeadDim, Tr::Tile::kSwizzle8>(lane);
-}
-template <class Tr>
-__device__ __forceinline__ LaneOffset bt_offset(int lane) {
-  return bt_operand_lane<Tr::kHeadDim, Tr::Tile::kSwizzle8>(lane);
-}
-
 // acc[kN/8][4] = A(16 rows of tile_a) · B(kN rows of tile_b)ᵀ over the head dim: the warp's 16×kN
 // block of a score-shaped product (S = Q·Kᵀ, dP = dO·Vᵀ and their transposes).
 template <class Tr, class T, int kN>
@@ -250,7 +235,9 @@ __global__ void __launch_bounds__(Tr::kThreads) flash_bwd_dkdv_kernel(FusedBackw
     for (int e = 0; e < 4; ++e) acc_dk[dt][e] = acc_dv[dt][e] = 0.0f;
 
   const float scale_log2 = args.fwd.softmax_scale * kLog2e;
-  const LaneOffset off_a = a_offset<Tr>(lane, warp * 16), off_b = b_offset<Tr>(lane), off_bt = bt_offset<Tr>(lane);
+  // The lane's ldmatrix offsets at k-step 0 (tile_swizzle.h).
+  const LaneOffset off_a = a_operand_lane<Tr::kHeadDim>(lane, warp * 16);
+  const LaneOffset off_b = b_operand_lane<Tr::kHeadDim>(lane), off_bt = bt_operand_lane<Tr::kHeadDim>(lane);
   const int warp_key0 = n_start + warp * 16;
   for (int h = kvh * group; h < (kvh + 1) * group; ++h) {
     const T* q_head = static_cast<const T*>(args.fwd.q) + b * args.fwd.q_stride[0] + h * args.fwd.q_stride[1];
@@ -349,7 +336,9 @@ __global__ void __launch_bounds__(Tr::kThreads) flash_bwd_dq_kernel(FusedBackwar
     for (int e = 0; e < 4; ++e) acc_dq[dt][e] = 0.0f;
 
   const float scale_log2 = args.fwd.softmax_scale * kLog2e;
-  const LaneOffset off_a = a_offset<Tr>(lane, warp * 16), off_b = b_offset<Tr>(lane), off_bt = bt_offset<Tr>(lane);
+  // The lane's ldmatrix offsets at k-step 0 (tile_swizzle.h).
+  const LaneOffset off_a = a_operand_lane<Tr::kHeadDim>(lane, warp * 16);
+  const LaneOffset off_b = b_operand_lane<Tr::kHeadDim>(lane), off_bt = bt_operand_lane<Tr::kHeadDim>(lane);
   const T* k_head = static_cast<const T*>(args.fwd.k) + b * args.fwd.k_stride[0] + kvh * args.fwd.k_stride[1];
   const T* v_head = static_cast<const T*>(args.fwd.v) + b * args.fwd.v_stride[0] + kvh * args.fwd.v_stride[1];
   for (int n_block = 0; n_block < n_blocks; ++n_block) {

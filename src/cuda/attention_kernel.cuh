@@ -286,9 +286,9 @@ struct ThreadOffsets {
     // K as B (+ nt·8 rows), V as B through .trans (+ kp·16 rows; chunk dt: ^ (dt << 4)). With
     // power-of-two rows the K and V regions join the XOR part (their bits lie above the chunk
     // bits); otherwise they join the row part, added to the base outside the XOR.
-    const LaneOffset q_lane = a_operand_lane<Tr::kHeadDim, Tr::kSwizzle8>(lane, (tid / 32) * Tr::kRowsPerWarp);
-    const LaneOffset k_lane = b_operand_lane<Tr::kHeadDim, Tr::kSwizzle8>(lane);
-    const LaneOffset v_lane = bt_operand_lane<Tr::kHeadDim, Tr::kSwizzle8>(lane);
+    const LaneOffset q_lane = a_operand_lane<Tr::kHeadDim>(lane, (tid / 32) * Tr::kRowsPerWarp);
+    const LaneOffset k_lane = b_operand_lane<Tr::kHeadDim>(lane);
+    const LaneOffset v_lane = bt_operand_lane<Tr::kHeadDim>(lane);
     q = q_lane.chunk;
     q_row = q_lane.row_bytes;
     if constexpr (Tr::kPow2Row) {

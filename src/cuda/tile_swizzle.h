@@ -1,6 +1,6 @@
 #pragma once
 // The shared-memory layout of the mma.sync kernels' [rows][head_dim] bf16/fp16 tiles and the
-// backward's ldmatrix.x4 lane addresses into them. Host and device: tests/cuda/tile_swizzle_test.cpp
+// ldmatrix.x4 lane addresses into them (the forward's and the backward's). Host and device: tests/cuda/tile_swizzle_test.cpp
 // checks them on the host against the mma fragment layout and the bank groups.
 #include <cstdint>
 
@@ -39,9 +39,9 @@ struct LaneOffset {
   std::uint32_t row_bytes, chunk;
 };
 
-template <int kHeadDim, bool kSwizzle8>
+template <int kHeadDim>
 ATTNPROF_HOST_DEVICE constexpr LaneOffset lane_offset(int row, int chunk) {
-  const std::uint32_t offset = swizzled_offset(row, chunk, kHeadDim, kSwizzle8);
+  const std::uint32_t offset = swizzled_offset(row, chunk, kHeadDim, swizzle8_for(kHeadDim));
   if constexpr (power_of_two_row(kHeadDim)) {
     return {0, offset};
   } else {
@@ -54,17 +54,17 @@ ATTNPROF_HOST_DEVICE constexpr LaneOffset lane_offset(int row, int chunk) {
 // tile with kHeadDim columns: the A operand of 16 rows from row0 (matrices: rows 0-7 and 8-15 of
 // chunk 0, then of chunk 1); B read as [n][k] (16 n rows: n 0-7 of chunks 0 and 1, then n 8-15);
 // B read as [k][n] through .trans (16 k rows × 2 chunks of n, in the A operand's order).
-template <int kHeadDim, bool kSwizzle8>
+template <int kHeadDim>
 ATTNPROF_HOST_DEVICE constexpr LaneOffset a_operand_lane(int lane, int row0) {
-  return lane_offset<kHeadDim, kSwizzle8>(row0 + ((lane / 8) % 2) * 8 + lane % 8, lane / 16);
+  return lane_offset<kHeadDim>(row0 + ((lane / 8) % 2) * 8 + lane % 8, lane / 16);
 }
-template <int kHeadDim, bool kSwizzle8>
+template <int kHeadDim>
 ATTNPROF_HOST_DEVICE constexpr LaneOffset b_operand_lane(int lane) {
-  return lane_offset<kHeadDim, kSwizzle8>((lane / 16) * 8 + lane % 8, (lane / 8) % 2);
+  return lane_offset<kHeadDim>((lane / 16) * 8 + lane % 8, (lane / 8) % 2);
 }
-template <int kHeadDim, bool kSwizzle8>
+template <int kHeadDim>
 ATTNPROF_HOST_DEVICE constexpr LaneOffset bt_operand_lane(int lane) {
-  return lane_offset<kHeadDim, kSwizzle8>(((lane / 8) % 2) * 8 + lane % 8, lane / 16);
+  return lane_offset<kHeadDim>(((lane / 8) % 2) * 8 + lane % 8, lane / 16);
 }
 
 }  // namespace attnprof::cuda::attention

@@ -13,8 +13,8 @@ inline constexpr std::pair<std::int64_t, std::int64_t> kFlashAttentionSeqPairs[]
     {1024, 1023}, {2048, 2048}, {1, 239}, {3, 799}, {127, 512}, {127, 513}, {239, 1},    {799, 3}};
 inline constexpr std::int64_t kGridHeadDims[] = {32, 40, 59, 64, 80, 96, 111, 128, 160, 192, 224, 256};
 
-// The sanitizers' subset: four pairs (tails, one row, one key) and five head dims (D 32, 96, 160
-// on larger or odd-row kernels, 59 padded, 256).
+// The sanitizers' subset: four pairs (tails, one row, one key) and five head dims (D 32, the
+// 12-chunk rows of D 96, 160 zero-filled on D 192, 59 padded, 256).
 inline bool quick_grid_cell(std::int64_t sq, std::int64_t sk, std::int64_t d) {
   const bool pair = (sq == 113 && sk == 203) || (sq == 1 && sk == 239) || (sq == 127 && sk == 513) ||
                     (sq == 239 && sk == 1);

@@ -43,7 +43,6 @@ constexpr MatrixOrigin kBtOrigins[4] = {{0, 0}, {8, 0}, {0, 1}, {8, 1}};
 
 template <int kHeadDim>
 void expect_lane_offsets_address_fragments() {
-  constexpr bool s8 = kSwizzle8<kHeadDim>;
   constexpr int kChunks = kHeadDim / 8, kRowBytes = kHeadDim * 2;
   int checked = 0;
   for (int lane = 0; lane < 32; ++lane) {
@@ -53,13 +52,13 @@ void expect_lane_offsets_address_fragments() {
       const std::uint32_t flip = static_cast<std::uint32_t>(step) << 4;
       for (int rows = 0; rows < 64; rows += 16) {  // a warp's first row, or whole-row steps (nt·8, kp·16)
         const auto add = static_cast<std::uint32_t>(rows * kRowBytes);
-        EXPECT_EQ(address(a_operand_lane<kHeadDim, s8>(lane, rows), flip, 0),
+        EXPECT_EQ(address(a_operand_lane<kHeadDim>(lane, rows), flip, 0),
                   offset<kHeadDim>(rows + kAOrigins[m].row + r, kAOrigins[m].chunk + step))
             << "A, D " << kHeadDim << " lane " << lane << " step " << step << " row0 " << rows;
-        EXPECT_EQ(address(b_operand_lane<kHeadDim, s8>(lane), flip, add),
+        EXPECT_EQ(address(b_operand_lane<kHeadDim>(lane), flip, add),
                   offset<kHeadDim>(rows + kBOrigins[m].row + r, kBOrigins[m].chunk + step))
             << "B, D " << kHeadDim << " lane " << lane << " step " << step << " rows " << rows;
-        EXPECT_EQ(address(bt_operand_lane<kHeadDim, s8>(lane), flip, add),
+        EXPECT_EQ(address(bt_operand_lane<kHeadDim>(lane), flip, add),
                   offset<kHeadDim>(rows + kBtOrigins[m].row + r, kBtOrigins[m].chunk + step))
             << "B.trans, D " << kHeadDim << " lane " << lane << " step " << step << " rows " << rows;
         checked += 3;
@@ -124,9 +123,9 @@ TEST(TileSwizzle, OffsetsWorkedByHand) {
 // The split of a lane offset: a power-of-two row keeps it whole (row_bytes 0), D 96 and 192 carry
 // the row apart.
 TEST(TileSwizzle, LaneOffsetSplitsRowsThatAreNotAPowerOfTwo) {
-  constexpr LaneOffset d128 = lane_offset<128, true>(9, 3);
-  constexpr LaneOffset d96 = lane_offset<96, false>(9, 3);
-  constexpr LaneOffset d192 = lane_offset<192, true>(9, 3);
+  constexpr LaneOffset d128 = lane_offset<128>(9, 3);
+  constexpr LaneOffset d96 = lane_offset<96>(9, 3);
+  constexpr LaneOffset d192 = lane_offset<192>(9, 3);
   EXPECT_EQ(d128.row_bytes, 0u);
   EXPECT_EQ(d128.chunk, 9u * 256 + (2u << 4));  // 3 ^ 1
   EXPECT_EQ(d96.row_bytes, 9u * 192);
